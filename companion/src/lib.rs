@@ -1,0 +1,3 @@
+//! The `park` companion library: scanning, guards, ledger, kill and resume.
+pub mod screen;
+pub mod transcript;

@@ -1,0 +1,1 @@
+//! Transcript and rollout readers (pure over bytes).

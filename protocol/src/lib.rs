@@ -1,0 +1,199 @@
+//! JSON shapes that `park … --json` prints and that the multiplexer plugins parse.
+//!
+//! Contract: this crate is serde-only and builds for `wasm32-wasip1`, so the zellij plugin can parse
+//! exactly what the companion prints. Fields are only ever added (never renamed or removed) within one
+//! `SCHEMA_VERSION`; consumers must ignore fields they do not know. The companion is the only writer.
+
+use serde::{Deserialize, Serialize};
+
+/// Bumped when a field changes meaning or disappears. Additive changes keep the version.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Which coding agent a row or entry belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Agent {
+    Claude,
+    Codex,
+}
+
+impl Agent {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Agent::Claude => "claude",
+            Agent::Codex => "codex",
+        }
+    }
+}
+
+/// Whether park can act on a row: running and targetable, parked in the ledger, or running but not
+/// identifiable exactly (then `reason` says why and park refuses to touch it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RowState {
+    Live,
+    Parked,
+    Untargetable,
+}
+
+/// What the agent is doing, in the trust order of DESIGN.md §3.6. `Unknown` counts as busy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Idle,
+    Busy,
+    Waiting,
+    Shell,
+    Draft,
+    Unknown,
+    /// Parked rows: the agent is not running.
+    Parked,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Idle => "idle",
+            Status::Busy => "busy",
+            Status::Waiting => "waiting",
+            Status::Shell => "shell",
+            Status::Draft => "draft",
+            Status::Unknown => "unknown",
+            Status::Parked => "parked",
+        }
+    }
+}
+
+/// One row of `park ls --json`: a live agent in a pane, or a parked ledger entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    /// Multiplexer pane handle that `park park` / `park unpark` accept back (tmux: `%3`).
+    pub pane: String,
+    /// `tmux` (later also `zellij`, `none`).
+    pub mux: String,
+    pub session: String,
+    pub window_index: Option<u32>,
+    pub window: String,
+    pub agent: Agent,
+    pub session_id: Option<String>,
+    /// Where the session id came from (`status-file`, `argv`, `rollout-fd`, `title-id`, …).
+    pub session_source: Option<String>,
+    pub cwd: String,
+    pub title: String,
+    pub state: RowState,
+    pub status: Status,
+    /// Why a row is untargetable, or why park would refuse it right now.
+    pub reason: Option<String>,
+    /// Seconds since the last real user/assistant turn; `None` when not measurable.
+    pub idle_seconds: Option<u64>,
+    /// Resident set of the whole descendant tree now (live rows), bytes.
+    pub bytes: u64,
+    /// Unique set size of the tree (what a kill genuinely returns), bytes.
+    pub uss_bytes: u64,
+    pub pss_bytes: u64,
+    /// Parked rows: what parking freed (USS of the killed tree), bytes.
+    pub freed_bytes: Option<u64>,
+    pub pid: Option<u32>,
+    /// Parked rows: ledger entry id.
+    pub entry: Option<String>,
+    /// Parked rows: RFC 3339 time of the park.
+    pub parked_at: Option<String>,
+}
+
+/// The whole `park ls --json` document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LsOutput {
+    pub schema: u32,
+    pub rows: Vec<Row>,
+    /// Non-fatal problems met while scanning (partial pane map, unreadable ledger file, …).
+    pub warnings: Vec<String>,
+}
+
+/// The tiny summary in `$PARK_HOME/status`, rewritten after every change and read by status lines.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StatusSummary {
+    pub schema: u32,
+    pub parked: u32,
+    pub freed_bytes: u64,
+    /// Unix seconds of the last rewrite.
+    pub updated: i64,
+}
+
+/// One line of `park park|unpark --json` output: what happened to each target, in target order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ActionResult {
+    pub target: String,
+    pub pane: Option<String>,
+    pub session_id: Option<String>,
+    /// `parked`, `unparked`, `already-parked`, `already-running`, `refused`, `would-park`, `would-unpark`, `failed`.
+    pub outcome: String,
+    pub reason: Option<String>,
+    pub freed_bytes: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ActionOutput {
+    pub schema: u32,
+    pub results: Vec<ActionResult>,
+}
+
+/// Human-readable byte size: `1.1G`, `230M`, `12K`.
+pub fn human_bytes(b: u64) -> String {
+    const K: f64 = 1024.0;
+    let f = b as f64;
+    if f >= K * K * K {
+        format!("{:.1}G", f / (K * K * K))
+    } else if f >= K * K {
+        format!("{:.0}M", f / (K * K))
+    } else if f >= K {
+        format!("{:.0}K", f / K)
+    } else {
+        format!("{b}B")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn human_bytes_units() {
+        assert_eq!(human_bytes(0), "0B");
+        assert_eq!(human_bytes(2048), "2K");
+        assert_eq!(human_bytes(230 * 1024 * 1024), "230M");
+        assert_eq!(human_bytes(1181116006), "1.1G");
+    }
+
+    #[test]
+    fn row_round_trips_and_uses_lowercase_enums() {
+        let r = Row {
+            pane: "%3".into(),
+            mux: "tmux".into(),
+            session: "work".into(),
+            window_index: Some(1),
+            window: "api".into(),
+            agent: Agent::Claude,
+            session_id: Some("35c98558-0920-4e29-b81c-9304ca43fccb".into()),
+            session_source: Some("status-file".into()),
+            cwd: "/tmp".into(),
+            title: "t".into(),
+            state: RowState::Live,
+            status: Status::Idle,
+            reason: None,
+            idle_seconds: Some(3),
+            bytes: 1,
+            uss_bytes: 1,
+            pss_bytes: 1,
+            freed_bytes: None,
+            pid: Some(9),
+            entry: None,
+            parked_at: None,
+        };
+        let s = serde_json::to_string(&r).unwrap();
+        assert!(s.contains("\"agent\":\"claude\""));
+        assert!(s.contains("\"state\":\"live\""));
+        assert!(s.contains("\"status\":\"idle\""));
+        let back: Row = serde_json::from_str(&s).unwrap();
+        assert_eq!(back, r);
+    }
+}
