@@ -1,3 +1,25 @@
-//! The `park` companion library: scanning, guards, ledger, kill and resume.
+//! The `park` companion library: scanning, guards, ledger, kill and resume. The binary in `main.rs`
+//! is a thin wrapper around `cli::run`.
+//!
+//! Layout: `platform` (OS process table seam) and `mux` (multiplexer seam) do I/O; `agent`,
+//! `screen`, `transcript`, `guards`, `target` are pure decisions over what they read; `park` and
+//! `unpark` are the transactions; `ledger`, `lock`, `archive` own park's files.
+pub mod agent;
+pub mod archive;
+pub mod cli;
+pub mod ctx;
+pub mod fault;
+pub mod guards;
+pub mod kill;
+pub mod ledger;
+pub mod lock;
+pub mod mux;
+pub mod park;
+pub mod paths;
+pub mod platform;
+pub mod proctree;
+pub mod scan;
 pub mod screen;
+pub mod target;
 pub mod transcript;
+pub mod unpark;

@@ -1,1 +1,1225 @@
-//! Transcript and rollout readers (pure over bytes).
+//! Transcript and rollout readers (pure over bytes, plus one cheap file reader), the Claude
+//! project-directory encoding, and the session-id gate.
+//!
+//! Contract:
+//! * `parse_claude` / `parse_codex` take JSONL bytes (a Claude transcript
+//!   `~/.claude/projects/<enc-cwd>/<id>.jsonl`, a Codex rollout `rollout-….jsonl`) and never panic:
+//!   a line that is not a JSON object (garbage, a comment, the half-written last line of a live
+//!   file) is counted in `bad_lines` and skipped. Empty lines are neither records nor bad.
+//! * Session ids in the result have passed [`valid_session_id`] (lowercased); a record carrying a
+//!   malformed id is ignored for that field, so an id from here is safe near paths and commands.
+//! * `read_*_file` read at most the first 64 KiB and the last 256 KiB (whole file when small),
+//!   cut both at line boundaries so no line is parsed twice or counted bad because of the cut.
+//! * Field semantics (record shapes: FORMATS.md 4.3 and 7.3):
+//!   - `last_real_turn` is the latest timestamp of a real user prompt or a model reply (Codex:
+//!     also `task_complete`); tool results, meta/harness records and synthetic replies don't count.
+//!   - `turn_open`: Claude — a user record (a real prompt, or a tool result / notification that
+//!     makes the model run again) is not yet answered by a final reply or a `turn_duration`.
+//!     A reply that ends in `tool_use` keeps the turn open: the agent is still working on it.
+//!     Codex — a `task_started` after the last `task_complete` / `turn_aborted`.
+
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::path::Path;
+
+use jiff::Timestamp;
+use serde_json::Value;
+
+/// What the readable part of one transcript says.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TranscriptInfo {
+    /// Claude: `sessionId` of the records; Codex: `session_meta.payload.id`.
+    pub session_id: Option<String>,
+    /// Authoritative cwd from the records (Claude `cwd`; Codex latest `turn_context.cwd`, else
+    /// `session_meta.payload.cwd`).
+    pub cwd: Option<String>,
+    /// Timestamp of the last real user or assistant message.
+    pub last_real_turn: Option<Timestamp>,
+    /// A turn is in flight (see the module doc).
+    pub turn_open: bool,
+    /// Claude `ai-title` record (last one wins).
+    pub ai_title: Option<String>,
+    /// First real user prompt text.
+    pub first_prompt: Option<String>,
+    /// Last assistant text.
+    pub last_assistant: Option<String>,
+    /// Lines parsed as JSON objects.
+    pub records: usize,
+    /// Non-empty lines that failed to parse.
+    pub bad_lines: usize,
+}
+
+/// Feeds every JSON-object line of `bytes` to `f`, counting records and bad lines.
+fn for_each_record(bytes: &[u8], info: &mut TranscriptInfo, mut f: impl FnMut(&Value)) {
+    for line in bytes.split(|&b| b == b'\n') {
+        let line = line.trim_ascii();
+        if line.is_empty() {
+            continue;
+        }
+        match serde_json::from_slice::<Value>(line) {
+            Ok(v) if v.is_object() => {
+                info.records += 1;
+                f(&v);
+            }
+            _ => info.bad_lines += 1,
+        }
+    }
+}
+
+fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Value::as_str)
+}
+
+fn timestamp_of(v: &Value) -> Option<Timestamp> {
+    str_of(v, "timestamp").and_then(|s| s.parse::<Timestamp>().ok())
+}
+
+/// Keeps the later of two timestamps: records are appended in order, but attachments and
+/// snapshots carry slightly earlier stamps, and a max is immune to that.
+fn bump(slot: &mut Option<Timestamp>, ts: Option<Timestamp>) {
+    if let Some(ts) = ts {
+        match slot {
+            Some(cur) if *cur >= ts => {}
+            _ => *slot = Some(ts),
+        }
+    }
+}
+
+fn non_empty(s: &str) -> Option<String> {
+    let t = s.trim();
+    (!t.is_empty()).then(|| t.to_string())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Claude
+// ---------------------------------------------------------------------------------------------
+
+/// User-record strings written by local commands and bash mode: no model turn follows them
+/// (except slash commands that expand to a prompt, handled in `ClaudeUser::classify`).
+const CLAUDE_LOCAL_PREFIXES: &[&str] = &[
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<local-command-caveat>",
+    "<bash-input>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+    "<user-memory-input>",
+];
+
+/// What one Claude `user` record means for the turn.
+enum ClaudeUser {
+    /// A prompt the human typed (or pasted): a real turn.
+    Prompt(String),
+    /// Makes the model run again without being a prompt (tool results, task notifications,
+    /// prompt-expanding slash commands).
+    Continues,
+    /// Ends the turn (`[Request interrupted by user]`, local command output).
+    Closes,
+    /// Meta, sidechain or unknown: no effect.
+    Ignored,
+}
+
+impl ClaudeUser {
+    fn classify(v: &Value) -> Self {
+        if v.get("isMeta").and_then(Value::as_bool) == Some(true)
+            || v.get("isSidechain").and_then(Value::as_bool) == Some(true)
+        {
+            return Self::Ignored;
+        }
+        let content = v.get("message").and_then(|m| m.get("content"));
+        let (text, tool_result) = match content {
+            Some(Value::String(s)) => (s.clone(), false),
+            Some(Value::Array(blocks)) => {
+                let texts: Vec<&str> = blocks
+                    .iter()
+                    .filter(|b| str_of(b, "type") == Some("text"))
+                    .filter_map(|b| str_of(b, "text"))
+                    .collect();
+                let tool = blocks
+                    .iter()
+                    .any(|b| str_of(b, "type") == Some("tool_result"));
+                (texts.join("\n"), tool)
+            }
+            _ => return Self::Ignored,
+        };
+        let t = text.trim_start();
+        if t.starts_with("[Request interrupted by user") {
+            return Self::Closes;
+        }
+        if t.starts_with("<local-command-stdout>") || t.starts_with("<local-command-stderr>") {
+            return Self::Closes;
+        }
+        if CLAUDE_LOCAL_PREFIXES.iter().any(|p| t.starts_with(p)) {
+            return Self::Ignored;
+        }
+        if t.starts_with("<command-name>") || t.starts_with("<command-message>") {
+            // A slash command: local ones are closed by their stdout record right after.
+            return Self::Continues;
+        }
+        if tool_result {
+            return Self::Continues;
+        }
+        // Newer records say who wrote them; anything but a human (e.g. a background-task
+        // notification) is not a real prompt, though the model will answer it.
+        let origin = v
+            .get("origin")
+            .and_then(|o| o.get("kind"))
+            .and_then(Value::as_str);
+        let human = match origin {
+            Some(kind) => kind == "human",
+            None => matches!(str_of(v, "promptSource"), None | Some("typed")),
+        };
+        match non_empty(&text) {
+            Some(text) if human => Self::Prompt(text),
+            Some(_) => Self::Continues,
+            None => Self::Ignored,
+        }
+    }
+}
+
+#[derive(Default)]
+struct ClaudeState {
+    info: TranscriptInfo,
+    msg_session: Option<String>,
+    any_session: Option<String>,
+}
+
+impl ClaudeState {
+    fn feed(&mut self, v: &Value) {
+        let ty = str_of(v, "type").unwrap_or("");
+        if let Some(id) = str_of(v, "sessionId").and_then(valid_session_id) {
+            // Message records name the file's session; bookkeeping records (titles, modes) may
+            // name another one, so they are only a fallback.
+            if matches!(ty, "user" | "assistant" | "system" | "attachment") {
+                self.msg_session = Some(id);
+            } else {
+                self.any_session = Some(id);
+            }
+        }
+        if let Some(cwd) = str_of(v, "cwd").filter(|c| !c.is_empty()) {
+            self.info.cwd = Some(cwd.to_string());
+        }
+        let info = &mut self.info;
+        match ty {
+            "ai-title" => {
+                if let Some(t) = str_of(v, "aiTitle").and_then(non_empty) {
+                    info.ai_title = Some(t);
+                }
+            }
+            "user" => match ClaudeUser::classify(v) {
+                ClaudeUser::Prompt(text) => {
+                    info.turn_open = true;
+                    bump(&mut info.last_real_turn, timestamp_of(v));
+                    info.first_prompt.get_or_insert(text);
+                }
+                ClaudeUser::Continues => info.turn_open = true,
+                ClaudeUser::Closes => info.turn_open = false,
+                ClaudeUser::Ignored => {}
+            },
+            "assistant" => {
+                if v.get("isSidechain").and_then(Value::as_bool) == Some(true) {
+                    return;
+                }
+                let msg = v.get("message");
+                let blocks: &[Value] = msg
+                    .and_then(|m| m.get("content"))
+                    .and_then(Value::as_array)
+                    .map(Vec::as_slice)
+                    .unwrap_or(&[]);
+                let texts: Vec<&str> = blocks
+                    .iter()
+                    .filter(|b| str_of(b, "type") == Some("text"))
+                    .filter_map(|b| str_of(b, "text"))
+                    .collect();
+                let text = texts.join("\n");
+                // Synthetic replies ("No response requested.", API errors) end the turn but are
+                // not the model speaking.
+                let synthetic = msg.and_then(|m| str_of(m, "model")) == Some("<synthetic>")
+                    || text.trim() == "No response requested.";
+                if synthetic {
+                    info.turn_open = false;
+                    return;
+                }
+                bump(&mut info.last_real_turn, timestamp_of(v));
+                if let Some(t) = non_empty(&text) {
+                    info.last_assistant = Some(t);
+                }
+                if blocks.iter().any(|b| str_of(b, "type") == Some("tool_use")) {
+                    info.turn_open = true; // waiting for the tool (or its permission prompt)
+                } else if !texts.is_empty() {
+                    info.turn_open = false;
+                }
+                // Thinking-only records are mid-stream: the turn stays as it was.
+            }
+            "system" if str_of(v, "subtype") == Some("turn_duration") => info.turn_open = false,
+            _ => {}
+        }
+    }
+
+    fn finish(mut self) -> TranscriptInfo {
+        self.info.session_id = self.msg_session.or(self.any_session);
+        self.info
+    }
+}
+
+/// Parses a Claude Code transcript (JSONL bytes).
+pub fn parse_claude(bytes: &[u8]) -> TranscriptInfo {
+    let mut st = ClaudeState::default();
+    let mut counts = TranscriptInfo::default();
+    for_each_record(bytes, &mut counts, |v| st.feed(v));
+    let mut info = st.finish();
+    info.records = counts.records;
+    info.bad_lines = counts.bad_lines;
+    info
+}
+
+// ---------------------------------------------------------------------------------------------
+// Codex
+// ---------------------------------------------------------------------------------------------
+
+/// Openings of user-role items that the harness injects (environment, instructions), not the
+/// human.
+const CODEX_HARNESS_PREFIXES: &[&str] = &[
+    "<environment_context>",
+    "<user_instructions>",
+    "<permissions instructions>",
+    "<skills_instructions>",
+    "<collaboration_mode>",
+    "<turn_aborted>",
+    "<user_shell_command>",
+    "<subagent_notification>",
+    "# AGENTS.md instructions",
+];
+
+/// The human-written text of a `response_item` user message, if any.
+fn codex_user_text(payload: &Value) -> Option<String> {
+    let items = payload.get("content")?.as_array()?;
+    let provenance: Vec<Option<&str>> = payload
+        .get("internal_chat_message_metadata_passthrough")
+        .and_then(|m| m.get("content_item_metadata"))
+        .and_then(Value::as_array)
+        .map(|md| {
+            md.iter()
+                .map(|e| e.get("provenance").and_then(|p| str_of(p, "type")))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut texts = Vec::new();
+    for (k, item) in items.iter().enumerate() {
+        let Some(text) = str_of(item, "text") else {
+            continue;
+        };
+        let harness = matches!(
+            provenance.get(k).copied().flatten(),
+            Some("harness" | "skills")
+        ) || CODEX_HARNESS_PREFIXES
+            .iter()
+            .any(|p| text.trim_start().starts_with(p));
+        if !harness {
+            texts.push(text);
+        }
+    }
+    non_empty(&texts.join("\n"))
+}
+
+/// Joins the `text` fields of `items` of the given `type`s.
+fn codex_texts(items: Option<&Value>, types: &[&str]) -> Option<String> {
+    let items = items?.as_array()?;
+    let texts: Vec<&str> = items
+        .iter()
+        .filter(|i| str_of(i, "type").is_some_and(|t| types.contains(&t)))
+        .filter_map(|i| str_of(i, "text"))
+        .collect();
+    non_empty(&texts.join("\n"))
+}
+
+#[derive(Default)]
+struct CodexState {
+    info: TranscriptInfo,
+    meta_cwd: Option<String>,
+    ctx_cwd: Option<String>,
+}
+
+impl CodexState {
+    fn real_user(&mut self, ts: Option<Timestamp>, text: Option<String>) {
+        bump(&mut self.info.last_real_turn, ts);
+        if let Some(text) = text {
+            self.info.first_prompt.get_or_insert(text);
+        }
+    }
+
+    fn feed(&mut self, v: &Value) {
+        let ts = timestamp_of(v);
+        let payload = v.get("payload").unwrap_or(&Value::Null);
+        let ptype = str_of(payload, "type").unwrap_or("");
+        match str_of(v, "type").unwrap_or("") {
+            "session_meta" => {
+                // The first session_meta is the file's own session (a fork may copy others).
+                if self.info.session_id.is_none() {
+                    self.info.session_id = str_of(payload, "id")
+                        .or_else(|| str_of(payload, "session_id"))
+                        .and_then(valid_session_id);
+                }
+                if self.meta_cwd.is_none() {
+                    self.meta_cwd = str_of(payload, "cwd").and_then(non_empty);
+                }
+            }
+            "turn_context" => {
+                if let Some(cwd) = str_of(payload, "cwd").and_then(non_empty) {
+                    self.ctx_cwd = Some(cwd);
+                }
+            }
+            "response_item" if ptype == "message" => match str_of(payload, "role") {
+                Some("user") => {
+                    if let Some(text) = codex_user_text(payload) {
+                        self.real_user(ts, Some(text));
+                    }
+                }
+                Some("assistant") => {
+                    bump(&mut self.info.last_real_turn, ts);
+                    if let Some(t) = codex_texts(payload.get("content"), &["output_text", "text"]) {
+                        self.info.last_assistant = Some(t);
+                    }
+                }
+                _ => {} // developer / system: harness
+            },
+            "event_msg" => match ptype {
+                "task_started" => self.info.turn_open = true,
+                "task_complete" => {
+                    self.info.turn_open = false;
+                    bump(&mut self.info.last_real_turn, ts);
+                    if let Some(t) = str_of(payload, "last_agent_message").and_then(non_empty) {
+                        self.info.last_assistant = Some(t);
+                    }
+                }
+                "turn_aborted" => self.info.turn_open = false,
+                "item_completed" => {
+                    let item = payload.get("item").unwrap_or(&Value::Null);
+                    if str_of(item, "type") == Some("UserMessage") {
+                        let text = codex_texts(item.get("content"), &["text", "input_text"]);
+                        self.real_user(ts, text);
+                    }
+                }
+                // Older rollouts: the prompt and reply as plain event messages.
+                "user_message" => {
+                    let text = str_of(payload, "message").and_then(non_empty);
+                    self.real_user(ts, text);
+                }
+                "agent_message" => {
+                    bump(&mut self.info.last_real_turn, ts);
+                    if let Some(t) = str_of(payload, "message").and_then(non_empty) {
+                        self.info.last_assistant = Some(t);
+                    }
+                }
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+}
+
+/// Parses a Codex CLI rollout (JSONL bytes).
+pub fn parse_codex(bytes: &[u8]) -> TranscriptInfo {
+    let mut st = CodexState::default();
+    let mut counts = TranscriptInfo::default();
+    for_each_record(bytes, &mut counts, |v| st.feed(v));
+    let mut info = st.info;
+    info.cwd = st.ctx_cwd.or(st.meta_cwd);
+    info.records = counts.records;
+    info.bad_lines = counts.bad_lines;
+    info
+}
+
+// ---------------------------------------------------------------------------------------------
+// Files
+// ---------------------------------------------------------------------------------------------
+
+const HEAD_BYTES: u64 = 64 * 1024;
+const TAIL_BYTES: u64 = 256 * 1024;
+/// A first line longer than the head (a Codex `session_meta` with huge instructions) is still
+/// read whole, up to this much, because it carries the session id.
+const HEAD_LINE_CAP: u64 = 1024 * 1024;
+
+/// The bytes worth parsing: the whole file when small, else the head and the tail, each cut
+/// to whole lines.
+fn sample_file(path: &Path) -> io::Result<Vec<u8>> {
+    let mut f = File::open(path)?;
+    let len = f.metadata()?.len();
+    if len <= HEAD_BYTES + TAIL_BYTES {
+        let mut all = Vec::new();
+        f.read_to_end(&mut all)?;
+        return Ok(all);
+    }
+    let tail_start = len - TAIL_BYTES;
+
+    let mut head = Vec::new();
+    (&mut f).take(HEAD_BYTES).read_to_end(&mut head)?;
+    while !head.contains(&b'\n') && (head.len() as u64) < HEAD_LINE_CAP.min(tail_start) {
+        let before = head.len();
+        (&mut f).take(HEAD_BYTES).read_to_end(&mut head)?;
+        if head.len() == before {
+            break; // EOF (the file shrank)
+        }
+    }
+    if head.len() as u64 >= tail_start {
+        // The head ran into the tail: just read everything.
+        f.seek(SeekFrom::Start(0))?;
+        let mut all = Vec::new();
+        f.read_to_end(&mut all)?;
+        return Ok(all);
+    }
+    // Keep whole lines only; the cut-off rest of the last one is not a bad line.
+    match head.iter().rposition(|&b| b == b'\n') {
+        Some(nl) => head.truncate(nl + 1),
+        None => head.clear(),
+    }
+
+    // Start one byte early: if that byte is a newline the tail begins on a line boundary.
+    f.seek(SeekFrom::Start(tail_start - 1))?;
+    let mut tail = Vec::new();
+    f.read_to_end(&mut tail)?;
+    let tail = match tail.iter().position(|&b| b == b'\n') {
+        Some(nl) => &tail[nl + 1..],
+        None => &[][..],
+    };
+    head.extend_from_slice(tail);
+    Ok(head)
+}
+
+/// Reads a Claude transcript cheaply (see the module doc).
+pub fn read_claude_file(path: &Path) -> io::Result<TranscriptInfo> {
+    Ok(parse_claude(&sample_file(path)?))
+}
+
+/// Reads a Codex rollout cheaply (see the module doc).
+pub fn read_codex_file(path: &Path) -> io::Result<TranscriptInfo> {
+    Ok(parse_codex(&sample_file(path)?))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Names and ids
+// ---------------------------------------------------------------------------------------------
+
+/// Claude's project-dir encoding of a cwd: every UTF-16 code unit that is not `[A-Za-z0-9]`
+/// becomes `-`; past 200 units the name is cut to 200 and `-<base36(|javaHash(cwd)|)>` appended.
+/// The mapping is lossy, so it only locates a directory; the cwd itself comes from the records.
+pub fn claude_project_dir_name(cwd: &str) -> String {
+    let enc: String = cwd
+        .encode_utf16()
+        .map(|u| match u8::try_from(u) {
+            Ok(b) if b.is_ascii_alphanumeric() => char::from(b),
+            _ => '-',
+        })
+        .collect();
+    // Every unit became one ASCII char, so byte length == UTF-16 length here.
+    if enc.len() <= 200 {
+        return enc;
+    }
+    let hash = cwd.encode_utf16().fold(0i32, |h, u| {
+        h.wrapping_shl(5).wrapping_sub(h).wrapping_add(i32::from(u))
+    });
+    // JS Math.abs works on doubles, so |i32::MIN| is 2^31, not an overflow.
+    format!("{}-{}", &enc[..200], base36(i64::from(hash).unsigned_abs()))
+}
+
+fn base36(mut n: u64) -> String {
+    const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    if n == 0 {
+        return "0".to_string();
+    }
+    let mut out = Vec::new();
+    while n > 0 {
+        out.push(DIGITS[(n % 36) as usize]);
+        n /= 36;
+    }
+    out.reverse();
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// A canonical UUID (8-4-4-4-12 ASCII hex digits, any case), returned lowercased; anything else
+/// (path pieces, shell metacharacters, whitespace, other lengths, non-ASCII digits) is `None`.
+pub fn valid_session_id(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    if b.len() != 36 {
+        return None;
+    }
+    let ok = b.iter().enumerate().all(|(i, &c)| match i {
+        8 | 13 | 18 | 23 => c == b'-',
+        _ => c.is_ascii_hexdigit(),
+    });
+    ok.then(|| s.to_ascii_lowercase())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::io::Write;
+
+    const CLAUDE_SAMPLES: &str = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/claude-transcript-samples.jsonl"
+    ));
+    const CODEX_SAMPLES: &str = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/codex-rollout-samples.jsonl"
+    ));
+
+    fn ts(s: &str) -> Option<Timestamp> {
+        Some(s.parse().unwrap())
+    }
+
+    /// The sample file's lines of one record type (the samples interleave `# kind` comments).
+    fn sample_lines<'a>(samples: &'a str, kinds: &[&str]) -> Vec<&'a str> {
+        let mut out = Vec::new();
+        let mut current = "";
+        for line in samples.lines() {
+            if let Some(k) = line.strip_prefix("# ") {
+                current = k;
+            } else if kinds.contains(&current) {
+                out.push(line);
+            }
+        }
+        out
+    }
+
+    const SID: &str = "158f2a09-8e02-4cf8-bbf8-0710d4e8624e";
+
+    fn claude_user(text: &str, at: &str) -> String {
+        serde_json::json!({"type":"user","message":{"role":"user","content":text},
+            "origin":{"kind":"human"},"promptSource":"typed","timestamp":at,
+            "cwd":"/w/p","sessionId":SID})
+        .to_string()
+    }
+
+    fn claude_assistant(blocks: Value, at: &str) -> String {
+        serde_json::json!({"type":"assistant","message":{"role":"assistant","model":"claude-opus-4-8",
+            "content":blocks},"timestamp":at,"cwd":"/w/p","sessionId":SID})
+        .to_string()
+    }
+
+    fn claude_tool_result(at: &str) -> String {
+        serde_json::json!({"type":"user","message":{"role":"user","content":[{"type":"tool_result",
+            "content":"Exit code 137","tool_use_id":"t1"}]},"timestamp":at,"cwd":"/w/p","sessionId":SID})
+        .to_string()
+    }
+
+    fn lines(v: &[String]) -> Vec<u8> {
+        let mut s = v.join("\n");
+        s.push('\n');
+        s.into_bytes()
+    }
+
+    // ---- Claude ---------------------------------------------------------------------------
+
+    #[test]
+    fn claude_samples_parse_to_concrete_values() {
+        let info = parse_claude(CLAUDE_SAMPLES.as_bytes());
+        assert_eq!(info.records, 14);
+        assert_eq!(info.bad_lines, 14, "the 14 `# kind` comment lines");
+        assert_eq!(info.session_id.as_deref(), Some(SID));
+        assert_eq!(info.cwd.as_deref(), Some("/tmp/lab/work/proj-a"));
+        assert_eq!(
+            info.ai_title.as_deref(),
+            Some("Mock please refactor the parser module")
+        );
+        assert_eq!(
+            info.first_prompt.as_deref(),
+            Some("hello mock, please reply")
+        );
+        assert_eq!(
+            info.last_assistant.as_deref(),
+            Some("Hello from the mock Anthropic server (canned reply #5). PARKTEST-OK")
+        );
+        // The tool_use reply at 14:01:09.839 is the last model message; the tool_result at
+        // 14:01:20 is not a real turn, but it does leave the model to run again.
+        assert_eq!(info.last_real_turn, ts("2026-12-02T14:01:09.839Z"));
+        assert!(info.turn_open);
+    }
+
+    #[test]
+    fn claude_sample_first_turn_is_closed() {
+        let turn = sample_lines(
+            CLAUDE_SAMPLES,
+            &[
+                "mode",
+                "permission-mode",
+                "file-history-snapshot",
+                "user",
+                "attachment / agent_listing_delta",
+                "attachment / skill_listing",
+                "assistant",
+                "system / turn_duration",
+                "last-prompt",
+            ],
+        );
+        let info = parse_claude(turn.join("\n").as_bytes());
+        assert_eq!(info.records, 9);
+        assert_eq!(info.bad_lines, 0);
+        assert!(!info.turn_open);
+        assert_eq!(info.last_real_turn, ts("2026-12-02T13:50:53.778Z"));
+        assert_eq!(info.ai_title, None);
+        assert_eq!(info.session_id.as_deref(), Some(SID));
+    }
+
+    #[test]
+    fn claude_sample_tool_use_then_result_is_open() {
+        let turn = sample_lines(
+            CLAUDE_SAMPLES,
+            &["assistant / tool_use", "user / tool_result"],
+        );
+        let info = parse_claude(turn.join("\n").as_bytes());
+        assert!(info.turn_open);
+        assert_eq!(info.first_prompt, None, "a tool_result is not a prompt");
+        assert_eq!(info.last_assistant, None, "a tool_use carries no text");
+        assert_eq!(info.last_real_turn, ts("2026-12-02T14:01:09.839Z"));
+    }
+
+    #[test]
+    fn claude_session_id_prefers_message_records() {
+        // The sample's ai-title belongs to another session; the messages name this file's.
+        let turn = sample_lines(CLAUDE_SAMPLES, &["ai-title"]);
+        let info = parse_claude(turn.join("\n").as_bytes());
+        assert_eq!(
+            info.session_id.as_deref(),
+            Some("f2ccbb0d-7d49-495b-b5a5-ae7dae07a6ee")
+        );
+    }
+
+    #[test]
+    fn claude_midturn_kill_leaves_the_turn_open() {
+        let info = parse_claude(&lines(&[
+            claude_user("first", "2026-12-02T10:00:00Z"),
+            claude_assistant(
+                serde_json::json!([{"type":"text","text":"reply one"}]),
+                "2026-12-02T10:00:05Z",
+            ),
+            serde_json::json!({"type":"system","subtype":"turn_duration","timestamp":"2026-12-02T10:00:05Z"}).to_string(),
+            claude_user("second, killed mid-turn", "2026-12-02T10:05:00Z"),
+        ]));
+        assert!(info.turn_open);
+        assert_eq!(info.last_real_turn, ts("2026-12-02T10:05:00Z"));
+        assert_eq!(info.first_prompt.as_deref(), Some("first"));
+        assert_eq!(info.last_assistant.as_deref(), Some("reply one"));
+        assert_eq!(info.cwd.as_deref(), Some("/w/p"));
+    }
+
+    #[test]
+    fn claude_tool_results_are_not_real_turns() {
+        let info = parse_claude(&lines(&[
+            claude_user("run it", "2026-12-02T10:00:00Z"),
+            claude_assistant(
+                serde_json::json!([{"type":"tool_use","id":"t1","name":"Bash","input":{}}]),
+                "2026-12-02T10:00:01Z",
+            ),
+            claude_tool_result("2026-12-02T10:09:00Z"),
+            claude_assistant(
+                serde_json::json!([{"type":"text","text":"done"},{"type":"text","text":"really"}]),
+                "2026-12-02T10:09:01Z",
+            ),
+            claude_tool_result("2026-12-02T11:00:00Z"),
+        ]));
+        // The last real turn is the reply, not the later tool_result.
+        assert_eq!(info.last_real_turn, ts("2026-12-02T10:09:01Z"));
+        assert_eq!(info.last_assistant.as_deref(), Some("done\nreally"));
+        assert_eq!(info.first_prompt.as_deref(), Some("run it"));
+    }
+
+    #[test]
+    fn claude_turn_state_through_tools_and_interrupts() {
+        let base = [
+            claude_user("go", "2026-12-02T10:00:00Z"),
+            claude_assistant(
+                serde_json::json!([{"type":"tool_use","id":"t1","name":"Bash","input":{}}]),
+                "2026-12-02T10:00:01Z",
+            ),
+        ];
+        // Waiting on a tool: open.
+        assert!(parse_claude(&lines(&base)).turn_open);
+        // Interrupted by the user: closed.
+        let mut v = base.to_vec();
+        v.push(claude_user(
+            "[Request interrupted by user for tool use]",
+            "2026-12-02T10:00:02Z",
+        ));
+        let info = parse_claude(&lines(&v));
+        assert!(!info.turn_open);
+        assert_eq!(info.last_real_turn, ts("2026-12-02T10:00:01Z"));
+        // A synthetic reply closes but is not the model speaking.
+        let mut v = base.to_vec();
+        v.push(claude_tool_result("2026-12-02T10:00:03Z"));
+        v.push(
+            serde_json::json!({"type":"assistant","message":{"model":"<synthetic>","content":[
+                {"type":"text","text":"No response requested."}]},"timestamp":"2026-12-02T10:00:04Z"})
+            .to_string(),
+        );
+        let info = parse_claude(&lines(&v));
+        assert!(!info.turn_open);
+        assert_eq!(info.last_assistant, None);
+        assert_eq!(info.last_real_turn, ts("2026-12-02T10:00:01Z"));
+    }
+
+    #[test]
+    fn claude_meta_local_and_notification_records_are_not_prompts() {
+        let meta = serde_json::json!({"type":"user","isMeta":true,"message":{"content":"<local-command-caveat>x</local-command-caveat>"},
+            "timestamp":"2026-12-02T10:00:00Z"}).to_string();
+        let cmd = claude_user(
+            "<command-name>/model</command-name>\n<command-args></command-args>",
+            "2026-12-02T10:00:01Z",
+        );
+        let out = claude_user(
+            "<local-command-stdout>Set model to opus</local-command-stdout>",
+            "2026-12-02T10:00:02Z",
+        );
+        let note = serde_json::json!({"type":"user","origin":{"kind":"task-notification"},
+            "message":{"content":"<task-notification>done</task-notification>"},"timestamp":"2026-12-02T10:00:03Z"}).to_string();
+        // A local command closes itself.
+        let info = parse_claude(&lines(&[meta.clone(), cmd.clone(), out.clone()]));
+        assert_eq!(info.first_prompt, None);
+        assert_eq!(info.last_real_turn, None);
+        assert!(!info.turn_open);
+        // A background-task notification makes the model run, but is nobody's prompt.
+        let info = parse_claude(&lines(&[meta, cmd, out, note]));
+        assert_eq!(info.first_prompt, None);
+        assert_eq!(info.last_real_turn, None);
+        assert!(info.turn_open);
+    }
+
+    #[test]
+    fn claude_array_prompts_and_sidechains() {
+        let pasted = serde_json::json!({"type":"user","message":{"content":[{"type":"text","text":"look at this"},
+            {"type":"image","source":{}}]},"timestamp":"2026-12-02T10:00:00Z"}).to_string();
+        let side = serde_json::json!({"type":"user","isSidechain":true,"message":{"content":"subagent task"},
+            "timestamp":"2026-12-02T10:01:00Z"}).to_string();
+        let info = parse_claude(&lines(&[pasted, side]));
+        assert_eq!(info.first_prompt.as_deref(), Some("look at this"));
+        assert_eq!(info.last_real_turn, ts("2026-12-02T10:00:00Z"));
+    }
+
+    #[test]
+    fn claude_truncated_last_line_and_garbage() {
+        let full = claude_user("hello", "2026-12-02T10:00:00Z");
+        let partial = &full[..full.len() / 2];
+        let bytes = format!("not json\n{{\"a\":1}}\n[1,2]\n\n  \n{full}\n\u{0}\u{1}\n{partial}");
+        let mut bytes = bytes.into_bytes();
+        bytes.extend_from_slice(b"\n\xff\xfe{\"type\":\"user\"}\n");
+        let info = parse_claude(&bytes);
+        assert_eq!(info.records, 2, "{{\"a\":1}} and the full user line");
+        assert_eq!(info.bad_lines, 5);
+        assert_eq!(info.first_prompt.as_deref(), Some("hello"));
+        assert!(info.turn_open);
+    }
+
+    #[test]
+    fn empty_input_is_empty_info() {
+        assert_eq!(parse_claude(b""), TranscriptInfo::default());
+        assert_eq!(parse_codex(b""), TranscriptInfo::default());
+        assert_eq!(parse_claude(b"\n\n\r\n"), TranscriptInfo::default());
+    }
+
+    #[test]
+    fn malformed_session_ids_are_ignored() {
+        let bad = serde_json::json!({"type":"user","sessionId":"../../etc/passwd","message":{"content":"x"}}).to_string();
+        assert_eq!(parse_claude(bad.as_bytes()).session_id, None);
+        let upper =
+            serde_json::json!({"type":"mode","sessionId":"158F2A09-8E02-4CF8-BBF8-0710D4E8624E"})
+                .to_string();
+        assert_eq!(
+            parse_claude(upper.as_bytes()).session_id.as_deref(),
+            Some(SID)
+        );
+    }
+
+    // ---- Codex ----------------------------------------------------------------------------
+
+    const CX: &str = "01a2370b-2255-7e01-9337-4598cb103ce5";
+
+    #[test]
+    fn codex_samples_parse_to_concrete_values() {
+        let info = parse_codex(CODEX_SAMPLES.as_bytes());
+        assert_eq!(info.records, 14);
+        assert_eq!(info.bad_lines, 14, "the 14 `# kind` comment lines");
+        assert_eq!(info.session_id.as_deref(), Some(CX));
+        assert_eq!(info.cwd.as_deref(), Some("/tmp/lab/work/cx-a"));
+        assert_eq!(info.first_prompt.as_deref(), Some("hello codex mock"));
+        assert_eq!(
+            info.last_assistant.as_deref(),
+            Some("Hello from the mock OpenAI server (canned reply #1). PARKTEST-OK")
+        );
+        assert_eq!(info.last_real_turn, ts("2026-12-02T13:57:03.074Z"));
+        assert!(!info.turn_open, "task_complete follows task_started");
+        assert_eq!(info.ai_title, None, "the thread name is not in the rollout");
+    }
+
+    #[test]
+    fn codex_environment_context_is_not_a_prompt() {
+        let turn = sample_lines(
+            CODEX_SAMPLES,
+            &[
+                "session_meta",
+                "event_msg / task_started",
+                "response_item / message / developer",
+                "response_item / message / user",
+                "turn_context",
+            ],
+        );
+        let info = parse_codex(turn.join("\n").as_bytes());
+        assert_eq!(info.first_prompt, None);
+        assert_eq!(info.last_real_turn, None);
+        assert!(info.turn_open, "task_started without task_complete");
+        assert_eq!(info.session_id.as_deref(), Some(CX));
+        assert_eq!(info.cwd.as_deref(), Some("/tmp/lab/work/cx-a"));
+    }
+
+    #[test]
+    fn codex_midturn_kill_leaves_the_turn_open() {
+        let mut turn = sample_lines(
+            CODEX_SAMPLES,
+            &[
+                "session_meta",
+                "event_msg / task_started",
+                "event_msg / item_completed",
+                "response_item / message / assistant",
+                "event_msg / task_complete",
+            ],
+        )
+        .join("\n");
+        turn.push('\n');
+        turn.push_str(
+            &serde_json::json!({"timestamp":"2026-12-02T14:00:00Z","type":"event_msg",
+            "payload":{"type":"task_started","turn_id":"t2"}})
+            .to_string(),
+        );
+        turn.push('\n');
+        turn.push_str(&serde_json::json!({"timestamp":"2026-12-02T14:00:00.010Z","type":"event_msg",
+            "payload":{"type":"item_completed","item":{"type":"UserMessage","content":[{"type":"text","text":"second"}]}}}).to_string());
+        let info = parse_codex(turn.as_bytes());
+        assert!(info.turn_open);
+        assert_eq!(info.first_prompt.as_deref(), Some("hello codex mock"));
+        assert_eq!(info.last_real_turn, ts("2026-12-02T14:00:00.010Z"));
+        // An abort closes it again.
+        turn.push('\n');
+        turn.push_str(
+            &serde_json::json!({"timestamp":"2026-12-02T14:00:09Z","type":"event_msg",
+            "payload":{"type":"turn_aborted","reason":"interrupted"}})
+            .to_string(),
+        );
+        assert!(!parse_codex(turn.as_bytes()).turn_open);
+    }
+
+    #[test]
+    fn codex_latest_turn_context_cwd_wins_and_function_calls_are_not_turns() {
+        let mut v: Vec<String> = sample_lines(
+            CODEX_SAMPLES,
+            &[
+                "session_meta",
+                "turn_context",
+                "response_item / function_call",
+                "response_item / function_call_output",
+            ],
+        )
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+        v.push(
+            serde_json::json!({"timestamp":"2026-12-02T15:00:00Z","type":"turn_context",
+            "payload":{"cwd":"/tmp/lab/work/cx-b"}})
+            .to_string(),
+        );
+        let info = parse_codex(&lines(&v));
+        assert_eq!(info.cwd.as_deref(), Some("/tmp/lab/work/cx-b"));
+        assert_eq!(info.last_real_turn, None);
+        assert_eq!(info.session_id.as_deref(), Some(CX));
+    }
+
+    #[test]
+    fn codex_plain_user_response_item_counts() {
+        let v = [
+            serde_json::json!({"timestamp":"2026-12-02T15:00:00Z","type":"response_item",
+            "payload":{"type":"message","role":"user","content":[
+                {"type":"input_text","text":"<environment_context>\n</environment_context>"},
+                {"type":"input_text","text":"fix the tests"}]}})
+            .to_string(),
+        ];
+        let info = parse_codex(&lines(&v));
+        assert_eq!(info.first_prompt.as_deref(), Some("fix the tests"));
+        assert_eq!(info.last_real_turn, ts("2026-12-02T15:00:00Z"));
+    }
+
+    #[test]
+    fn codex_truncated_last_line() {
+        let mut s = CODEX_SAMPLES.to_string();
+        let half = &sample_lines(CODEX_SAMPLES, &["event_msg / task_started"])[0][..40];
+        s.push_str(half);
+        let info = parse_codex(s.as_bytes());
+        assert_eq!(info.bad_lines, 15);
+        assert!(!info.turn_open);
+    }
+
+    // ---- files ----------------------------------------------------------------------------
+
+    #[test]
+    fn small_files_are_read_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.jsonl");
+        std::fs::write(&p, CLAUDE_SAMPLES).unwrap();
+        assert_eq!(
+            read_claude_file(&p).unwrap(),
+            parse_claude(CLAUDE_SAMPLES.as_bytes())
+        );
+        std::fs::write(&p, CODEX_SAMPLES).unwrap();
+        assert_eq!(
+            read_codex_file(&p).unwrap(),
+            parse_codex(CODEX_SAMPLES.as_bytes())
+        );
+    }
+
+    #[test]
+    fn missing_files_are_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(read_claude_file(&dir.path().join("nope.jsonl")).is_err());
+        assert!(
+            read_codex_file(dir.path()).is_err(),
+            "a directory cannot be read"
+        );
+    }
+
+    #[test]
+    fn large_files_read_head_and_tail_without_double_counting() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("big.jsonl");
+        let meta = sample_lines(CODEX_SAMPLES, &["session_meta"])[0];
+        let prompt = serde_json::json!({"timestamp":"2026-12-02T10:00:00Z","type":"event_msg",
+            "payload":{"type":"item_completed","item":{"type":"UserMessage","content":[{"type":"text","text":"the first prompt"}]}}}).to_string();
+        let mut f = File::create(&p).unwrap();
+        writeln!(f, "{meta}\n{prompt}").unwrap();
+        let filler = format!(
+            "{{\"timestamp\":\"2026-12-02T10:00:01Z\",\"type\":\"event_msg\",\"payload\":{{\"type\":\"token_count\",\"pad\":\"{}\"}}}}",
+            "x".repeat(300)
+        );
+        let n_filler = 3000; // ~1 MB, far more than head + tail
+        for _ in 0..n_filler {
+            writeln!(f, "{filler}").unwrap();
+        }
+        writeln!(
+            f,
+            "{}",
+            serde_json::json!({"timestamp":"2026-12-02T11:00:00Z","type":"event_msg",
+                "payload":{"type":"task_started"}})
+        )
+        .unwrap();
+        write!(f, "{{\"timestamp\":\"2026-12-02T11:00:01Z\",\"type\":\"ev").unwrap(); // being written
+        drop(f);
+        let len = std::fs::metadata(&p).unwrap().len();
+        assert!(len > HEAD_BYTES + TAIL_BYTES);
+
+        let info = read_codex_file(&p).unwrap();
+        assert_eq!(info.session_id.as_deref(), Some(CX), "from the head");
+        assert_eq!(info.first_prompt.as_deref(), Some("the first prompt"));
+        assert!(info.turn_open, "from the tail");
+        assert_eq!(
+            info.bad_lines, 1,
+            "only the half-written last line; the cuts are clean"
+        );
+        assert!(info.records < n_filler, "the middle was skipped");
+        let line = filler.len() as u64 + 1;
+        let expected_max = 2 + (HEAD_BYTES + TAIL_BYTES) / line + 2;
+        assert!(info.records as u64 <= expected_max);
+        assert!(info.records as u64 >= (HEAD_BYTES + TAIL_BYTES) / line - 4);
+    }
+
+    #[test]
+    fn a_long_first_line_is_still_read_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("long-meta.jsonl");
+        let meta = serde_json::json!({"timestamp":"2026-12-02T10:00:00Z","type":"session_meta",
+            "payload":{"id":CX,"cwd":"/w/long","base_instructions":{"text":"y".repeat(100_000)}}})
+        .to_string();
+        let mut f = File::create(&p).unwrap();
+        writeln!(f, "{meta}").unwrap();
+        for _ in 0..1500 {
+            writeln!(
+                f,
+                "{{\"type\":\"event_msg\",\"payload\":{{\"type\":\"x\",\"pad\":\"{}\"}}}}",
+                "z".repeat(300)
+            )
+            .unwrap();
+        }
+        drop(f);
+        let info = read_codex_file(&p).unwrap();
+        assert_eq!(info.session_id.as_deref(), Some(CX));
+        assert_eq!(info.cwd.as_deref(), Some("/w/long"));
+        assert_eq!(info.bad_lines, 0);
+    }
+
+    // ---- project dir names ----------------------------------------------------------------
+
+    #[test]
+    fn project_dir_table_from_formats() {
+        assert_eq!(
+            claude_project_dir_name("/tmp/lab/work/proj-a"),
+            "-tmp-lab-work-proj-a"
+        );
+        assert_eq!(
+            claude_project_dir_name("/tmp/lab/work/My Proj.v2_ü"),
+            "-tmp-lab-work-My-Proj-v2--"
+        );
+        assert_eq!(
+            claude_project_dir_name("/tmp/lab/work/real-b"),
+            "-tmp-lab-work-real-b"
+        );
+    }
+
+    #[test]
+    fn project_dir_counts_utf16_units() {
+        // An astral char is two UTF-16 units, so two dashes.
+        assert_eq!(claude_project_dir_name("/a🚀b"), "-a--b");
+        assert_eq!(claude_project_dir_name("/日本"), "---");
+        assert_eq!(claude_project_dir_name(""), "");
+    }
+
+    #[test]
+    fn java_hash_matches_java_string_hashcode() {
+        // Java: "hello".hashCode() == 99162322; a 201-char path made of it must end in base36 of that.
+        let hash = |s: &str| {
+            s.encode_utf16().fold(0i32, |h, u| {
+                h.wrapping_shl(5).wrapping_sub(h).wrapping_add(i32::from(u))
+            })
+        };
+        assert_eq!(hash("hello"), 99_162_322);
+        assert_eq!(base36(99_162_322), "1n1e4y");
+        assert_eq!(base36(0), "0");
+        assert_eq!(base36(35), "z");
+        assert_eq!(base36(36), "10");
+    }
+
+    #[test]
+    fn long_paths_get_the_hash_suffix() {
+        // Expectations computed independently (Python: UTF-16 units, h=(h<<5)-h+u as int32,
+        // abs, base36).
+        let p254 = format!("/tmp/lab/work/{}", "a".repeat(240));
+        assert_eq!(p254.len(), 254);
+        let enc = claude_project_dir_name(&p254);
+        assert_eq!(enc.len(), 200 + 1 + "y29h8r".len());
+        assert_eq!(
+            &enc[..200],
+            &format!("-tmp-lab-work-{}", "a".repeat(186))[..]
+        );
+        assert_eq!(&enc[200..], "-y29h8r");
+        let long = format!("/home/u/{}", "dir/".repeat(60));
+        assert_eq!(&claude_project_dir_name(&long)[200..], "-8k2kt");
+        let exact = format!("/{}", "b".repeat(199));
+        assert_eq!(
+            claude_project_dir_name(&exact),
+            format!("-{}", "b".repeat(199))
+        );
+        let astral = format!("/{}🚀", "c".repeat(198));
+        assert_eq!(&claude_project_dir_name(&astral)[200..], "-558zpq");
+    }
+
+    // ---- session ids ----------------------------------------------------------------------
+
+    #[test]
+    fn valid_session_ids() {
+        assert_eq!(valid_session_id(SID).as_deref(), Some(SID));
+        assert_eq!(
+            valid_session_id("158F2A09-8E02-4CF8-BBF8-0710D4E8624E").as_deref(),
+            Some(SID)
+        );
+        assert_eq!(valid_session_id(CX).as_deref(), Some(CX));
+        assert!(valid_session_id("00000000-0000-4000-8000-000000000000").is_some());
+    }
+
+    #[test]
+    fn invalid_session_ids() {
+        for bad in [
+            "",
+            "../x",
+            "../../../../../../../../../../etc/pwd",
+            "158f2a09-8e02-4cf8-bbf8-0710d4e8624e;",
+            "158f2a09-8e02-4cf8-bbf8-0710d4e862;e",
+            "$(rm -rf ~)-8e02-4cf8-bbf8-0710d4e8624",
+            "158f2a09-8e02-4cf8-bbf8-$(id)0710d4e",
+            " 158f2a09-8e02-4cf8-bbf8-0710d4e8624e",
+            "158f2a09-8e02-4cf8-bbf8-0710d4e8624e ",
+            "158f2a09-8e02-4cf8-bbf8-0710d4e862 e",
+            "158f2a09-8e02-4cf8-bbf8-0710d4e8624\n",
+            "158f2a09-8e02-4cf8-bbf8-0710d4e8624\0",
+            "158f2a09-8e02-4cf8-bbf8-0710d4e8624",   // 35
+            "158f2a09-8e02-4cf8-bbf8-0710d4e8624ee", // 37
+            "158f2a098e024cf8bbf80710d4e8624e",      // no dashes
+            "158f2a09-8e02-4cf8-bbf80-710d4e8624e",  // dash misplaced
+            "158f2a09-8e02-4cf8-bbf8-0710d4e8624g",
+            "١٥٨f2a09-8e02-4cf8-bbf8-0710d4e862", // Arabic-Indic digits
+            "158f2a09-8e02-4cf8-bbf8-0710d4e86２４", // fullwidth digits
+            "{158f2a09-8e02-4cf8-bbf8-0710d4e8624e}",
+        ] {
+            assert_eq!(valid_session_id(bad), None, "{bad:?}");
+        }
+    }
+
+    // ---- properties -----------------------------------------------------------------------
+
+    fn jsonl_soup() -> impl Strategy<Value = Vec<u8>> {
+        let all: Vec<String> = CLAUDE_SAMPLES
+            .lines()
+            .chain(CODEX_SAMPLES.lines())
+            .map(str::to_string)
+            .collect();
+        let line = (
+            prop::sample::select(all),
+            any::<prop::sample::Index>(),
+            any::<bool>(),
+        )
+            .prop_map(|(l, cut, whole)| {
+                if whole {
+                    l
+                } else {
+                    let mut at = cut.index(l.len() + 1);
+                    while !l.is_char_boundary(at) {
+                        at -= 1;
+                    }
+                    l[..at].to_string()
+                }
+            });
+        prop::collection::vec(line, 0..30).prop_map(|v| v.join("\n").into_bytes())
+    }
+
+    proptest! {
+        #[test]
+        fn parsers_never_panic_on_arbitrary_bytes(b in prop::collection::vec(any::<u8>(), 0..4096)) {
+            let c = parse_claude(&b);
+            let x = parse_codex(&b);
+            prop_assert!(c.session_id.iter().chain(x.session_id.iter()).all(|s| valid_session_id(s).as_deref() == Some(s.as_str())));
+        }
+
+        #[test]
+        fn parsers_never_panic_on_cut_up_records(b in jsonl_soup()) {
+            let c = parse_claude(&b);
+            let x = parse_codex(&b);
+            let nonempty = b.split(|&c| c == b'\n').filter(|l| !l.trim_ascii().is_empty()).count();
+            prop_assert_eq!(c.records + c.bad_lines, nonempty);
+            prop_assert_eq!(x.records + x.bad_lines, nonempty);
+        }
+
+        #[test]
+        fn valid_session_id_output_is_strict(s in any::<String>()) {
+            if let Some(id) = valid_session_id(&s) {
+                let strict = regex::Regex::new(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$").unwrap();
+                prop_assert!(strict.is_match(&id));
+            }
+        }
+
+        #[test]
+        fn valid_session_id_accepts_every_canonical_uuid(s in "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}") {
+            prop_assert_eq!(valid_session_id(&s), Some(s.to_ascii_lowercase()));
+        }
+
+        #[test]
+        fn project_dir_names_are_safe(s in any::<String>()) {
+            let d = claude_project_dir_name(&s);
+            prop_assert!(d.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'));
+            prop_assert!(d.len() <= 200 + 1 + 7);
+        }
+    }
+}

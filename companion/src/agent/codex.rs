@@ -1,0 +1,442 @@
+//! Codex CLI: identity from the rollout / writer lock the TUI holds open (`--no-daemon`, or any
+//! config override, which forces the embedded server), else from a thread id the pane shows because
+//! the user opted into `thread-id` in `[tui] terminal_title`/`status_line`, else from a thread name in
+//! the pane title that is unique among every thread this CODEX_HOME knows. Otherwise untargetable:
+//! in daemon mode the TUI holds no session file and the daemon exposes no client-to-thread mapping.
+//! The shared `codex app-server` daemon belongs to no pane and is never killed.
+
+use super::{AgentProc, Flags, Identity};
+use crate::platform::{env_get, Platform, ProcInfo};
+use crate::proctree::{program_of, ProcTable};
+use crate::transcript::valid_session_id;
+use std::path::{Path, PathBuf};
+
+const SUBCOMMANDS: &[&str] = &[
+    "exec",
+    "e",
+    "app-server",
+    "login",
+    "logout",
+    "mcp",
+    "mcp-server",
+    "proto",
+    "completion",
+    "debug",
+    "apply",
+    "a",
+    "cloud",
+    "sandbox",
+    "features",
+    "agents",
+    "help",
+    "generate-ts",
+    "responses-api-proxy",
+    "stdio-to-uds",
+];
+pub const BOOL_FLAGS: &[&str] = &[
+    "--no-daemon",
+    "--full-auto",
+    "--dangerously-bypass-approvals-and-sandbox",
+    "--search",
+    "--no-alt-screen",
+    "--oss",
+];
+pub const VALUED_FLAGS: &[&str] = &[
+    "--model",
+    "-m",
+    "--sandbox",
+    "-s",
+    "--ask-for-approval",
+    "-a",
+    "--profile",
+    "-p",
+    "--add-dir",
+];
+
+pub fn interactive(args: &[String]) -> bool {
+    if args
+        .iter()
+        .any(|a| a == "--version" || a == "-V" || a == "--help" || a == "-h")
+    {
+        return false;
+    }
+    // A first positional that is not a subcommand is the initial prompt of an interactive TUI.
+    match args.iter().find(|a| !a.starts_with('-')) {
+        Some(first) => first == "resume" || !SUBCOMMANDS.contains(&first.as_str()),
+        None => true,
+    }
+}
+
+/// True for the shared daemon and its helpers, which must never be killed with a TUI's tree.
+pub fn is_daemon(p: &ProcInfo) -> bool {
+    match program_of(&p.argv) {
+        Some((prog, i)) if prog == "codex" => p.argv.get(i + 1).is_some_and(|a| a == "app-server"),
+        _ => false,
+    }
+}
+
+/// The native TUI under the node wrapper (the deepest `codex` in the chain that is not the daemon).
+pub fn native_pid(table: &ProcTable, root: u32) -> u32 {
+    let mut cur = root;
+    loop {
+        let next = table.children(cur).iter().copied().find(|c| {
+            table.get(*c).is_some_and(|p| {
+                !is_daemon(p) && program_of(&p.argv).is_some_and(|(n, _)| n == "codex")
+            })
+        });
+        match next {
+            Some(n) => cur = n,
+            None => return cur,
+        }
+    }
+}
+
+pub fn home(env: &[(String, String)]) -> Option<PathBuf> {
+    if let Some(d) = env_get(env, "CODEX_HOME").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(d));
+    }
+    env_get(env, "HOME").map(|h| Path::new(h).join(".codex"))
+}
+
+/// The uuid at the end of `rollout-YYYY-MM-DDTHH-MM-SS-<uuid>.jsonl`.
+pub fn rollout_id(path: &Path) -> Option<String> {
+    let name = path.file_name()?.to_str()?;
+    let stem = name.strip_prefix("rollout-")?.strip_suffix(".jsonl")?;
+    if stem.len() < 36 {
+        return None;
+    }
+    valid_session_id(&stem[stem.len() - 36..])
+}
+
+/// Ids named by files a process holds open under `home`: rollouts and writer locks.
+pub fn ids_from_open_files(files: &[PathBuf], home: &Path) -> (Vec<String>, Option<PathBuf>) {
+    let mut ids = vec![];
+    let mut rollout = None;
+    for f in files {
+        if !f.starts_with(home) {
+            continue;
+        }
+        let id = if f.starts_with(home.join("sessions")) {
+            let id = rollout_id(f);
+            if id.is_some() {
+                rollout = Some(f.clone());
+            }
+            id
+        } else if f.starts_with(home.join("thread-writer-locks")) {
+            f.file_stem()
+                .and_then(|s| s.to_str())
+                .and_then(valid_session_id)
+        } else {
+            None
+        };
+        if let Some(id) = id {
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
+    }
+    (ids, rollout)
+}
+
+/// Every rollout under `home/sessions/YYYY/MM/DD/`, as (id, path).
+pub fn all_rollouts(home: &Path) -> Vec<(String, PathBuf)> {
+    let mut out = vec![];
+    let mut stack = vec![(home.join("sessions"), 0)];
+    while let Some((dir, depth)) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            // Do not follow symlinks out of the sessions tree.
+            let Ok(ft) = e.file_type() else { continue };
+            if ft.is_dir() && depth < 3 {
+                stack.push((p, depth + 1));
+            } else if ft.is_file() {
+                if let Some(id) = rollout_id(&p) {
+                    out.push((id, p));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A thread id shown in the pane: a full uuid anywhere in title/footer, or the title's
+/// `… | <29-char prefix>...` form. A prefix must match exactly one known thread.
+pub fn id_from_text(title: &str, footer: &str, known: &[(String, PathBuf)]) -> Option<String> {
+    static UUID: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = UUID.get_or_init(|| {
+        regex::Regex::new(r"(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
+            .unwrap()
+    });
+    let mut full: Vec<String> = re
+        .find_iter(title)
+        .chain(re.find_iter(footer))
+        .map(|m| m.as_str().to_lowercase())
+        .collect();
+    full.dedup();
+    if full.len() == 1 {
+        return Some(full.remove(0));
+    }
+    if full.len() > 1 {
+        return None;
+    }
+    let last = title.rsplit(" | ").next()?.trim();
+    let prefix = last.strip_suffix("...")?.to_lowercase();
+    if prefix.len() < 13 || !prefix.chars().all(|c| c.is_ascii_hexdigit() || c == '-') {
+        return None;
+    }
+    let hits: Vec<&String> = known
+        .iter()
+        .map(|(id, _)| id)
+        .filter(|id| id.starts_with(&prefix))
+        .collect();
+    match hits.as_slice() {
+        [one] => Some((*one).clone()),
+        _ => None,
+    }
+}
+
+/// Thread names from `session_index.jsonl` (`{"id","thread_name","updated_at"}` per naming).
+pub fn ids_named(home: &Path, name: &str) -> Vec<String> {
+    let Ok(s) = std::fs::read_to_string(home.join("session_index.jsonl")) else {
+        return vec![];
+    };
+    let mut ids = vec![];
+    for line in s.lines() {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        if v.get("thread_name").and_then(|n| n.as_str()) == Some(name) {
+            if let Some(id) = v
+                .get("id")
+                .and_then(|i| i.as_str())
+                .and_then(valid_session_id)
+            {
+                if !ids.contains(&id) {
+                    ids.push(id);
+                }
+            }
+        }
+    }
+    ids
+}
+
+pub fn identify(
+    a: &AgentProc,
+    pane_title: &str,
+    screen: &str,
+    platform: &dyn Platform,
+) -> Identity {
+    let Some(home) = home(&a.env) else {
+        return Identity::untargetable(
+            "Codex: neither CODEX_HOME nor HOME in the process environment",
+        );
+    };
+    let proc_cwd = platform
+        .cwd(a.main)
+        .map(|p| p.to_string_lossy().into_owned());
+    let mut files = platform.open_files(a.main);
+    if a.main != a.root {
+        files.extend(platform.open_files(a.root));
+    }
+    let (ids, rollout) = ids_from_open_files(&files, &home);
+    let found = |id: String, source: &'static str, transcript: Option<PathBuf>| {
+        let transcript = transcript.or_else(|| {
+            all_rollouts(&home)
+                .into_iter()
+                .find(|(i, _)| *i == id)
+                .map(|(_, p)| p)
+        });
+        let reason = if transcript.is_some() {
+            None
+        } else {
+            Some("no conversation yet (rollout not written): nothing to resume".to_string())
+        };
+        Identity {
+            session_id: Some(id),
+            source,
+            transcript,
+            reason,
+            status_file: None,
+            cwd: proc_cwd.clone(),
+        }
+    };
+    match ids.len() {
+        1 => return found(ids[0].clone(), "rollout-fd", rollout),
+        n if n > 1 => {
+            return Identity::untargetable(format!(
+                "Codex TUI holds {n} different threads open; cannot tell which is on screen"
+            ))
+        }
+        _ => {}
+    }
+    let known = all_rollouts(&home);
+    let footer: String = screen
+        .lines()
+        .rev()
+        .filter(|l| !l.trim().is_empty())
+        .take(3)
+        .collect::<Vec<_>>()
+        .join("\n");
+    if let Some(id) = id_from_text(pane_title, &footer, &known) {
+        return found(id, "title-id", None);
+    }
+    // Default title is `<thread name> | <cwd basename>`; a spinner may prefix it while busy.
+    if let Some((name, _)) = pane_title.rsplit_once(" | ") {
+        let name = name
+            .trim_start_matches(|c: char| !c.is_alphanumeric())
+            .trim();
+        if !name.is_empty() {
+            let ids = ids_named(&home, name);
+            if ids.len() == 1 {
+                return found(ids[0].clone(), "title-name", None);
+            }
+            if ids.len() > 1 {
+                return Identity::untargetable(format!(
+                    "Codex daemon mode: {} threads are named {name:?}, so the pane title does not identify this one (add \"thread-id\" to [tui] terminal_title in config.toml, or run codex --no-daemon)",
+                    ids.len()
+                ));
+            }
+        }
+    }
+    Identity::untargetable(
+        "Codex daemon mode: the thread runs inside the shared codex app-server, the TUI holds no session file, and the pane shows no unique thread name or id (add \"thread-id\" to [tui] terminal_title in config.toml, or run codex --no-daemon)",
+    )
+}
+
+pub fn flags(args: &[String]) -> (Flags, Vec<String>) {
+    // `resume <id>` is the session; rebuilt from the id, never replayed.
+    let args: Vec<String> = match args.iter().position(|a| a == "resume") {
+        Some(i) => args[..i]
+            .iter()
+            .chain(
+                args[i + 1..]
+                    .iter()
+                    .filter(|a| valid_session_id(a).is_none() && *a != "--last"),
+            )
+            .cloned()
+            .collect(),
+        None => args.to_vec(),
+    };
+    super::whitelist(
+        &args,
+        BOOL_FLAGS,
+        VALUED_FLAGS,
+        &["-C", "--cd", "-c", "--config"],
+        0,
+    )
+}
+
+pub fn resume_argv(program: &str, id: &str, flags: &[String]) -> Vec<String> {
+    let mut v = vec![program.to_string(), "resume".to_string()];
+    v.extend(flags.iter().cloned());
+    v.push(id.to_string());
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &[&str]) -> Vec<String> {
+        s.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn rollout_names() {
+        let p = Path::new("/h/.codex/sessions/2026/12/02/rollout-2026-12-02T14-10-44-01a23717-ebd6-78b3-92d8-1c871b3cf6cc.jsonl");
+        assert_eq!(
+            rollout_id(p).as_deref(),
+            Some("01a23717-ebd6-78b3-92d8-1c871b3cf6cc")
+        );
+        assert_eq!(rollout_id(Path::new("/x/rollout-.jsonl")), None);
+    }
+
+    #[test]
+    fn open_files_pick_the_rollout_under_this_home_only() {
+        let home = Path::new("/h/.codex");
+        let files = vec![
+            PathBuf::from("/other/.codex/sessions/2026/12/02/rollout-2026-12-02T14-10-44-11111111-ebd6-78b3-92d8-1c871b3cf6cc.jsonl"),
+            PathBuf::from("/h/.codex/sessions/2026/12/02/rollout-2026-12-02T14-10-44-01a23717-ebd6-78b3-92d8-1c871b3cf6cc.jsonl"),
+            PathBuf::from("/h/.codex/thread-writer-locks/01a23717-ebd6-78b3-92d8-1c871b3cf6cc.lock"),
+            PathBuf::from("/h/.codex/state_5.sqlite"),
+        ];
+        let (ids, rollout) = ids_from_open_files(&files, home);
+        assert_eq!(ids, v(&["01a23717-ebd6-78b3-92d8-1c871b3cf6cc"]));
+        assert!(rollout.unwrap().to_string_lossy().contains("01a23717"));
+    }
+
+    #[test]
+    fn title_prefix_must_be_unique() {
+        let known = vec![
+            (
+                "01a2374a-cd6a-79c2-a082-438e2aaaaaaa".to_string(),
+                PathBuf::new(),
+            ),
+            (
+                "01a2374a-cd6a-79c2-a082-438e2bbbbbbb".to_string(),
+                PathBuf::new(),
+            ),
+            (
+                "01a2374b-0000-79c2-a082-438e2ccccccc".to_string(),
+                PathBuf::new(),
+            ),
+        ];
+        assert_eq!(
+            id_from_text(
+                "Mock x | same | 01a2374a-cd6a-79c2-a082-438e2...",
+                "",
+                &known
+            ),
+            None
+        );
+        assert_eq!(
+            id_from_text(
+                "Mock x | same | 01a2374b-0000-79c2-a082-438e2...",
+                "",
+                &known
+            )
+            .as_deref(),
+            Some("01a2374b-0000-79c2-a082-438e2ccccccc")
+        );
+        assert_eq!(
+            id_from_text(
+                "t",
+                "mock-model · /w · 01A2374B-0000-79C2-A082-438E2CCCCCCC",
+                &known
+            )
+            .as_deref(),
+            Some("01a2374b-0000-79c2-a082-438e2ccccccc")
+        );
+        assert_eq!(id_from_text("hello codex mock | cx-a", "", &known), None);
+    }
+
+    #[test]
+    fn interactive_and_flags() {
+        assert!(interactive(&v(&[])));
+        assert!(interactive(&v(&["--no-daemon"])));
+        assert!(interactive(&v(&[
+            "resume",
+            "01a23717-ebd6-78b3-92d8-1c871b3cf6cc"
+        ])));
+        assert!(!interactive(&v(&["exec", "x"])));
+        assert!(!interactive(&v(&["app-server", "daemon", "stop"])));
+        let (k, d) = flags(&v(&[
+            "resume",
+            "--no-daemon",
+            "01a23717-ebd6-78b3-92d8-1c871b3cf6cc",
+            "-s",
+            "read-only",
+            "-c",
+            "notify=[\"sh\"]",
+        ]));
+        assert_eq!(k, v(&["--no-daemon", "-s", "read-only"]));
+        assert!(d.is_empty());
+        assert_eq!(
+            resume_argv("codex", "id", &k),
+            v(&["codex", "resume", "--no-daemon", "-s", "read-only", "id"])
+        );
+    }
+}

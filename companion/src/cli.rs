@@ -1,0 +1,842 @@
+//! Command-line surface: parse with clap, build a validated context, run one verb.
+//!
+//! Exit codes: 0 every target reached the asked state (already there counts), 1 any target was
+//! refused or failed (or the environment is unusable), 2 usage errors.
+
+use crate::ctx::{status_text, Ctx};
+use crate::guards::Overrides;
+use crate::ledger::{Entry, EntryState, Ledger};
+use crate::mux::tmux::Tmux;
+use crate::park::{self, ParkOpts};
+use crate::scan::{self, Scan};
+use crate::target::{self, Target};
+use crate::unpark::{self, LiveSet};
+use clap::{Parser, Subcommand};
+use park_protocol::{
+    human_bytes, ActionOutput, ActionResult, LsOutput, Row, RowState, Status, SCHEMA_VERSION,
+};
+use std::io::{IsTerminal, Write};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "park",
+    version,
+    about = "Park idle AI coding agents: free their RAM, resume the exact session later",
+    disable_help_subcommand = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub cmd: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Cmd {
+    /// List agents in panes and parked sessions, grouped by session and window.
+    Ls {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Park targets: %pane, session:window, session name, session id, title substring, or `.`.
+    Park {
+        #[arg(required = true)]
+        targets: Vec<String>,
+        #[command(flatten)]
+        o: ParkFlags,
+    },
+    /// Park the pane park runs in.
+    #[command(name = ".")]
+    Here {
+        #[command(flatten)]
+        o: ParkFlags,
+    },
+    /// Resume parked sessions in their panes.
+    Unpark {
+        #[arg(required = true)]
+        targets: Vec<String>,
+        #[arg(long)]
+        dry_run: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show everything park knows about a target, and the command that resumes it.
+    Show { target: String },
+    /// Drop a parked entry without resuming it (the transcript and archive stay).
+    Forget {
+        #[arg(required = true)]
+        targets: Vec<String>,
+    },
+    /// Print the parked summary (`❄ 3 · 1.1G`); a file read, no process scan.
+    Status {
+        #[arg(long)]
+        json: bool,
+        /// Also push it to tmux as @park_status.
+        #[arg(long)]
+        tmux: bool,
+    },
+    /// Placeholder kept in a parked pane whose agent was the pane's own process.
+    #[command(hide = true)]
+    Hold {
+        entry: String,
+        #[arg(long)]
+        now: bool,
+    },
+    #[command(name = "__verify", hide = true)]
+    Verify {
+        entry: String,
+        #[arg(long)]
+        pid: u32,
+        #[arg(long)]
+        start: u64,
+    },
+}
+
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct ParkFlags {
+    /// Show what would happen; change nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Skip the CPU corroboration (the only check it waives).
+    #[arg(long)]
+    force: bool,
+    /// Also waive the busy and draft guards (can lose an in-flight turn or a draft); needs a tty and a typed yes.
+    #[arg(long)]
+    kill_anyway: bool,
+    /// Do not ask for confirmation of bulk selections.
+    #[arg(long)]
+    yes: bool,
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn build_ctx() -> Result<Ctx, String> {
+    let home = crate::paths::park_home()?;
+    let exe = std::env::current_exe().map_err(|e| format!("cannot locate the park binary: {e}"))?;
+    Ok(Ctx {
+        platform: crate::platform::native(),
+        mux: Box::new(Tmux::from_env()),
+        ledger: Ledger::new(home),
+        exe,
+    })
+}
+
+pub fn run(cli: Cli) -> i32 {
+    let ctx = match build_ctx() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("park: {e}");
+            return 1;
+        }
+    };
+    match cli.cmd {
+        Cmd::Ls { json } => ls(&ctx, json),
+        Cmd::Park { targets, o } => park_cmd(&ctx, &targets, &o),
+        Cmd::Here { o } => park_cmd(&ctx, &[".".to_string()], &o),
+        Cmd::Unpark {
+            targets,
+            dry_run,
+            json,
+        } => unpark_cmd(&ctx, &targets, dry_run, json),
+        Cmd::Show { target } => show(&ctx, &target),
+        Cmd::Forget { targets } => forget(&ctx, &targets),
+        Cmd::Status { json, tmux } => status(&ctx, json, tmux),
+        Cmd::Hold { entry, now } => hold(&ctx, &entry, now),
+        Cmd::Verify { entry, pid, start } => match unpark::verify(&ctx, &entry, pid, start) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("park verify {entry}: {e}");
+                1
+            }
+        },
+    }
+}
+
+fn do_scan(ctx: &Ctx, screens: bool) -> Result<Scan, i32> {
+    scan::scan(ctx.platform.as_ref(), ctx.mux.as_ref(), screens).map_err(|e| {
+        eprintln!("park: cannot read the process table: {e}");
+        1
+    })
+}
+
+fn live_row(s: &Scan, f: &scan::Found) -> Row {
+    let p = f.pane.as_ref();
+    let untargetable = f.ident.session_id.is_none() || f.pane.is_none();
+    let reason = if untargetable {
+        Some(
+            f.ident
+                .reason
+                .clone()
+                .unwrap_or_else(|| "not bound to a pane of this server".into()),
+        )
+    } else {
+        crate::guards::check(f, &s.caller, s.pane_error.as_deref(), Overrides::default())
+            .err()
+            .map(|r| r.why)
+    };
+    Row {
+        pane: p.map(|p| p.id.clone()).unwrap_or_default(),
+        mux: "tmux".into(),
+        session: p.map(|p| p.session.clone()).unwrap_or_default(),
+        window_index: p.map(|p| p.window_index),
+        window: p.map(|p| p.window_name.clone()).unwrap_or_default(),
+        agent: f.proc.agent,
+        session_id: f.ident.session_id.clone(),
+        session_source: Some(f.ident.source.to_string()),
+        cwd: f.cwd.clone(),
+        title: f.title.clone(),
+        state: if untargetable {
+            RowState::Untargetable
+        } else {
+            RowState::Live
+        },
+        status: f.status,
+        reason,
+        idle_seconds: f.idle_secs,
+        bytes: f.mem.rss,
+        uss_bytes: f.mem.uss,
+        pss_bytes: f.mem.pss,
+        freed_bytes: None,
+        pid: Some(f.proc.root),
+        entry: None,
+        parked_at: None,
+    }
+}
+
+fn entry_row(e: &Entry) -> Row {
+    let idle = e
+        .last_active
+        .as_deref()
+        .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+        .map(|t| (jiff::Timestamp::now().as_second() - t.as_second()).max(0) as u64);
+    Row {
+        pane: e.place.pane.clone(),
+        mux: e.place.kind.clone(),
+        session: e.place.session.clone(),
+        window_index: Some(e.place.window_index),
+        window: e.place.window_name.clone(),
+        agent: e.agent,
+        session_id: Some(e.session_id.clone()),
+        session_source: Some(e.session_source.clone()),
+        cwd: e.cwd.clone(),
+        title: e.place.title.clone(),
+        state: RowState::Parked,
+        status: Status::Parked,
+        reason: e.last_error.clone().or_else(|| match e.state {
+            EntryState::Parking => {
+                Some("park did not finish (interrupted?); unpark resumes or cleans it".into())
+            }
+            EntryState::Resuming => Some("resume in progress".into()),
+            EntryState::Parked => None,
+        }),
+        idle_seconds: idle,
+        bytes: 0,
+        uss_bytes: 0,
+        pss_bytes: 0,
+        freed_bytes: e.freed_bytes,
+        pid: None,
+        entry: Some(e.id.clone()),
+        parked_at: Some(e.parked_at.clone()),
+    }
+}
+
+/// The one accessor every view reads: live rows and parked entries, grouped by session and window.
+pub fn rows(ctx: &Ctx, s: &Scan) -> LsOutput {
+    let mut warnings = s.warnings.clone();
+    let mut rows: Vec<Row> = s.found.iter().map(|f| live_row(s, f)).collect();
+    let (entries, bad) = ctx.ledger.all();
+    for b in bad {
+        warnings.push(b.to_string());
+    }
+    rows.extend(entries.iter().map(entry_row));
+    rows.sort_by(|a, b| {
+        (a.session.is_empty(), &a.session, a.window_index, &a.pane).cmp(&(
+            b.session.is_empty(),
+            &b.session,
+            b.window_index,
+            &b.pane,
+        ))
+    });
+    LsOutput {
+        schema: SCHEMA_VERSION,
+        rows,
+        warnings,
+    }
+}
+
+fn fmt_idle(s: Option<u64>) -> String {
+    match s {
+        None => "-".into(),
+        Some(s) if s < 60 => format!("{s}s"),
+        Some(s) if s < 3600 => format!("{}m", s / 60),
+        Some(s) if s < 86400 => format!("{}h", s / 3600),
+        Some(s) => format!("{}d", s / 86400),
+    }
+}
+
+fn short(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        s.chars().take(n.saturating_sub(1)).collect::<String>() + "…"
+    }
+}
+
+pub fn render_text(out: &LsOutput) -> String {
+    let mut t = String::new();
+    let mut group = None;
+    for r in &out.rows {
+        let g = (r.session.clone(), r.window_index, r.window.clone());
+        if group.as_ref() != Some(&g) {
+            let parkable: u64 = out
+                .rows
+                .iter()
+                .filter(|x| {
+                    (x.session.clone(), x.window_index, x.window.clone()) == g
+                        && x.state == RowState::Live
+                        && x.reason.is_none()
+                })
+                .map(|x| x.uss_bytes)
+                .sum();
+            let head = if r.session.is_empty() {
+                "(no pane)".to_string()
+            } else {
+                format!(
+                    "{}:{} {}",
+                    r.session,
+                    r.window_index.map(|i| i.to_string()).unwrap_or_default(),
+                    r.window
+                )
+            };
+            t.push_str(&format!(
+                "{head}{}\n",
+                if parkable > 0 {
+                    format!("  (parkable {})", human_bytes(parkable))
+                } else {
+                    String::new()
+                }
+            ));
+            group = Some(g);
+        }
+        let mem = match r.state {
+            RowState::Parked => format!(
+                "freed {}",
+                r.freed_bytes.map(human_bytes).unwrap_or_else(|| "?".into())
+            ),
+            _ => format!(
+                "{} (uss {})",
+                human_bytes(r.bytes),
+                human_bytes(r.uss_bytes)
+            ),
+        };
+        let state = match r.state {
+            RowState::Parked => "❄ parked".to_string(),
+            RowState::Untargetable => "⚠ untargetable".to_string(),
+            RowState::Live => r.status.as_str().to_string(),
+        };
+        let sid = r
+            .session_id
+            .as_deref()
+            .map(|s| &s[..8.min(s.len())])
+            .unwrap_or("-");
+        t.push_str(&format!(
+            "  {:<5} {:<6} {:<14} {:>5}  {:<20} {:<8} {}  {}\n",
+            r.pane,
+            r.agent.as_str(),
+            state,
+            fmt_idle(r.idle_seconds),
+            mem,
+            sid,
+            short(&r.title, 40),
+            short(&r.cwd, 50)
+        ));
+        if let Some(why) = &r.reason {
+            t.push_str(&format!("        ↳ {}\n", short(why, 150)));
+        }
+    }
+    if out.rows.is_empty() {
+        t.push_str("no agents found in tmux panes, nothing parked\n");
+    }
+    for w in &out.warnings {
+        t.push_str(&format!("warning: {w}\n"));
+    }
+    t
+}
+
+fn ls(ctx: &Ctx, json: bool) -> i32 {
+    let s = match do_scan(ctx, true) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    let out = rows(ctx, &s);
+    if json {
+        println!("{}", serde_json::to_string(&out).expect("rows serialise"));
+    } else {
+        print!("{}", render_text(&out));
+    }
+    0
+}
+
+fn print_results(results: &[ActionResult], json: bool) -> i32 {
+    let ok = results.iter().all(|r| {
+        matches!(
+            r.outcome.as_str(),
+            "parked"
+                | "unparked"
+                | "already-parked"
+                | "already-running"
+                | "would-park"
+                | "would-unpark"
+                | "forgotten"
+        )
+    });
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string(&ActionOutput {
+                schema: SCHEMA_VERSION,
+                results: results.to_vec()
+            })
+            .expect("results serialise")
+        );
+    } else {
+        for r in results {
+            let what = r.pane.clone().unwrap_or_else(|| r.target.clone());
+            let extra = match (&r.freed_bytes, r.outcome.as_str()) {
+                (Some(b), "parked") => format!(" (freed {})", human_bytes(*b)),
+                _ => String::new(),
+            };
+            let line = format!(
+                "{what}: {}{extra}{}",
+                r.outcome,
+                r.reason
+                    .as_ref()
+                    .map(|x| format!(": {x}"))
+                    .unwrap_or_default()
+            );
+            if matches!(r.outcome.as_str(), "refused" | "failed" | "not-parked") {
+                eprintln!("{line}");
+            } else {
+                println!("{line}");
+            }
+        }
+    }
+    if ok {
+        0
+    } else {
+        1
+    }
+}
+
+fn ask_yes(prompt: &str) -> bool {
+    if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
+        return false;
+    }
+    eprint!("{prompt} Type yes to continue: ");
+    let _ = std::io::stderr().flush();
+    let mut line = String::new();
+    std::io::stdin().read_line(&mut line).is_ok() && line.trim() == "yes"
+}
+
+fn park_cmd(ctx: &Ctx, targets: &[String], o: &ParkFlags) -> i32 {
+    let s = match do_scan(ctx, true) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    let here = s
+        .caller
+        .pane
+        .clone()
+        .or_else(|| std::env::var("TMUX_PANE").ok().filter(|p| !p.is_empty()));
+    let mut results = vec![];
+    let mut seen = vec![];
+    for t in targets {
+        let parsed = match target::parse(t) {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("park: {e}");
+                return 2;
+            }
+        };
+        if parsed == Target::Here
+            && std::env::var("TMUX_PANE")
+                .map(|p| p.is_empty())
+                .unwrap_or(true)
+        {
+            results.push(ActionResult {
+                target: t.clone(),
+                pane: None,
+                session_id: None,
+                outcome: "refused".into(),
+                reason: Some("`.` means the pane park runs in, but TMUX_PANE is not set".into()),
+                freed_bytes: None,
+            });
+            continue;
+        }
+        match target::resolve_live(&parsed, &s.found, here.as_deref(), t) {
+            Ok(idx) => seen.extend(idx.into_iter().map(|i| (t.clone(), i))),
+            Err(why) => {
+                // A target that names a parked session is already where it was asked to be.
+                let (entries, _) = ctx.ledger.all();
+                if let Ok(es) = target::resolve_entries(&parsed, &entries, here.as_deref(), t) {
+                    for e in es {
+                        results.push(ActionResult {
+                            target: t.clone(),
+                            pane: Some(e.place.pane.clone()),
+                            session_id: Some(e.session_id.clone()),
+                            outcome: "already-parked".into(),
+                            reason: None,
+                            freed_bytes: e.freed_bytes,
+                        });
+                    }
+                } else {
+                    results.push(ActionResult {
+                        target: t.clone(),
+                        pane: None,
+                        session_id: None,
+                        outcome: "refused".into(),
+                        reason: Some(why),
+                        freed_bytes: None,
+                    });
+                }
+            }
+        }
+    }
+    let mut overrides = Overrides {
+        force: o.force,
+        kill_anyway: false,
+    };
+    if o.kill_anyway && !o.dry_run {
+        let list: Vec<String> = seen
+            .iter()
+            .map(|(_, i)| {
+                let f = &s.found[*i];
+                format!(
+                    "{} {} ({} processes, status {}{})",
+                    f.pane.as_ref().map(|p| p.id.as_str()).unwrap_or("?"),
+                    f.proc.agent.as_str(),
+                    f.tree.len(),
+                    f.status.as_str(),
+                    f.draft
+                        .as_ref()
+                        .map(|d| format!(", draft {d:?}"))
+                        .unwrap_or_default()
+                )
+            })
+            .collect();
+        eprintln!(
+            "--kill-anyway will kill, even mid-turn or with unsent text:\n  {}",
+            list.join("\n  ")
+        );
+        if !ask_yes("An in-flight turn or draft in these panes will be lost.") {
+            eprintln!("park: --kill-anyway needs a terminal and a typed yes; nothing done");
+            return 1;
+        }
+        overrides.kill_anyway = true;
+    }
+    let opts = ParkOpts {
+        dry_run: o.dry_run,
+        overrides,
+    };
+    let mut done: Vec<usize> = vec![];
+    for (t, i) in seen {
+        if done.contains(&i) {
+            continue;
+        }
+        done.push(i);
+        let f = &s.found[i];
+        if f.ident.session_id.is_none() {
+            results.push(park::refused(
+                &t,
+                f,
+                f.ident
+                    .reason
+                    .clone()
+                    .unwrap_or_else(|| "untargetable".into()),
+            ));
+            continue;
+        }
+        results.push(park::park_one(ctx, &s, f, &t, opts));
+    }
+    let _ = o.yes;
+    print_results(&results, o.json)
+}
+
+fn unpark_cmd(ctx: &Ctx, targets: &[String], dry_run: bool, json: bool) -> i32 {
+    let s = match do_scan(ctx, false) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    let live = LiveSet::from_scan(&s);
+    let (entries, bad) = ctx.ledger.all();
+    for b in &bad {
+        eprintln!("warning: {b}");
+    }
+    let here = std::env::var("TMUX_PANE").ok().filter(|p| !p.is_empty());
+    let in_this_server =
+        scan::same_server(std::env::var("TMUX").ok().as_deref(), s.server.as_deref());
+    let mut results = vec![];
+    let mut done: Vec<String> = vec![];
+    for t in targets {
+        let parsed = match target::parse(t) {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("park: {e}");
+                return 2;
+            }
+        };
+        let hits = match target::resolve_entries(&parsed, &entries, here.as_deref(), t) {
+            Ok(h) => h,
+            Err(why) => {
+                // Already running counts as the asked state.
+                if target::resolve_live(&parsed, &s.found, here.as_deref(), t).is_ok() {
+                    results.push(ActionResult {
+                        target: t.clone(),
+                        pane: None,
+                        session_id: None,
+                        outcome: "already-running".into(),
+                        reason: None,
+                        freed_bytes: None,
+                    });
+                } else {
+                    results.push(ActionResult {
+                        target: t.clone(),
+                        pane: None,
+                        session_id: None,
+                        outcome: "not-parked".into(),
+                        reason: Some(why),
+                        freed_bytes: None,
+                    });
+                }
+                continue;
+            }
+        };
+        for e in hits {
+            if done.contains(&e.id) {
+                continue;
+            }
+            done.push(e.id.clone());
+            let inside =
+                in_this_server && here.as_deref() == Some(e.place.pane.as_str()) && !dry_run;
+            let r = if inside {
+                // Returns only when the exec did not happen.
+                unpark::exec_in_pane(ctx, &e.id, t)
+            } else {
+                unpark::unpark_remote(ctx, &s, &live, &e.id, t, dry_run)
+            };
+            results.push(r);
+        }
+    }
+    print_results(&results, json)
+}
+
+fn show(ctx: &Ctx, t: &str) -> i32 {
+    let parsed = match target::parse(t) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("park: {e}");
+            return 2;
+        }
+    };
+    let here = std::env::var("TMUX_PANE").ok();
+    let (entries, _) = ctx.ledger.all();
+    if let Ok(es) = target::resolve_entries(&parsed, &entries, here.as_deref(), t) {
+        for e in es {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(e).expect("entry serialises")
+            );
+            println!("resume: {}", unpark::resume_command_line(e));
+            if let Err(why) = unpark::restorable(e) {
+                println!("warning: not restorable now: {why}");
+            }
+        }
+        return 0;
+    }
+    let s = match do_scan(ctx, true) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    match target::resolve_live(&parsed, &s.found, here.as_deref(), t) {
+        Ok(idx) => {
+            for i in idx {
+                let r = live_row(&s, &s.found[i]);
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&r).expect("row serialises")
+                );
+                let f = &s.found[i];
+                println!(
+                    "processes: {:?}",
+                    f.tree.iter().map(|p| p.0).collect::<Vec<_>>()
+                );
+                if !f.spared.is_empty() {
+                    println!("spared: {:?}", f.spared);
+                }
+                println!("flags kept: {:?}  dropped: {:?}", f.flags, f.dropped_flags);
+            }
+            0
+        }
+        Err(why) => {
+            eprintln!("park: {why}");
+            1
+        }
+    }
+}
+
+fn forget(ctx: &Ctx, targets: &[String]) -> i32 {
+    let (entries, _) = ctx.ledger.all();
+    let here = std::env::var("TMUX_PANE").ok();
+    let mut results = vec![];
+    for t in targets {
+        let parsed = match target::parse(t) {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("park: {e}");
+                return 2;
+            }
+        };
+        match target::resolve_entries(&parsed, &entries, here.as_deref(), t) {
+            Ok(es) => {
+                for e in es {
+                    let r = match crate::lock::try_lock(
+                        &ctx.ledger.home,
+                        &park::session_lock_key(&e.session_id),
+                    ) {
+                        Ok(crate::lock::TryLock::Acquired(_l)) => match ctx.ledger.remove(&e.id) {
+                            Ok(()) => {
+                                unpark::teardown(ctx, e);
+                                ActionResult {
+                                    target: t.clone(),
+                                    pane: Some(e.place.pane.clone()),
+                                    session_id: Some(e.session_id.clone()),
+                                    outcome: "forgotten".into(),
+                                    reason: Some(format!(
+                                        "resume by hand: {}",
+                                        unpark::resume_command_line(e)
+                                    )),
+                                    freed_bytes: None,
+                                }
+                            }
+                            Err(err) => ActionResult {
+                                target: t.clone(),
+                                pane: None,
+                                session_id: None,
+                                outcome: "failed".into(),
+                                reason: Some(err.to_string()),
+                                freed_bytes: None,
+                            },
+                        },
+                        _ => ActionResult {
+                            target: t.clone(),
+                            pane: None,
+                            session_id: None,
+                            outcome: "refused".into(),
+                            reason: Some(
+                                "a park/unpark is working on this session right now".into(),
+                            ),
+                            freed_bytes: None,
+                        },
+                    };
+                    results.push(r);
+                }
+            }
+            Err(why) => results.push(ActionResult {
+                target: t.clone(),
+                pane: None,
+                session_id: None,
+                outcome: "not-parked".into(),
+                reason: Some(why),
+                freed_bytes: None,
+            }),
+        }
+    }
+    ctx.publish_status();
+    print_results(&results, false)
+}
+
+fn status(ctx: &Ctx, json: bool, tmux: bool) -> i32 {
+    // A file read only: the status line must never pay for a scan.
+    let s: park_protocol::StatusSummary = std::fs::read(ctx.ledger.home.join("status"))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    if tmux {
+        let text = status_text(&s);
+        let _ = ctx.mux.set_global_option(
+            crate::ctx::STATUS_OPTION,
+            if text.is_empty() { None } else { Some(&text) },
+        );
+    }
+    if json {
+        println!("{}", serde_json::to_string(&s).expect("status serialises"));
+    } else {
+        println!("{}", status_text(&s));
+    }
+    0
+}
+
+/// The placeholder: show what is parked here and resume on Enter; if the entry disappears (resumed
+/// elsewhere, forgotten), become the user's shell so the pane stays useful.
+fn hold(ctx: &Ctx, eid: &str, now: bool) -> i32 {
+    use std::os::unix::process::CommandExt;
+    let mut first = true;
+    loop {
+        let e = match ctx.ledger.load(eid) {
+            Ok(Some(e)) => e,
+            _ => {
+                let shell = std::env::var("SHELL").unwrap_or_else(|_| "/bin/sh".into());
+                println!("\r\nnothing parked here any more; starting {shell}");
+                let err = std::process::Command::new(&shell).exec();
+                eprintln!("park: cannot start {shell}: {err}");
+                std::thread::sleep(std::time::Duration::from_secs(3600));
+                continue;
+            }
+        };
+        if !(now && first) {
+            print!("\x1b[?1049l\x1b[?25h\x1b[0m\x1b[H\x1b[2J");
+            println!("❄ parked: {} session {}\r", e.agent.as_str(), e.session_id);
+            println!("  {}\r", e.place.title);
+            println!("  in {}\r", e.cwd);
+            if let Some(err) = &e.last_error {
+                println!("  last attempt: {err}\r");
+            }
+            println!("\r\n  Press Enter to resume it here.\r");
+            let _ = std::io::stdout().flush();
+            if !wait_enter_or_gone(ctx, eid) {
+                continue;
+            }
+        }
+        first = false;
+        let r = unpark::exec_in_pane(ctx, eid, eid);
+        println!("\r\n{}: {}\r", r.outcome, r.reason.unwrap_or_default());
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+}
+
+/// Waits for a line on stdin, checking every second that the entry still exists.
+fn wait_enter_or_gone(ctx: &Ctx, eid: &str) -> bool {
+    use std::os::fd::AsRawFd;
+    let fd = std::io::stdin().as_raw_fd();
+    loop {
+        let mut pfd = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd.
+        let n = unsafe { libc::poll(&mut pfd, 1, 1000) };
+        if n > 0 {
+            let mut line = String::new();
+            return match std::io::stdin().read_line(&mut line) {
+                Ok(0) => {
+                    std::thread::sleep(std::time::Duration::from_secs(1));
+                    false
+                }
+                Ok(_) => true,
+                Err(_) => false,
+            };
+        }
+        if !matches!(ctx.ledger.load(eid), Ok(Some(_))) {
+            return false;
+        }
+    }
+}

@@ -1,0 +1,85 @@
+//! The context every command runs with: the platform seam, the multiplexer adapter, the ledger, and
+//! the published status (file + tmux user options). Also the pane decorations park sets and clears.
+
+use crate::ledger::{Entry, EntryState, Ledger};
+use crate::mux::Mux;
+use crate::platform::Platform;
+use park_protocol::{human_bytes, StatusSummary, SCHEMA_VERSION};
+use std::path::PathBuf;
+
+pub struct Ctx {
+    pub platform: Box<dyn Platform>,
+    pub mux: Box<dyn Mux>,
+    pub ledger: Ledger,
+    /// Absolute path of this park binary (typed into panes, run as placeholder and verifier).
+    pub exe: PathBuf,
+}
+
+pub const PILL_OPTION: &str = "@park_pill";
+pub const STATUS_OPTION: &str = "@park_status";
+
+impl Ctx {
+    pub fn status_summary(&self) -> StatusSummary {
+        let (entries, _) = self.ledger.all();
+        let parked: Vec<&Entry> = entries
+            .iter()
+            .filter(|e| e.state != EntryState::Parking)
+            .collect();
+        StatusSummary {
+            schema: SCHEMA_VERSION,
+            parked: parked.len() as u32,
+            freed_bytes: parked.iter().filter_map(|e| e.freed_bytes).sum(),
+            updated: jiff::Timestamp::now().as_second(),
+        }
+    }
+
+    /// Rewrites `$PARK_HOME/status` and pushes `@park_status` to tmux (push, never poll).
+    pub fn publish_status(&self) {
+        let s = self.status_summary();
+        if self.ledger.ensure().is_ok() {
+            let _ = crate::ledger::write_atomic(
+                &self.ledger.home.join("status"),
+                serde_json::to_string(&s).unwrap_or_default().as_bytes(),
+            );
+        }
+        let text = status_text(&s);
+        let _ = self.mux.set_global_option(
+            STATUS_OPTION,
+            if text.is_empty() { None } else { Some(&text) },
+        );
+    }
+
+    /// How a user types park: `park` when that resolves to this binary on PATH, else the full path.
+    pub fn typed_name(&self) -> String {
+        if let Some(p) = which("park") {
+            if same_file(&p, &self.exe) {
+                return "park".into();
+            }
+        }
+        shlex::try_quote(&self.exe.to_string_lossy())
+            .map(|c| c.into_owned())
+            .unwrap_or_else(|_| self.exe.to_string_lossy().into_owned())
+    }
+}
+
+pub fn status_text(s: &StatusSummary) -> String {
+    if s.parked == 0 {
+        String::new()
+    } else {
+        format!("❄ {} · {}", s.parked, human_bytes(s.freed_bytes))
+    }
+}
+
+pub fn which(prog: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(prog))
+        .find(|p| p.is_file())
+}
+
+fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    }
+}

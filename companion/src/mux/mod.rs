@@ -1,0 +1,68 @@
+//! Multiplexer adapters: everything park asks of tmux (later zellij) goes through `Mux`.
+//!
+//! Contract: `list_panes` returns the whole map or an error — a failed or partial listing is never an
+//! empty list, because parking from a partial map hands sessions to the wrong pane. Pane handles are
+//! opaque strings outside the adapter (`%3` for tmux).
+
+pub mod tmux;
+
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum MuxError {
+    #[error("{0} is not reachable: {1}")]
+    Unreachable(&'static str, String),
+    #[error("pane listing is partial: {0}")]
+    Partial(String),
+    #[error("{0}")]
+    Command(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Pane {
+    pub id: String,
+    pub pid: u32,
+    pub tty: String,
+    pub cwd: String,
+    pub title: String,
+    pub session: String,
+    pub window_index: u32,
+    pub window_name: String,
+    pub pane_index: u32,
+    pub current_command: String,
+    pub dead: bool,
+    pub alternate_on: bool,
+    /// park's own pill option on the pane (`@park_pill`), if set.
+    pub pill: String,
+}
+
+pub trait Mux {
+    fn kind(&self) -> &'static str;
+    /// Identity of the server (tmux: its socket path), matched against the `TMUX` env of processes.
+    fn server_id(&self) -> Result<String, MuxError>;
+    fn list_panes(&self) -> Result<Vec<Pane>, MuxError>;
+    fn capture(&self, pane: &str, escapes: bool) -> Result<String, MuxError>;
+    /// Type text literally (no key names, no command separators), without Enter.
+    fn send_text(&self, pane: &str, text: &str) -> Result<(), MuxError>;
+    fn send_keys(&self, pane: &str, keys: &[&str]) -> Result<(), MuxError>;
+    fn set_pane_option(&self, pane: &str, key: &str, value: Option<&str>) -> Result<(), MuxError>;
+    fn pane_option(&self, pane: &str, key: &str) -> Result<Option<String>, MuxError>;
+    fn set_global_option(&self, key: &str, value: Option<&str>) -> Result<(), MuxError>;
+    fn set_title(&self, pane: &str, title: &str) -> Result<(), MuxError>;
+    /// Replace the pane's (dead) process with `argv` in `cwd` with extra `env`.
+    fn respawn(
+        &self,
+        pane: &str,
+        cwd: &str,
+        env: &[(String, String)],
+        argv: &[String],
+    ) -> Result<(), MuxError>;
+    /// Open a new window in `session` (created if missing) running argv; returns the new pane handle.
+    fn new_window(
+        &self,
+        session: &str,
+        cwd: &str,
+        env: &[(String, String)],
+        argv: &[String],
+    ) -> Result<String, MuxError>;
+}

@@ -1,0 +1,299 @@
+//! tmux adapter. Talks to the server named by `PARK_TMUX_SOCKET` (a socket path, or a `-L` label),
+//! else by `$TMUX` (as tmux itself does), else tmux's default server.
+//!
+//! Every call is a direct `Command` (no shell). Text is typed with `send-keys -H` (hex bytes), which
+//! is immune to tmux's key-name parsing and its `;` command separator.
+
+use super::{Mux, MuxError, Pane};
+use std::process::{Command, Stdio};
+
+const SEP: char = '\u{1f}';
+const FIELDS: &[&str] = &[
+    "pane_id",
+    "pane_pid",
+    "pane_tty",
+    "pane_current_path",
+    "pane_title",
+    "session_name",
+    "window_index",
+    "window_name",
+    "pane_index",
+    "pane_current_command",
+    "pane_dead",
+    "alternate_on",
+    "@park_pill",
+];
+
+#[derive(Debug, Clone)]
+pub struct Tmux {
+    /// Leading args selecting the server: `["-S", path]` or `["-L", label]` or none.
+    sel: Vec<String>,
+}
+
+impl Tmux {
+    pub fn from_env() -> Self {
+        if let Ok(s) = std::env::var("PARK_TMUX_SOCKET") {
+            if !s.is_empty() {
+                return if s.contains('/') {
+                    Tmux {
+                        sel: vec!["-S".into(), s],
+                    }
+                } else {
+                    Tmux {
+                        sel: vec!["-L".into(), s],
+                    }
+                };
+            }
+        }
+        if let Ok(t) = std::env::var("TMUX") {
+            if let Some(path) = t.split(',').next().filter(|p| !p.is_empty()) {
+                return Tmux {
+                    sel: vec!["-S".into(), path.to_string()],
+                };
+            }
+        }
+        Tmux { sel: vec![] }
+    }
+
+    fn run(&self, args: &[&str]) -> Result<String, MuxError> {
+        let out = Command::new("tmux")
+            .args(&self.sel)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| MuxError::Unreachable("tmux", e.to_string()))?;
+        if !out.status.success() {
+            let err = String::from_utf8_lossy(&out.stderr).trim().to_string();
+            if err.contains("no server running")
+                || err.contains("error connecting")
+                || err.contains("No such file")
+            {
+                return Err(MuxError::Unreachable("tmux", err));
+            }
+            return Err(MuxError::Command(format!(
+                "tmux {}: {}",
+                args.first().unwrap_or(&""),
+                err
+            )));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+}
+
+/// Parses one `list-panes -F` line. Pure, for tests with real captured output.
+pub fn parse_pane_line(line: &str) -> Option<Pane> {
+    let f: Vec<&str> = line.split(SEP).collect();
+    if f.len() != FIELDS.len() || !f[0].starts_with('%') {
+        return None;
+    }
+    Some(Pane {
+        id: f[0].to_string(),
+        pid: f[1].parse().ok()?,
+        tty: f[2].to_string(),
+        cwd: f[3].to_string(),
+        title: f[4].to_string(),
+        session: f[5].to_string(),
+        window_index: f[6].parse().ok()?,
+        window_name: f[7].to_string(),
+        pane_index: f[8].parse().ok()?,
+        current_command: f[9].to_string(),
+        dead: f[10] == "1",
+        alternate_on: f[11] == "1",
+        pill: f[12].to_string(),
+    })
+}
+
+fn hex(text: &str) -> Vec<String> {
+    text.bytes().map(|b| format!("{b:02x}")).collect()
+}
+
+impl Mux for Tmux {
+    fn kind(&self) -> &'static str {
+        "tmux"
+    }
+
+    fn server_id(&self) -> Result<String, MuxError> {
+        Ok(self
+            .run(&["display-message", "-p", "#{socket_path}"])?
+            .trim()
+            .to_string())
+    }
+
+    fn list_panes(&self) -> Result<Vec<Pane>, MuxError> {
+        let fmt: Vec<String> = FIELDS.iter().map(|f| format!("#{{{f}}}")).collect();
+        let fmt = fmt.join(&SEP.to_string());
+        let out = self.run(&["list-panes", "-a", "-F", &fmt])?;
+        let mut panes = vec![];
+        for line in out.lines().filter(|l| !l.is_empty()) {
+            // A title may contain a newline-free but separator-bearing string; anything unparsable
+            // means the map is not trustworthy.
+            match parse_pane_line(line) {
+                Some(p) => panes.push(p),
+                None => {
+                    return Err(MuxError::Partial(format!(
+                        "unparsable list-panes line: {line:?}"
+                    )))
+                }
+            }
+        }
+        Ok(panes)
+    }
+
+    fn capture(&self, pane: &str, escapes: bool) -> Result<String, MuxError> {
+        let mut a = vec!["capture-pane", "-p", "-J", "-t", pane];
+        if escapes {
+            a.push("-e");
+        }
+        self.run(&a)
+    }
+
+    fn send_text(&self, pane: &str, text: &str) -> Result<(), MuxError> {
+        if text.is_empty() {
+            return Ok(());
+        }
+        let h = hex(text);
+        let mut a: Vec<&str> = vec!["send-keys", "-t", pane, "-H"];
+        a.extend(h.iter().map(|s| s.as_str()));
+        self.run(&a).map(|_| ())
+    }
+
+    fn send_keys(&self, pane: &str, keys: &[&str]) -> Result<(), MuxError> {
+        let mut a: Vec<&str> = vec!["send-keys", "-t", pane];
+        a.extend_from_slice(keys);
+        self.run(&a).map(|_| ())
+    }
+
+    fn set_pane_option(&self, pane: &str, key: &str, value: Option<&str>) -> Result<(), MuxError> {
+        match value {
+            Some(v) => self.run(&["set-option", "-p", "-t", pane, key, v]),
+            None => self.run(&["set-option", "-p", "-u", "-t", pane, key]),
+        }
+        .map(|_| ())
+    }
+
+    fn pane_option(&self, pane: &str, key: &str) -> Result<Option<String>, MuxError> {
+        let v = self.run(&["show-options", "-p", "-q", "-v", "-t", pane, key])?;
+        let v = v.trim_end_matches('\n');
+        Ok(if v.is_empty() {
+            None
+        } else {
+            Some(v.to_string())
+        })
+    }
+
+    fn set_global_option(&self, key: &str, value: Option<&str>) -> Result<(), MuxError> {
+        match value {
+            Some(v) => self.run(&["set-option", "-g", key, v]),
+            None => self.run(&["set-option", "-g", "-u", key]),
+        }
+        .map(|_| ())
+    }
+
+    fn set_title(&self, pane: &str, title: &str) -> Result<(), MuxError> {
+        self.run(&["select-pane", "-t", pane, "-T", title])
+            .map(|_| ())
+    }
+
+    fn respawn(
+        &self,
+        pane: &str,
+        cwd: &str,
+        env: &[(String, String)],
+        argv: &[String],
+    ) -> Result<(), MuxError> {
+        let mut a: Vec<String> = vec![
+            "respawn-pane".into(),
+            "-k".into(),
+            "-t".into(),
+            pane.into(),
+            "-c".into(),
+            cwd.into(),
+        ];
+        for (k, v) in env {
+            a.push("-e".into());
+            a.push(format!("{k}={v}"));
+        }
+        a.extend(argv.iter().cloned());
+        let refs: Vec<&str> = a.iter().map(|s| s.as_str()).collect();
+        self.run(&refs).map(|_| ())
+    }
+
+    fn new_window(
+        &self,
+        session: &str,
+        cwd: &str,
+        env: &[(String, String)],
+        argv: &[String],
+    ) -> Result<String, MuxError> {
+        let exists = self
+            .run(&["has-session", "-t", &format!("={session}")])
+            .is_ok();
+        let mut a: Vec<String> = if exists {
+            vec![
+                "new-window".into(),
+                "-d".into(),
+                "-t".into(),
+                format!("={session}:"),
+                "-P".into(),
+                "-F".into(),
+                "#{pane_id}".into(),
+            ]
+        } else {
+            vec![
+                "new-session".into(),
+                "-d".into(),
+                "-s".into(),
+                session.into(),
+                "-P".into(),
+                "-F".into(),
+                "#{pane_id}".into(),
+            ]
+        };
+        a.push("-c".into());
+        a.push(cwd.into());
+        for (k, v) in env {
+            a.push("-e".into());
+            a.push(format!("{k}={v}"));
+        }
+        a.extend(argv.iter().cloned());
+        let refs: Vec<&str> = a.iter().map(|s| s.as_str()).collect();
+        Ok(self.run(&refs)?.trim().to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_a_real_line_and_rejects_short_ones() {
+        let l = [
+            "%1",
+            "9351",
+            "/dev/pts/6",
+            "/usr/share",
+            "✳ Fix: a;b",
+            "t1",
+            "0",
+            "bash",
+            "1",
+            "bash",
+            "0",
+            "1",
+            "",
+        ]
+        .join("\u{1f}");
+        let p = parse_pane_line(&l).unwrap();
+        assert_eq!(p.id, "%1");
+        assert_eq!(p.pid, 9351);
+        assert_eq!(p.title, "✳ Fix: a;b");
+        assert!(p.alternate_on && !p.dead);
+        assert!(parse_pane_line("%1\u{1f}9351").is_none());
+        assert!(parse_pane_line(&l.replace("%1", "x")).is_none());
+    }
+
+    #[test]
+    fn hex_typing_covers_separators() {
+        assert_eq!(hex("a;"), vec!["61", "3b"]);
+    }
+}

@@ -1,0 +1,387 @@
+//! `park park`: the park transaction (DESIGN.md §4).
+//!
+//! Contract, per target: guards → CPU sample → lock pane and session → claim the entry (O_EXCL) →
+//! archive the transcript → fresh re-scan and the same verdict again → kill the tree → finalize the
+//! entry → leave the pane usable (terminal restored, pill, pinned title, `park unpark .` prefilled or a
+//! placeholder that resumes on Enter). Interrupted anywhere, the session is alive or fully recorded:
+//! the entry is written before the kill and only removed while the agent is provably still alive.
+
+use crate::agent::Agent;
+use crate::ctx::{Ctx, PILL_OPTION};
+use crate::fault::point;
+use crate::guards::{self, Overrides};
+use crate::kill::{self, Timings};
+use crate::ledger::{entry_id, Entry, EntryState, LedgerError, MuxPlace};
+use crate::lock::{self, TryLock};
+use crate::mux::Pane;
+use crate::scan::{self, Found, Scan};
+use park_protocol::{human_bytes, ActionResult};
+use std::time::Duration;
+
+pub const CPU_WINDOW: Duration = Duration::from_millis(400);
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ParkOpts {
+    pub dry_run: bool,
+    pub overrides: Overrides,
+}
+
+fn result(
+    target: &str,
+    f: &Found,
+    outcome: &str,
+    reason: Option<String>,
+    freed: Option<u64>,
+) -> ActionResult {
+    ActionResult {
+        target: target.to_string(),
+        pane: f.pane.as_ref().map(|p| p.id.clone()),
+        session_id: f.ident.session_id.clone(),
+        outcome: outcome.to_string(),
+        reason,
+        freed_bytes: freed,
+    }
+}
+
+pub fn refused(target: &str, f: &Found, why: impl Into<String>) -> ActionResult {
+    result(target, f, "refused", Some(why.into()), None)
+}
+
+fn place(server: &str, p: &Pane, title: &str) -> MuxPlace {
+    MuxPlace {
+        kind: "tmux".into(),
+        server: server.to_string(),
+        pane: p.id.clone(),
+        session: p.session.clone(),
+        window_index: p.window_index,
+        window_name: p.window_name.clone(),
+        pane_index: p.pane_index,
+        title: title.to_string(),
+    }
+}
+
+pub fn pane_lock_key(server: &str, pane: &str) -> String {
+    lock::key(&["pane", server, pane])
+}
+
+pub fn session_lock_key(session_id: &str) -> String {
+    lock::key(&["session", session_id])
+}
+
+fn acquire(ctx: &Ctx, key: &str) -> Result<lock::Lock, String> {
+    match lock::try_lock(&ctx.ledger.home, key) {
+        Ok(TryLock::Acquired(l)) => Ok(l),
+        Ok(TryLock::Held(owner)) => Err(format!(
+            "another park/unpark (pid {owner}) is working on this right now"
+        )),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Parks one scanned agent. The scan must be recent; everything is re-verified before the kill.
+pub fn park_one(ctx: &Ctx, s: &Scan, f: &Found, target: &str, o: ParkOpts) -> ActionResult {
+    if let Err(r) = guards::check(f, &s.caller, s.pane_error.as_deref(), o.overrides) {
+        return refused(target, f, r.why);
+    }
+    let (Some(pane), Some(server), Some(sid)) =
+        (f.pane.clone(), s.server.clone(), f.ident.session_id.clone())
+    else {
+        return refused(target, f, "not bound to a pane or session");
+    };
+    let eid = entry_id(f.proc.agent, &sid);
+    if let Ok(Some(e)) = ctx.ledger.load(&eid) {
+        return refused(target, f, format!("a ledger entry for this session already exists ({}, {:?}); `park unpark {}` cleans it", e.id, e.state, e.id));
+    }
+    let cpu = kill::cpu_percent(ctx.platform.as_ref(), &f.tree, CPU_WINDOW);
+    if let Err(r) = guards::cpu(cpu, o.overrides) {
+        return refused(target, f, r.why);
+    }
+    if o.dry_run {
+        return result(
+            target,
+            f,
+            "would-park",
+            Some(format!(
+                "would kill {} processes, freeing ~{}",
+                f.tree.len(),
+                human_bytes(f.mem.uss)
+            )),
+            Some(f.mem.uss),
+        );
+    }
+    let _pane_lock = match acquire(ctx, &pane_lock_key(&server, &pane.id)) {
+        Ok(l) => l,
+        Err(e) => return refused(target, f, e),
+    };
+    let _session_lock = match acquire(ctx, &session_lock_key(&sid)) {
+        Ok(l) => l,
+        Err(e) => return refused(target, f, e),
+    };
+    let program = f
+        .proc
+        .argv
+        .get(f.proc.prog_index)
+        .cloned()
+        .unwrap_or_else(|| f.proc.agent.as_str().to_string());
+    let config_dir = match f.proc.agent {
+        Agent::Claude => crate::agent::claude::config_dir(&f.proc.env),
+        Agent::Codex => crate::agent::codex::home(&f.proc.env),
+    };
+    let mut entry = Entry {
+        schema: crate::ledger::ENTRY_SCHEMA,
+        id: eid.clone(),
+        state: EntryState::Parking,
+        agent: f.proc.agent,
+        session_id: sid.clone(),
+        session_source: f.ident.source.to_string(),
+        cwd: f.cwd.clone(),
+        program,
+        flags: f.flags.clone(),
+        dropped_flags: f.dropped_flags.clone(),
+        transcript: f
+            .ident
+            .transcript
+            .as_ref()
+            .map(|t| t.to_string_lossy().into_owned()),
+        config_dir: config_dir.map(|d| d.to_string_lossy().into_owned()),
+        place: place(&server, &pane, &f.title),
+        pane_owned: f.pane_owned,
+        parked_at: jiff::Timestamp::now().to_string(),
+        last_active: f
+            .tinfo
+            .as_ref()
+            .and_then(|t| t.last_real_turn)
+            .map(|t| t.to_string()),
+        bytes: f.mem.rss,
+        uss_bytes: f.mem.uss,
+        pss_bytes: f.mem.pss,
+        freed_bytes: None,
+        killed_pids: vec![],
+        resumer: None,
+        last_error: None,
+        handoff_pane: None,
+    };
+    match ctx.ledger.claim(&entry) {
+        Ok(()) => {}
+        Err(LedgerError::Exists(_)) => {
+            return refused(target, f, "another park claimed this session first")
+        }
+        Err(e) => return refused(target, f, format!("cannot write the ledger: {e}")),
+    }
+    point("after-claim");
+    let rollback = |why: String| -> ActionResult {
+        let _ = ctx.ledger.remove(&eid);
+        refused(target, f, why)
+    };
+    if let Err(e) = crate::archive::archive(&ctx.ledger.home, &entry) {
+        return rollback(format!("cannot archive the transcript: {e}"));
+    }
+    point("after-archive");
+    // Re-verify right before the kill: fresh screen and state, pids re-validated by start time.
+    let fresh = match scan::scan(ctx.platform.as_ref(), ctx.mux.as_ref(), true) {
+        Ok(s2) => s2,
+        Err(e) => return rollback(format!("re-scan failed: {e}")),
+    };
+    let now = fresh.found.iter().find(|g| g.proc.root == f.proc.root);
+    if let Err(r) = guards::same_process(f, now) {
+        return rollback(format!("changed since the scan: {}", r.why));
+    }
+    let now = now.expect("checked by same_process");
+    if let Err(r) = guards::check(now, &fresh.caller, fresh.pane_error.as_deref(), o.overrides) {
+        return rollback(format!("re-check before the kill: {}", r.why));
+    }
+    point("before-kill");
+    let remain_before = if f.pane_owned {
+        let prev = ctx
+            .mux
+            .pane_option(&pane.id, "remain-on-exit")
+            .ok()
+            .flatten();
+        let _ = ctx
+            .mux
+            .set_pane_option(&pane.id, "remain-on-exit", Some("on"));
+        Some(prev)
+    } else {
+        None
+    };
+    let report = kill::kill_tree(
+        ctx.platform.as_ref(),
+        &now.tree,
+        (now.proc.main, now.main_start),
+        &Timings::default(),
+    );
+    let main_alive = kill::alive(ctx.platform.as_ref(), now.proc.main, now.main_start)
+        || kill::alive(ctx.platform.as_ref(), now.proc.root, now.tree[0].1);
+    if main_alive {
+        if let Some(prev) = remain_before {
+            let _ = ctx
+                .mux
+                .set_pane_option(&pane.id, "remain-on-exit", prev.as_deref());
+        }
+        return rollback(format!(
+            "the agent survived SIGKILL (pids {:?}); nothing recorded",
+            report.survivors
+        ));
+    }
+    point("before-finalize");
+    entry.state = EntryState::Parked;
+    entry.freed_bytes = Some(now.mem.uss);
+    entry.killed_pids = report.killed.clone();
+    if !report.survivors.is_empty() {
+        entry.last_error = Some(format!(
+            "processes survived SIGKILL: {:?}",
+            report.survivors
+        ));
+    }
+    if let Err(e) = ctx.ledger.save(&entry) {
+        // The parking-state entry from the claim still records the session: it stays resumable.
+        return refused(target, f, format!("agent stopped but the entry could not be finalized ({e}); `park unpark {eid}` still works"));
+    }
+    point("after-finalize");
+    leave_pane_usable(ctx, &entry, &pane, &f.proc.env, remain_before);
+    ctx.publish_status();
+    if !report.survivors.is_empty() {
+        return result(
+            target,
+            f,
+            "failed",
+            Some(format!(
+                "parked, but processes survived SIGKILL: {:?}",
+                report.survivors
+            )),
+            entry.freed_bytes,
+        );
+    }
+    result(target, f, "parked", None, entry.freed_bytes)
+}
+
+/// Environment passed to a placeholder so the resumed agent gets what the killed one had.
+pub fn placeholder_env(env: &[(String, String)]) -> Vec<(String, String)> {
+    const SKIP: &[&str] = &[
+        "TMUX",
+        "TMUX_PANE",
+        "PWD",
+        "OLDPWD",
+        "SHLVL",
+        "_",
+        "COLUMNS",
+        "LINES",
+    ];
+    env.iter()
+        .filter(|(k, _)| !SKIP.contains(&k.as_str()) && !k.starts_with("PARK_FAULT"))
+        .cloned()
+        .collect()
+}
+
+/// Escape sequences that undo what a killed TUI leaves behind: alternate screen, hidden cursor,
+/// mouse and focus reporting, application keypad, colours.
+pub const TERMINAL_RESET: &str = "\x1b[?1049l\x1b[?25h\x1b[0m\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?1004l\x1b[?1l\x1b>";
+
+fn write_tty(tty: &str, s: &str) {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    if !tty.starts_with("/dev/") {
+        return;
+    }
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NOCTTY | libc::O_NONBLOCK)
+        .open(tty)
+    {
+        let _ = f.write_all(s.as_bytes());
+    }
+}
+
+fn find_pane(ctx: &Ctx, id: &str) -> Option<Pane> {
+    ctx.mux.list_panes().ok()?.into_iter().find(|p| p.id == id)
+}
+
+pub fn pill_text(e: &Entry) -> String {
+    format!(
+        "❄ {} {}",
+        e.agent.as_str(),
+        e.freed_bytes.map(human_bytes).unwrap_or_default()
+    )
+    .trim_end()
+    .to_string()
+}
+
+/// After the kill: keep the pane, restore its terminal, pin the title, set the pill, and leave the
+/// way back ready (prefilled `park unpark .` at a shell, or a placeholder that resumes on Enter).
+fn leave_pane_usable(
+    ctx: &Ctx,
+    e: &Entry,
+    pane: &Pane,
+    env: &[(String, String)],
+    remain_before: Option<Option<String>>,
+) {
+    let _ = ctx
+        .mux
+        .set_pane_option(&pane.id, PILL_OPTION, Some(&pill_text(e)));
+    let _ = ctx.mux.set_title(
+        &pane.id,
+        &format!(
+            "❄ {}",
+            e.place
+                .title
+                .trim_start_matches(|c: char| !c.is_alphanumeric())
+        ),
+    );
+    if e.pane_owned {
+        // The pane's own process is gone: wait for tmux to mark it dead, then put the placeholder in.
+        for _ in 0..40 {
+            if find_pane(ctx, &pane.id).is_none_or(|p| p.dead) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        let argv = vec![
+            ctx.exe.to_string_lossy().into_owned(),
+            "hold".into(),
+            e.id.clone(),
+        ];
+        let _ = ctx
+            .mux
+            .respawn(&pane.id, &e.cwd, &placeholder_env(env), &argv);
+        if let Some(prev) = remain_before {
+            let _ = ctx
+                .mux
+                .set_pane_option(&pane.id, "remain-on-exit", prev.as_deref());
+        }
+        return;
+    }
+    write_tty(&pane.tty, TERMINAL_RESET);
+    // Prefill only at a bare shell prompt; wait briefly for the shell to redraw it.
+    for _ in 0..40 {
+        if let Some(p) = find_pane(ctx, &pane.id) {
+            if shell_prompt_ready(ctx, &p) {
+                let _ = ctx
+                    .mux
+                    .send_text(&p.id, &format!("{} unpark .", ctx.typed_name()));
+                return;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The pane's foreground is its interactive shell and the screen ends at a bare prompt.
+pub fn shell_prompt_ready(ctx: &Ctx, p: &Pane) -> bool {
+    let Some(proc) = ctx.platform.process(p.pid) else {
+        return false;
+    };
+    if !scan::is_interactive_shell(&proc.argv) {
+        return false;
+    }
+    let fg = p.current_command.trim_start_matches('-');
+    let shell = crate::proctree::program_of(&proc.argv)
+        .map(|(n, _)| n.trim_start_matches('-').to_string())
+        .unwrap_or_default();
+    if fg != shell {
+        return false;
+    }
+    ctx.mux
+        .capture(&p.id, false)
+        .map(|s| crate::screen::bare_shell_prompt(&s))
+        .unwrap_or(false)
+}

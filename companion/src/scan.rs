@@ -1,0 +1,584 @@
+//! One scan: the process table × the pane map × agent definitions → `Found` agents.
+//!
+//! Contract: one process-table pass, one pane listing, environ only for agent roots, one screen
+//! capture per agent pane. The scan only reads; it never signals, types or writes. A failed pane
+//! listing is recorded in `pane_error` (reads go on, parks refuse).
+
+use crate::agent::{self, claude, codex, Agent, AgentProc, Identity};
+use crate::mux::{Mux, Pane};
+use crate::platform::{env_get, Mem, Platform};
+use crate::proctree::{program_of, ProcTable};
+use crate::screen::{self, ScreenReading};
+use crate::transcript::{self, TranscriptInfo};
+use park_protocol::Status;
+use std::time::SystemTime;
+
+/// A transcript written this recently while the status says idle still counts as a turn in flight.
+pub const FRESH_WRITE_SECS: u64 = 20;
+
+#[derive(Debug, Clone)]
+pub struct Found {
+    pub proc: AgentProc,
+    pub main_start: u64,
+    pub pane: Option<Pane>,
+    /// How the pane was bound: `env` (TMUX_PANE), `ancestry`, or `none`.
+    pub bind: &'static str,
+    pub ident: Identity,
+    /// The kill set: (pid, start ticks), parents first; the Codex daemon and never-kill programs excluded.
+    pub tree: Vec<(u32, u64)>,
+    pub spared: Vec<(u32, String)>,
+    pub mem: Mem,
+    pub status: Status,
+    pub status_why: Option<String>,
+    pub draft: Option<String>,
+    pub screen: Option<ScreenReading>,
+    pub tinfo: Option<TranscriptInfo>,
+    pub idle_secs: Option<u64>,
+    pub title: String,
+    pub cwd: String,
+    pub flags: Vec<String>,
+    pub dropped_flags: Vec<String>,
+    /// The agent is the pane's own process (no interactive shell between pane and agent).
+    pub pane_owned: bool,
+}
+
+/// Who is running park: used by the not-self guard.
+#[derive(Debug, Clone, Default)]
+pub struct Caller {
+    pub pid: u32,
+    pub ancestry: Vec<u32>,
+    /// `TMUX_PANE` of park itself, when park runs inside this server.
+    pub pane: Option<String>,
+    /// Session ids of agents park is running under (e.g. an agent ran `park` from its tool shell).
+    pub session_ids: Vec<String>,
+}
+
+pub struct Scan {
+    pub table: ProcTable,
+    pub panes: Vec<Pane>,
+    pub pane_error: Option<String>,
+    pub server: Option<String>,
+    pub found: Vec<Found>,
+    pub caller: Caller,
+    pub warnings: Vec<String>,
+}
+
+/// Programs park never kills even inside an agent's tree: editors, pagers, git, search tools.
+pub const NEVER_KILL: &[&str] = &[
+    "vim", "nvim", "vi", "emacs", "nano", "hx", "helix", "kak", "micro", "less", "more", "most",
+    "git", "rg", "grep", "fd", "find", "tig", "lazygit",
+];
+const SHELLS: &[&str] = &[
+    "bash", "zsh", "fish", "sh", "dash", "ksh", "tcsh", "csh", "nu", "xonsh", "elvish",
+];
+
+pub fn is_interactive_shell(argv: &[String]) -> bool {
+    let Some((prog, i)) = program_of(argv) else {
+        return false;
+    };
+    let prog = prog.trim_start_matches('-');
+    SHELLS.contains(&prog) && !argv[i + 1..].iter().any(|a| a == "-c")
+}
+
+pub fn scan(platform: &dyn Platform, mux: &dyn Mux, with_screens: bool) -> std::io::Result<Scan> {
+    let table = ProcTable::new(platform.processes()?);
+    let mut warnings = vec![];
+    let (panes, pane_error) = match mux.list_panes() {
+        Ok(p) => (p, None),
+        Err(e) => (vec![], Some(e.to_string())),
+    };
+    let server = if pane_error.is_none() {
+        mux.server_id().ok()
+    } else {
+        None
+    };
+    let agents = agent::find_agents(&table, platform);
+    let me = std::process::id();
+    let ancestry = table.ancestry(me);
+    let my_tmux = std::env::var("TMUX").ok();
+    let caller_pane = std::env::var("TMUX_PANE")
+        .ok()
+        .filter(|p| !p.is_empty())
+        .filter(|_| same_server(my_tmux.as_deref(), server.as_deref()));
+
+    let mut found = vec![];
+    for a in agents {
+        // park's own ancestry chain may contain an agent (an agent ran park); it is still listed.
+        let Some(main) = table.get(a.main) else {
+            continue;
+        };
+        let main_start = main.start_ticks;
+        let (pane, bind) = bind_pane(&a, &table, &panes, server.as_deref());
+        let pane_owned = pane.as_ref().is_some_and(|p| {
+            let pane_proc = table.get(p.pid);
+            // The agent is the pane's process, or the pane runs a non-interactive wrapper around it.
+            p.pid == a.root
+                || pane_proc.is_some_and(|pp| {
+                    !is_interactive_shell(&pp.argv) && table.ancestry(a.root).contains(&p.pid)
+                })
+        });
+        let screen_text = match (&pane, with_screens) {
+            (Some(p), true) => mux.capture(&p.id, a.agent == Agent::Codex).ok(),
+            _ => None,
+        };
+        let ident = match a.agent {
+            Agent::Claude => claude::identify(&a, main_start, platform),
+            Agent::Codex => {
+                let title = pane.as_ref().map(|p| p.title.as_str()).unwrap_or("");
+                codex::identify(
+                    &a,
+                    title,
+                    &screen::strip_ansi(screen_text.as_deref().unwrap_or("")),
+                    platform,
+                )
+            }
+        };
+        let reading = screen_text.as_deref().map(|s| match a.agent {
+            Agent::Claude => screen::read_claude(s),
+            Agent::Codex => screen::read_codex(s),
+        });
+        let tinfo = ident.transcript.as_ref().and_then(|t| match a.agent {
+            Agent::Claude => transcript::read_claude_file(t).ok(),
+            Agent::Codex => transcript::read_codex_file(t).ok(),
+        });
+        let fresh_write = ident
+            .transcript
+            .as_ref()
+            .and_then(|t| std::fs::metadata(t).ok()?.modified().ok())
+            .and_then(|m| SystemTime::now().duration_since(m).ok())
+            .is_some_and(|d| d.as_secs() < FRESH_WRITE_SECS);
+        let (status, status_why) = derive_status(
+            a.agent,
+            ident.status_file.as_deref(),
+            reading.as_ref(),
+            tinfo.as_ref(),
+            fresh_write,
+            with_screens,
+        );
+        let draft = reading.as_ref().and_then(|r| r.draft.clone());
+        let status = if status == Status::Idle && draft.is_some() {
+            Status::Draft
+        } else {
+            status
+        };
+        let (tree, spared) = kill_set(&table, a.root, &ancestry);
+        let mut mem = Mem::default();
+        for (pid, _) in &tree {
+            if let Some(m) = platform.memory(*pid) {
+                mem += m;
+            } else if let Some(p) = table.get(*pid) {
+                mem.rss += p.rss_bytes;
+            }
+        }
+        let idle_secs = tinfo.as_ref().and_then(|t| t.last_real_turn).map(|ts| {
+            let now = jiff::Timestamp::now();
+            now.as_second().saturating_sub(ts.as_second()).max(0) as u64
+        });
+        let cwd = ident
+            .cwd
+            .clone()
+            .or_else(|| {
+                platform
+                    .cwd(a.main)
+                    .map(|p| p.to_string_lossy().into_owned())
+            })
+            .unwrap_or_default();
+        let title = tinfo
+            .as_ref()
+            .and_then(|t| t.ai_title.clone())
+            .or_else(|| pane.as_ref().map(|p| p.title.clone()))
+            .unwrap_or_default();
+        let args = &a.argv[a.prog_index + 1..];
+        let (flags, dropped_flags) = match a.agent {
+            Agent::Claude => claude::flags(args),
+            Agent::Codex => codex::flags(args),
+        };
+        found.push(Found {
+            proc: a,
+            main_start,
+            pane,
+            bind,
+            ident,
+            tree,
+            spared,
+            mem,
+            status,
+            status_why,
+            draft,
+            screen: reading,
+            tinfo,
+            idle_secs,
+            title,
+            cwd,
+            flags,
+            dropped_flags,
+            pane_owned,
+        });
+    }
+    // Agents whose tree contains park itself: their sessions are the caller's own.
+    let session_ids = found
+        .iter()
+        .filter(|f| {
+            f.tree.iter().any(|(p, _)| ancestry.contains(p)) || ancestry.contains(&f.proc.root)
+        })
+        .filter_map(|f| f.ident.session_id.clone())
+        .collect();
+    if let Some(e) = &pane_error {
+        warnings.push(format!(
+            "pane map unavailable ({e}): nothing will be parked"
+        ));
+    }
+    found.sort_by(|a, b| {
+        pane_sort_key(a.pane.as_ref())
+            .cmp(&pane_sort_key(b.pane.as_ref()))
+            .then(a.proc.root.cmp(&b.proc.root))
+    });
+    Ok(Scan {
+        table,
+        panes,
+        pane_error,
+        server,
+        found,
+        caller: Caller {
+            pid: me,
+            ancestry,
+            pane: caller_pane,
+            session_ids,
+        },
+        warnings,
+    })
+}
+
+fn pane_sort_key(p: Option<&Pane>) -> (bool, String, u32, u32) {
+    match p {
+        Some(p) => (false, p.session.clone(), p.window_index, p.pane_index),
+        None => (true, String::new(), 0, 0),
+    }
+}
+
+/// `TMUX` is `socket_path,server_pid,session`; a pane id only means something on its own server.
+pub fn same_server(tmux_env: Option<&str>, server: Option<&str>) -> bool {
+    match (tmux_env.and_then(|t| t.split(',').next()), server) {
+        (Some(a), Some(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// Binds an agent to its pane: the `TMUX_PANE` it inherited (on this server), then pane-pid ancestry.
+pub fn bind_pane(
+    a: &AgentProc,
+    table: &ProcTable,
+    panes: &[Pane],
+    server: Option<&str>,
+) -> (Option<Pane>, &'static str) {
+    if same_server(env_get(&a.env, "TMUX"), server) {
+        if let Some(id) = env_get(&a.env, "TMUX_PANE") {
+            if let Some(p) = panes.iter().find(|p| p.id == id) {
+                return (Some(p.clone()), "env");
+            }
+        }
+    }
+    let chain = table.ancestry(a.root);
+    for pid in chain {
+        if let Some(p) = panes.iter().find(|p| p.pid == pid) {
+            return (Some(p.clone()), "ancestry");
+        }
+    }
+    (None, "none")
+}
+
+/// (pid, start ticks), parents first.
+pub type KillSet = Vec<(u32, u64)>;
+
+/// The processes a park kills: the agent's descendants by ppid, minus the shared Codex daemon's
+/// subtree, never-kill programs, and anything in park's own ancestry.
+pub fn kill_set(
+    table: &ProcTable,
+    root: u32,
+    caller_ancestry: &[u32],
+) -> (KillSet, Vec<(u32, String)>) {
+    let mut spared = vec![];
+    let tree = table.tree(root, &|p| codex::is_daemon(p));
+    let mut out = vec![];
+    for pid in tree {
+        let Some(p) = table.get(pid) else { continue };
+        let prog = program_of(&p.argv)
+            .map(|(n, _)| n)
+            .unwrap_or_else(|| p.comm.clone());
+        if caller_ancestry.contains(&pid) {
+            spared.push((pid, format!("{prog} (runs park)")));
+        } else if pid != root && NEVER_KILL.contains(&prog.as_str()) {
+            spared.push((pid, prog));
+        } else {
+            out.push((pid, p.start_ticks));
+        }
+    }
+    (out, spared)
+}
+
+/// The state verdict, in trust order: status file, screen, transcript tail. Unknown counts as busy.
+pub fn derive_status(
+    agent: Agent,
+    status_file: Option<&str>,
+    screen: Option<&ScreenReading>,
+    tinfo: Option<&TranscriptInfo>,
+    fresh_write: bool,
+    screens_read: bool,
+) -> (Status, Option<String>) {
+    if let Some(r) = screen {
+        if let Some(w) = &r.waiting {
+            return (Status::Waiting, Some(format!("screen shows a dialog: {w}")));
+        }
+        if r.busy {
+            return (
+                Status::Busy,
+                Some("screen shows a turn in flight (esc to interrupt)".into()),
+            );
+        }
+    }
+    match (agent, status_file) {
+        (Agent::Claude, Some("busy")) => {
+            return (Status::Busy, Some("status file says busy".into()))
+        }
+        (Agent::Claude, Some("waiting")) => {
+            return (
+                Status::Waiting,
+                Some("status file says waiting (permission prompt or dialog)".into()),
+            )
+        }
+        (Agent::Claude, Some("shell")) => {
+            return (
+                Status::Shell,
+                Some("a background shell is still running".into()),
+            )
+        }
+        (Agent::Claude, Some("idle")) => {}
+        (Agent::Claude, Some(other)) => {
+            return (Status::Unknown, Some(format!("status file says {other:?}")))
+        }
+        _ => {}
+    }
+    if screen.is_some_and(|r| r.bg_shells > 0) {
+        return (
+            Status::Shell,
+            Some("a background shell or terminal is still running".into()),
+        );
+    }
+    if tinfo.is_some_and(|t| t.turn_open) && (fresh_write || agent == Agent::Codex) {
+        return (
+            Status::Busy,
+            Some("transcript shows a turn in flight".into()),
+        );
+    }
+    if agent == Agent::Claude && status_file == Some("idle") {
+        return (Status::Idle, None);
+    }
+    if !screens_read {
+        return (Status::Unknown, Some("state not read (no screen)".into()));
+    }
+    match screen {
+        Some(r) if r.composer_seen => (Status::Idle, None),
+        Some(_) => (
+            Status::Unknown,
+            Some("the agent's composer is not on screen".into()),
+        ),
+        None => (Status::Unknown, Some("pane screen unreadable".into())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::platform::ProcInfo;
+
+    fn p(pid: u32, ppid: u32, argv: &[&str]) -> ProcInfo {
+        ProcInfo {
+            pid,
+            ppid,
+            pgid: pid,
+            sid: pid,
+            start_ticks: 1000 + pid as u64,
+            state: 'S',
+            cpu_ticks: 0,
+            rss_bytes: 4096,
+            argv: argv.iter().map(|s| s.to_string()).collect(),
+            comm: String::new(),
+        }
+    }
+
+    #[test]
+    fn kill_set_spares_the_codex_daemon_editors_and_the_caller() {
+        let t = ProcTable::new(vec![
+            p(10, 1, &["node", "/n/.bin/codex"]),
+            p(11, 10, &["/n/vendor/codex"]),
+            p(
+                12,
+                11,
+                &[
+                    "/h/.codex/packages/bin/codex",
+                    "app-server",
+                    "--listen",
+                    "unix://",
+                ],
+            ),
+            p(
+                13,
+                12,
+                &[
+                    "/h/.codex/packages/bin/codex",
+                    "app-server",
+                    "daemon",
+                    "pid-update-loop",
+                ],
+            ),
+            p(14, 11, &["vim", "notes.md"]),
+            p(15, 11, &["/bin/bash", "-c", "npm run dev"]),
+            p(16, 15, &["node", "/x/node_modules/.bin/vite"]),
+        ]);
+        let (kill, spared) = kill_set(&t, 10, &[]);
+        let pids: Vec<u32> = kill.iter().map(|k| k.0).collect();
+        assert_eq!(pids, vec![10, 11, 15, 16]);
+        assert_eq!(spared, vec![(14, "vim".to_string())]);
+        let (kill, spared) = kill_set(&t, 10, &[16, 15, 1]);
+        assert!(!kill.iter().any(|k| k.0 == 15 || k.0 == 16));
+        assert_eq!(spared.len(), 3);
+    }
+
+    #[test]
+    fn status_trust_order() {
+        let idle_screen = ScreenReading {
+            composer_seen: true,
+            ..Default::default()
+        };
+        let busy_screen = ScreenReading {
+            busy: true,
+            composer_seen: true,
+            ..Default::default()
+        };
+        assert_eq!(
+            derive_status(
+                Agent::Claude,
+                Some("idle"),
+                Some(&idle_screen),
+                None,
+                false,
+                true
+            )
+            .0,
+            Status::Idle
+        );
+        assert_eq!(
+            derive_status(
+                Agent::Claude,
+                Some("idle"),
+                Some(&busy_screen),
+                None,
+                false,
+                true
+            )
+            .0,
+            Status::Busy
+        );
+        assert_eq!(
+            derive_status(
+                Agent::Claude,
+                Some("busy"),
+                Some(&idle_screen),
+                None,
+                false,
+                true
+            )
+            .0,
+            Status::Busy
+        );
+        assert_eq!(
+            derive_status(
+                Agent::Claude,
+                Some("waiting"),
+                Some(&idle_screen),
+                None,
+                false,
+                true
+            )
+            .0,
+            Status::Waiting
+        );
+        assert_eq!(
+            derive_status(
+                Agent::Claude,
+                Some("shell"),
+                Some(&idle_screen),
+                None,
+                false,
+                true
+            )
+            .0,
+            Status::Shell
+        );
+        let open = TranscriptInfo {
+            turn_open: true,
+            ..Default::default()
+        };
+        assert_eq!(
+            derive_status(
+                Agent::Claude,
+                Some("idle"),
+                Some(&idle_screen),
+                Some(&open),
+                true,
+                true
+            )
+            .0,
+            Status::Busy
+        );
+        assert_eq!(
+            derive_status(
+                Agent::Claude,
+                Some("idle"),
+                Some(&idle_screen),
+                Some(&open),
+                false,
+                true
+            )
+            .0,
+            Status::Idle
+        );
+        assert_eq!(
+            derive_status(
+                Agent::Codex,
+                None,
+                Some(&idle_screen),
+                Some(&open),
+                false,
+                true
+            )
+            .0,
+            Status::Busy
+        );
+        assert_eq!(
+            derive_status(
+                Agent::Codex,
+                None,
+                Some(&ScreenReading::default()),
+                None,
+                false,
+                true
+            )
+            .0,
+            Status::Unknown
+        );
+        assert_eq!(
+            derive_status(Agent::Claude, None, None, None, false, false).0,
+            Status::Unknown
+        );
+    }
+
+    #[test]
+    fn interactive_shell_detection() {
+        let v = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert!(is_interactive_shell(&v(&["-bash"])));
+        assert!(is_interactive_shell(&v(&["/bin/bash", "--norc"])));
+        assert!(!is_interactive_shell(&v(&["sh", "-c", "env A=1 claude"])));
+        assert!(!is_interactive_shell(&v(&["claude"])));
+    }
+}

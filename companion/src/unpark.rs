@@ -1,0 +1,696 @@
+//! `park unpark`: bring a parked session back, exactly once (DESIGN.md §5).
+//!
+//! Contract: one live set per batch; a session that is already running is never started again —
+//! its parked state is torn down and the result is `already-running`. The resume always happens
+//! *inside the pane*: `park unpark` run in the pane execs the agent (cwd first, whitelisted flags,
+//! no shell); from elsewhere park hands off by typing `park unpark <entry>` at a confirmed bare shell
+//! prompt, pressing Enter in the placeholder, or opening a window when the pane is gone. A detached
+//! verifier confirms the agent started with that id before the entry is removed; until then the
+//! entry stays, so a failed start loses nothing.
+
+use crate::agent::{claude, codex, Agent};
+use crate::ctx::{Ctx, PILL_OPTION};
+use crate::fault::point;
+use crate::ledger::{Entry, EntryState};
+use crate::lock::{self, Lock, TryLock};
+use crate::park::{pane_lock_key, session_lock_key, shell_prompt_ready};
+use crate::scan::{self, Scan};
+use park_protocol::ActionResult;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// How long a remote unpark waits for the pane to confirm the agent started.
+pub const HANDOFF_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long the verifier waits for the agent to show its session.
+pub const VERIFY_TIMEOUT: Duration = Duration::from_secs(45);
+
+/// Session ids running right now, lowercased, plus how many agents could not be identified.
+#[derive(Debug, Default, Clone)]
+pub struct LiveSet {
+    pub ids: Vec<String>,
+    pub unidentified_claude: usize,
+    pub unidentified_codex: usize,
+}
+
+impl LiveSet {
+    pub fn from_scan(s: &Scan) -> Self {
+        let mut l = LiveSet::default();
+        for f in &s.found {
+            match &f.ident.session_id {
+                Some(id) => l.ids.push(id.to_lowercase()),
+                None if f.proc.agent == Agent::Claude => l.unidentified_claude += 1,
+                None => l.unidentified_codex += 1,
+            }
+        }
+        l
+    }
+
+    pub fn contains(&self, id: &str) -> bool {
+        self.ids.iter().any(|i| i.eq_ignore_ascii_case(id))
+    }
+}
+
+fn res(target: &str, e: &Entry, outcome: &str, reason: Option<String>) -> ActionResult {
+    ActionResult {
+        target: target.into(),
+        pane: Some(e.place.pane.clone()),
+        session_id: Some(e.session_id.clone()),
+        outcome: outcome.into(),
+        reason,
+        freed_bytes: None,
+    }
+}
+
+fn acquire_retry(ctx: &Ctx, key: &str, wait: Duration) -> Result<Lock, String> {
+    let t0 = Instant::now();
+    loop {
+        match lock::try_lock(&ctx.ledger.home, key) {
+            Ok(TryLock::Acquired(l)) => return Ok(l),
+            Ok(TryLock::Held(owner)) if t0.elapsed() >= wait => {
+                return Err(format!(
+                    "another park/unpark (pid {owner}) is working on this right now"
+                ))
+            }
+            Ok(TryLock::Held(_)) => std::thread::sleep(Duration::from_millis(50)),
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+}
+
+/// The transcript the agent will resume from, if it is where the agent looks for it.
+pub fn expected_transcript(e: &Entry) -> Option<PathBuf> {
+    match e.agent {
+        Agent::Claude => Some(claude::transcript_path(
+            Path::new(e.config_dir.as_deref()?),
+            &e.cwd,
+            &e.session_id,
+        )),
+        Agent::Codex => {
+            if let Some(t) = e
+                .transcript
+                .as_deref()
+                .map(PathBuf::from)
+                .filter(|t| t.is_file())
+            {
+                return Some(t);
+            }
+            codex::all_rollouts(Path::new(e.config_dir.as_deref()?))
+                .into_iter()
+                .find(|(id, _)| *id == e.session_id)
+                .map(|(_, p)| p)
+        }
+    }
+}
+
+pub fn restorable(e: &Entry) -> Result<(), String> {
+    if !Path::new(&e.cwd).is_dir() {
+        return Err(format!("recorded cwd {} no longer exists", e.cwd));
+    }
+    match expected_transcript(e) {
+        Some(t) if t.is_file() => Ok(()),
+        Some(t) => Err(format!("transcript {} is missing (the archive keeps a copy under $PARK_HOME/archive/{})", t.display(), e.session_id)),
+        None => Err(format!("no transcript found for session {} (the archive keeps a copy under $PARK_HOME/archive/{})", e.session_id, e.session_id)),
+    }
+}
+
+pub fn resume_argv(e: &Entry) -> Vec<String> {
+    match e.agent {
+        Agent::Claude => claude::resume_argv(&e.program, &e.session_id, &e.flags),
+        Agent::Codex => codex::resume_argv(&e.program, &e.session_id, &e.flags),
+    }
+}
+
+/// What a user could type to resume by hand (for `show`): cwd first, every value shell-quoted.
+pub fn resume_command_line(e: &Entry) -> String {
+    let q = |s: &str| {
+        shlex::try_quote(s)
+            .map(|c| c.into_owned())
+            .unwrap_or_else(|_| "''".into())
+    };
+    let argv: Vec<String> = resume_argv(e).iter().map(|a| q(a)).collect();
+    format!("cd {} && {}", q(&e.cwd), argv.join(" "))
+}
+
+fn resumer_alive(ctx: &Ctx, e: &Entry) -> bool {
+    e.resumer
+        .is_some_and(|(pid, start)| crate::kill::alive(ctx.platform.as_ref(), pid, start))
+}
+
+/// Clears what park put on the pane.
+pub fn teardown(ctx: &Ctx, e: &Entry) {
+    if ctx.mux.server_id().ok().as_deref() == Some(e.place.server.as_str()) {
+        let _ = ctx.mux.set_pane_option(&e.place.pane, PILL_OPTION, None);
+        let _ = ctx.mux.set_title(&e.place.pane, &e.place.title);
+    }
+}
+
+enum Gate {
+    Go(Box<Entry>),
+    Done(ActionResult),
+}
+
+/// Shared checks under the locks: the entry's current state, and the never-two-processes rule.
+fn gate(ctx: &Ctx, eid: &str, target: &str, live: &LiveSet, my_pane: Option<&str>) -> Gate {
+    let e = match ctx.ledger.load(eid) {
+        Ok(Some(e)) => e,
+        Ok(None) => {
+            return Gate::Done(ActionResult {
+                target: target.into(),
+                pane: None,
+                session_id: None,
+                outcome: "not-parked".into(),
+                reason: Some("no parked entry (already unparked or forgotten)".into()),
+                freed_bytes: None,
+            })
+        }
+        Err(err) => {
+            return Gate::Done(ActionResult {
+                target: target.into(),
+                pane: None,
+                session_id: None,
+                outcome: "refused".into(),
+                reason: Some(err.to_string()),
+                freed_bytes: None,
+            })
+        }
+    };
+    if e.state == EntryState::Resuming
+        && resumer_alive(ctx, &e)
+        && !(my_pane.is_some() && e.handoff_pane.as_deref() == my_pane)
+    {
+        return Gate::Done(res(
+            target,
+            &e,
+            "refused",
+            Some(format!(
+                "a resume is already in progress (pid {})",
+                e.resumer.map(|r| r.0).unwrap_or(0)
+            )),
+        ));
+    }
+    if live.contains(&e.session_id) {
+        // Never a second process on one transcript; but do not leave the pane claiming "parked".
+        teardown(ctx, &e);
+        let _ = ctx.ledger.remove(&e.id);
+        ctx.publish_status();
+        return Gate::Done(res(
+            target,
+            &e,
+            "already-running",
+            Some("this session is already running; cleared its parked state".into()),
+        ));
+    }
+    if e.agent == Agent::Claude && live.unidentified_claude > 0 {
+        return Gate::Done(res(target, &e, "refused", Some(format!("{} running Claude process(es) could not be identified, so a second process on this session cannot be ruled out", live.unidentified_claude))));
+    }
+    if let Err(why) = restorable(&e) {
+        return Gate::Done(res(target, &e, "refused", Some(why)));
+    }
+    Gate::Go(Box::new(e))
+}
+
+/// Runs inside the entry's pane: exec the agent in the recorded cwd. Returns only on failure.
+pub fn exec_in_pane(ctx: &Ctx, eid: &str, target: &str) -> ActionResult {
+    let my_pane = std::env::var("TMUX_PANE").ok();
+    // A hand-off's sender may still hold the locks for a moment.
+    let session_key = match ctx.ledger.load(eid) {
+        Ok(Some(e)) => session_lock_key(&e.session_id),
+        _ => {
+            return ActionResult {
+                target: target.into(),
+                pane: None,
+                session_id: None,
+                outcome: "not-parked".into(),
+                reason: Some(format!("no parked entry {eid}")),
+                freed_bytes: None,
+            }
+        }
+    };
+    let session_lock = match acquire_retry(ctx, &session_key, Duration::from_secs(5)) {
+        Ok(l) => l,
+        Err(e) => {
+            return ActionResult {
+                target: target.into(),
+                pane: None,
+                session_id: None,
+                outcome: "refused".into(),
+                reason: Some(e),
+                freed_bytes: None,
+            }
+        }
+    };
+    let s = match scan::scan(ctx.platform.as_ref(), ctx.mux.as_ref(), false) {
+        Ok(s) => s,
+        Err(e) => {
+            return ActionResult {
+                target: target.into(),
+                pane: None,
+                session_id: None,
+                outcome: "refused".into(),
+                reason: Some(format!("process scan failed: {e}")),
+                freed_bytes: None,
+            }
+        }
+    };
+    let live = LiveSet::from_scan(&s);
+    let mut e = match gate(ctx, eid, target, &live, my_pane.as_deref()) {
+        Gate::Go(e) => *e,
+        Gate::Done(r) => return r,
+    };
+    let pane_lock = if my_pane.as_deref() == Some(e.place.pane.as_str()) {
+        acquire_retry(
+            ctx,
+            &pane_lock_key(&e.place.server, &e.place.pane),
+            Duration::from_secs(5),
+        )
+        .ok()
+    } else {
+        None
+    };
+    if let Err(err) = std::env::set_current_dir(&e.cwd) {
+        return res(
+            target,
+            &e,
+            "refused",
+            Some(format!("cannot enter {}: {err}", e.cwd)),
+        );
+    }
+    let argv = resume_argv(&e);
+    // The pane may have moved (pane gone → new window): record where the session now lives.
+    if let Some(p) = my_pane.as_deref() {
+        if s.server.as_deref() == Some(e.place.server.as_str()) {
+            if let Some(pane) = s.panes.iter().find(|x| x.id == p) {
+                e.place.pane = pane.id.clone();
+                e.place.session = pane.session.clone();
+                e.place.window_index = pane.window_index;
+                e.place.window_name = pane.window_name.clone();
+                e.place.pane_index = pane.pane_index;
+            }
+        }
+    }
+    let me = std::process::id();
+    let my_start = ctx.platform.process(me).map(|p| p.start_ticks).unwrap_or(0);
+    let verifier = match spawn_verifier(ctx, &e.id, me, my_start, &session_lock, pane_lock.as_ref())
+    {
+        Ok(v) => v,
+        Err(err) => {
+            return res(
+                target,
+                &e,
+                "refused",
+                Some(format!("cannot start the verifier: {err}")),
+            )
+        }
+    };
+    e.state = EntryState::Resuming;
+    e.resumer = Some(verifier);
+    e.handoff_pane = None;
+    if let Err(err) = ctx.ledger.save(&e) {
+        return res(
+            target,
+            &e,
+            "refused",
+            Some(format!("cannot update the ledger: {err}")),
+        );
+    }
+    point("before-exec");
+    let err = exec(&argv);
+    // exec failed: put the entry back; the verifier will also see us not become the agent.
+    e.state = EntryState::Parked;
+    e.resumer = None;
+    e.last_error = Some(format!("could not start {}: {err}", argv[0]));
+    let _ = ctx.ledger.save(&e);
+    res(target, &e, "failed", e.last_error.clone())
+}
+
+fn exec(argv: &[String]) -> std::io::Error {
+    use std::os::unix::process::CommandExt;
+    std::process::Command::new(&argv[0]).args(&argv[1..]).exec()
+}
+
+/// Starts the detached verifier; it inherits the locks (fds 3 and 4) so they outlive our exec.
+fn spawn_verifier(
+    ctx: &Ctx,
+    eid: &str,
+    pid: u32,
+    start: u64,
+    l1: &Lock,
+    l2: Option<&Lock>,
+) -> std::io::Result<(u32, u64)> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::process::CommandExt;
+    let fd1 = l1.file.as_raw_fd();
+    let fd2 = l2.map(|l| l.file.as_raw_fd()).unwrap_or(-1);
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(ctx.ledger.home.join("verify.log"))
+        .ok();
+    let mut cmd = std::process::Command::new(&ctx.exe);
+    cmd.args([
+        "__verify",
+        eid,
+        "--pid",
+        &pid.to_string(),
+        "--start",
+        &start.to_string(),
+    ])
+    .stdin(std::process::Stdio::null())
+    .stdout(std::process::Stdio::null());
+    match log {
+        Some(f) => cmd.stderr(f),
+        None => cmd.stderr(std::process::Stdio::null()),
+    };
+    // SAFETY: only async-signal-safe calls (setsid, dup2) between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::setsid();
+            if libc::dup2(fd1, 3) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if fd2 >= 0 && libc::dup2(fd2, 4) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let child = cmd.spawn()?;
+    let vpid = child.id();
+    let vstart = ctx
+        .platform
+        .process(vpid)
+        .map(|p| p.start_ticks)
+        .unwrap_or(0);
+    Ok((vpid, vstart))
+}
+
+/// `park __verify`: wait until `pid` is the agent running the entry's session, then clear the entry.
+pub fn verify(ctx: &Ctx, eid: &str, pid: u32, start: u64) -> Result<(), String> {
+    let Ok(Some(e)) = ctx.ledger.load(eid) else {
+        return Err(format!("entry {eid} vanished"));
+    };
+    let t0 = Instant::now();
+    let mut codex_seen: Option<Instant> = None;
+    let outcome = loop {
+        if t0.elapsed() > VERIFY_TIMEOUT {
+            break Err(format!(
+                "the agent did not show session {} within {}s",
+                e.session_id,
+                VERIFY_TIMEOUT.as_secs()
+            ));
+        }
+        if !crate::kill::alive(ctx.platform.as_ref(), pid, start) {
+            break Err("the agent exited before it confirmed the session".to_string());
+        }
+        let started = match e.agent {
+            Agent::Claude => e
+                .config_dir
+                .as_deref()
+                .and_then(|d| claude::read_status_file(Path::new(d), pid))
+                .is_some_and(|sf| {
+                    sf.session_id
+                        .as_deref()
+                        .is_some_and(|s| s.eq_ignore_ascii_case(&e.session_id))
+                        && sf.proc_start.as_deref() == Some(start.to_string().as_str())
+                }),
+            Agent::Codex => {
+                let table =
+                    crate::proctree::ProcTable::new(ctx.platform.processes().unwrap_or_default());
+                let running = table
+                    .tree(pid, &|p| codex::is_daemon(p))
+                    .iter()
+                    .filter_map(|p| table.get(*p))
+                    .any(|p| {
+                        crate::agent::classify(&p.argv).is_some_and(|(a, _)| a == Agent::Codex)
+                            && p.argv.iter().any(|a| a.eq_ignore_ascii_case(&e.session_id))
+                    });
+                // Codex has no status file: alive with the id for 2 s is a started TUI.
+                match (running, codex_seen) {
+                    (true, None) => {
+                        codex_seen = Some(Instant::now());
+                        false
+                    }
+                    (true, Some(t)) => t.elapsed() >= Duration::from_secs(2),
+                    (false, _) => {
+                        codex_seen = None;
+                        false
+                    }
+                }
+            }
+        };
+        if started {
+            break Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    point("after-verify");
+    match outcome {
+        Ok(()) => {
+            let _ = ctx.ledger.remove(&e.id);
+            teardown(ctx, &e);
+            ctx.publish_status();
+            Ok(())
+        }
+        Err(why) => {
+            if let Ok(Some(mut cur)) = ctx.ledger.load(eid) {
+                cur.state = EntryState::Parked;
+                cur.resumer = None;
+                cur.last_error = Some(why.clone());
+                let _ = ctx.ledger.save(&cur);
+            }
+            Err(why)
+        }
+    }
+}
+
+/// Unparks from outside the pane: hand the resume to the pane, then wait for the verifier's word.
+pub fn unpark_remote(
+    ctx: &Ctx,
+    s: &Scan,
+    live: &LiveSet,
+    eid: &str,
+    target: &str,
+    dry_run: bool,
+) -> ActionResult {
+    let key = match ctx.ledger.load(eid) {
+        Ok(Some(e)) => e,
+        Ok(None) => {
+            return ActionResult {
+                target: target.into(),
+                pane: None,
+                session_id: None,
+                outcome: "not-parked".into(),
+                reason: Some("no parked entry".into()),
+                freed_bytes: None,
+            }
+        }
+        Err(err) => {
+            return ActionResult {
+                target: target.into(),
+                pane: None,
+                session_id: None,
+                outcome: "refused".into(),
+                reason: Some(err.to_string()),
+                freed_bytes: None,
+            }
+        }
+    };
+    let session_lock = match acquire_retry(ctx, &session_lock_key(&key.session_id), Duration::ZERO)
+    {
+        Ok(l) => l,
+        Err(why) => return res(target, &key, "refused", Some(why)),
+    };
+    let pane_lock = match acquire_retry(
+        ctx,
+        &pane_lock_key(&key.place.server, &key.place.pane),
+        Duration::ZERO,
+    ) {
+        Ok(l) => l,
+        Err(why) => return res(target, &key, "refused", Some(why)),
+    };
+    let mut e = match gate(ctx, eid, target, live, None) {
+        Gate::Go(e) => *e,
+        Gate::Done(r) => return r,
+    };
+    if s.server.as_deref() != Some(e.place.server.as_str()) {
+        return res(target, &e, "refused", Some(format!("this session was parked on tmux server {}, not the one park talks to ({}); set PARK_TMUX_SOCKET", e.place.server, s.server.as_deref().unwrap_or("none"))));
+    }
+    if let Some(err) = &s.pane_error {
+        return res(
+            target,
+            &e,
+            "refused",
+            Some(format!("pane map unavailable: {err}")),
+        );
+    }
+    if dry_run {
+        return res(target, &e, "would-unpark", Some(resume_command_line(&e)));
+    }
+    let pane = s.panes.iter().find(|p| p.id == e.place.pane).cloned();
+    let typed = ctx.typed_name();
+    enum How {
+        Enter,
+        Type(String),
+        NewWindow,
+    }
+    let how = match &pane {
+        Some(p)
+            if s.found
+                .iter()
+                .any(|f| f.pane.as_ref().is_some_and(|fp| fp.id == p.id)) =>
+        {
+            return res(
+                target,
+                &e,
+                "refused",
+                Some(format!(
+                    "pane {} is running a live agent; never typing into it",
+                    p.id
+                )),
+            );
+        }
+        Some(p) if is_placeholder(ctx, p.pid, &e.id) => How::Enter,
+        Some(p) => {
+            let screen = ctx.mux.capture(&p.id, false).unwrap_or_default();
+            let prefilled = last_line(&screen)
+                .trim_end()
+                .ends_with(&format!("{typed} unpark ."));
+            if prefilled || shell_prompt_ready(ctx, p) {
+                if prefilled {
+                    // Our own prefill: clear it rather than append to it.
+                    let _ = ctx.mux.send_keys(&p.id, &["C-e", "C-u"]);
+                }
+                How::Type(format!("{typed} unpark {}", e.id))
+            } else {
+                return res(
+                    target,
+                    &e,
+                    "refused",
+                    Some(format!(
+                        "pane {} is not at a bare shell prompt (running {}); not typing into it",
+                        p.id, p.current_command
+                    )),
+                );
+            }
+        }
+        None => How::NewWindow,
+    };
+    let me = std::process::id();
+    e.state = EntryState::Resuming;
+    e.resumer = Some((
+        me,
+        ctx.platform.process(me).map(|p| p.start_ticks).unwrap_or(0),
+    ));
+    e.handoff_pane = Some(e.place.pane.clone());
+    let delivered = match how {
+        How::Enter => ctx
+            .ledger
+            .save(&e)
+            .map_err(|x| x.to_string())
+            .and_then(|_| {
+                ctx.mux
+                    .send_keys(&e.place.pane, &["Enter"])
+                    .map_err(|x| x.to_string())
+            }),
+        How::Type(cmd) => ctx
+            .ledger
+            .save(&e)
+            .map_err(|x| x.to_string())
+            .and_then(|_| {
+                ctx.mux
+                    .send_text(&e.place.pane, &cmd)
+                    .and_then(|_| ctx.mux.send_keys(&e.place.pane, &["Enter"]))
+                    .map_err(|x| x.to_string())
+            }),
+        How::NewWindow => {
+            let argv = vec![
+                ctx.exe.to_string_lossy().into_owned(),
+                "hold".into(),
+                e.id.clone(),
+                "--now".into(),
+            ];
+            match ctx
+                .mux
+                .new_window(&e.place.session.clone(), &e.cwd.clone(), &[], &argv)
+            {
+                Ok(new_pane) => {
+                    e.handoff_pane = Some(new_pane.clone());
+                    e.place.pane = new_pane;
+                    ctx.ledger.save(&e).map_err(|x| x.to_string())
+                }
+                Err(x) => Err(x.to_string()),
+            }
+        }
+    };
+    if let Err(why) = delivered {
+        e.state = EntryState::Parked;
+        e.resumer = None;
+        e.handoff_pane = None;
+        let _ = ctx.ledger.save(&e);
+        return res(
+            target,
+            &e,
+            "failed",
+            Some(format!("could not reach the pane: {why}")),
+        );
+    }
+    point("after-resume-sent");
+    drop(pane_lock);
+    drop(session_lock);
+    wait_for_verdict(ctx, &e, target)
+}
+
+fn last_line(screen: &str) -> &str {
+    screen
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+}
+
+fn is_placeholder(ctx: &Ctx, pid: u32, eid: &str) -> bool {
+    ctx.platform.process(pid).is_some_and(|p| {
+        p.argv.get(1).is_some_and(|a| a == "hold") && p.argv.get(2).is_some_and(|a| a == eid)
+    })
+}
+
+fn wait_for_verdict(ctx: &Ctx, sent: &Entry, target: &str) -> ActionResult {
+    let t0 = Instant::now();
+    loop {
+        match ctx.ledger.load(&sent.id) {
+            Ok(None) => return res(target, sent, "unparked", None),
+            Ok(Some(cur)) => {
+                if cur.state == EntryState::Parked {
+                    return res(
+                        target,
+                        sent,
+                        "failed",
+                        cur.last_error.or(Some("the resume did not start".into())),
+                    );
+                }
+                let handed_off_only = cur.resumer.map(|r| r.0) == Some(std::process::id());
+                if t0.elapsed() > HANDOFF_TIMEOUT
+                    || (handed_off_only && t0.elapsed() > Duration::from_secs(20))
+                {
+                    if handed_off_only {
+                        let mut back = cur.clone();
+                        back.state = EntryState::Parked;
+                        back.resumer = None;
+                        back.handoff_pane = None;
+                        back.last_error = Some("the pane did not run the resume command".into());
+                        let _ = ctx.ledger.save(&back);
+                        return res(target, sent, "failed", back.last_error);
+                    }
+                    return res(
+                        target,
+                        sent,
+                        "failed",
+                        Some("timed out waiting for the agent to confirm its session".into()),
+                    );
+                }
+            }
+            Err(err) => return res(target, sent, "failed", Some(err.to_string())),
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
