@@ -49,16 +49,43 @@ impl Ctx {
         );
     }
 
-    /// How a user types park: `park` when that resolves to this binary on PATH, else the full path.
-    pub fn typed_name(&self) -> String {
-        if let Some(p) = which("park") {
-            if same_file(&p, &self.exe) {
-                return "park".into();
-            }
+    /// How park is typed into the shell of pane process `shell_pid`: `park` when that resolves to this
+    /// binary on PATH, else the full path; prefixed with `PARK_HOME=…` when that shell would
+    /// otherwise look at another ledger.
+    pub fn typed_name(&self, shell_pid: u32) -> String {
+        let q = |s: &str| {
+            shlex::try_quote(s)
+                .map(|c| c.into_owned())
+                .unwrap_or_else(|_| "''".into())
+        };
+        let prog = match which("park") {
+            Some(p) if same_file(&p, &self.exe) => "park".to_string(),
+            _ => q(&self.exe.to_string_lossy()),
+        };
+        let shell_env = self.platform.environ(shell_pid).unwrap_or_default();
+        let theirs = crate::paths::park_home_from(|k| {
+            crate::platform::env_get(&shell_env, k).map(str::to_string)
+        });
+        if theirs.as_deref().ok() == Some(self.ledger.home.as_path()) {
+            prog
+        } else {
+            format!(
+                "PARK_HOME={} {prog}",
+                q(&self.ledger.home.to_string_lossy())
+            )
         }
-        shlex::try_quote(&self.exe.to_string_lossy())
-            .map(|c| c.into_owned())
-            .unwrap_or_else(|_| self.exe.to_string_lossy().into_owned())
+    }
+
+    /// Variables a process park starts in a pane needs to find this ledger and this server.
+    pub fn park_env(&self) -> Vec<(String, String)> {
+        let mut v = vec![(
+            "PARK_HOME".to_string(),
+            self.ledger.home.to_string_lossy().into_owned(),
+        )];
+        if let Ok(s) = std::env::var("PARK_TMUX_SOCKET") {
+            v.push(("PARK_TMUX_SOCKET".into(), s));
+        }
+        v
     }
 }
 

@@ -340,9 +340,10 @@ fn leave_pane_usable(
             "hold".into(),
             e.id.clone(),
         ];
-        let _ = ctx
-            .mux
-            .respawn(&pane.id, &e.cwd, &placeholder_env(env), &argv);
+        let mut penv = placeholder_env(env);
+        penv.retain(|(k, _)| k != "PARK_HOME" && k != "PARK_TMUX_SOCKET");
+        penv.extend(ctx.park_env());
+        let _ = ctx.mux.respawn(&pane.id, &e.cwd, &penv, &argv);
         if let Some(prev) = remain_before {
             let _ = ctx
                 .mux
@@ -357,7 +358,7 @@ fn leave_pane_usable(
             if shell_prompt_ready(ctx, &p) {
                 let _ = ctx
                     .mux
-                    .send_text(&p.id, &format!("{} unpark .", ctx.typed_name()));
+                    .send_text(&p.id, &format!("{} unpark .", ctx.typed_name(p.pid)));
                 return;
             }
         }

@@ -3,13 +3,20 @@
 use std::path::PathBuf;
 
 pub fn park_home() -> Result<PathBuf, String> {
-    if let Some(h) = std::env::var_os("PARK_HOME").filter(|h| !h.is_empty()) {
+    park_home_from(|k| std::env::var(k).ok())
+}
+
+/// The same rule over any environment (e.g. a pane shell's), so park can tell whether a command
+/// typed into that shell would find this ledger.
+pub fn park_home_from(get: impl Fn(&str) -> Option<String>) -> Result<PathBuf, String> {
+    let get = |k: &str| get(k).filter(|v| !v.is_empty());
+    if let Some(h) = get("PARK_HOME") {
         return absolute(PathBuf::from(h), "PARK_HOME");
     }
-    if let Some(x) = std::env::var_os("XDG_STATE_HOME").filter(|h| !h.is_empty()) {
+    if let Some(x) = get("XDG_STATE_HOME") {
         return absolute(PathBuf::from(x).join("park"), "XDG_STATE_HOME");
     }
-    match std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+    match get("HOME") {
         Some(h) => absolute(PathBuf::from(h).join(".local/state/park"), "HOME"),
         None => Err("neither PARK_HOME, XDG_STATE_HOME nor HOME is set".into()),
     }
@@ -23,5 +30,36 @@ fn absolute(p: PathBuf, var: &str) -> Result<PathBuf, String> {
             "{var} must be an absolute path (got {})",
             p.display()
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn order_and_relative_paths() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(a, _)| *a == k)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        assert_eq!(
+            park_home_from(env(&[("PARK_HOME", "/p"), ("HOME", "/h")])).unwrap(),
+            PathBuf::from("/p")
+        );
+        assert_eq!(
+            park_home_from(env(&[("XDG_STATE_HOME", "/x"), ("HOME", "/h")])).unwrap(),
+            PathBuf::from("/x/park")
+        );
+        assert_eq!(
+            park_home_from(env(&[("HOME", "/h")])).unwrap(),
+            PathBuf::from("/h/.local/state/park")
+        );
+        assert!(park_home_from(env(&[("PARK_HOME", "rel")])).is_err());
+        assert!(park_home_from(env(&[])).is_err());
     }
 }

@@ -256,12 +256,11 @@ fn other_option_re() -> &'static Regex {
     re(&R, r"^\s+\d+\.\s")
 }
 
-/// True when `lines` hold a numbered chooser: a selected option and another option after it.
+/// True when `lines` hold a numbered chooser: a selected option and another option (above or
+/// below it: the selection may be on any row).
 fn has_chooser(lines: &[&str]) -> bool {
-    lines.iter().enumerate().any(|(i, l)| {
-        selected_option_re().is_match(l)
-            && lines[i + 1..].iter().any(|m| other_option_re().is_match(m))
-    })
+    lines.iter().any(|l| selected_option_re().is_match(l))
+        && lines.iter().any(|l| other_option_re().is_match(l))
 }
 
 fn parse_count(digits: &str) -> u32 {
@@ -448,9 +447,9 @@ fn codex_composer(lines: &[&str]) -> Option<(usize, usize)> {
         if !lines[at].starts_with('›') {
             continue;
         }
-        let next_lines: Vec<&str> = lines[at + 1..].iter().take(6).copied().collect();
+        let near = &lines[at.saturating_sub(6)..lines.len().min(at + 7)];
         if selected_option_re().is_match(lines[at])
-            && next_lines.iter().any(|l| other_option_re().is_match(l))
+            && near.iter().any(|l| other_option_re().is_match(l))
         {
             continue; // the selected row of a chooser, e.g. `› 1. Use session directory`
         }
@@ -1112,6 +1111,19 @@ mod tests {
     fn codex_approval_prompt_is_waiting() {
         let screen = "› run it\n\n  Would you like to run the following command?\n\n  $ rm -rf build\n\n› 1. Yes, proceed (y)\n  2. No, and tell Codex what to do differently (esc)\n\n  Press enter to confirm or esc to cancel\n";
         assert_eq!(read_codex(screen), waiting("approval prompt: command"));
+    }
+
+    #[test]
+    fn codex_chooser_with_selection_on_the_last_row_is_not_a_composer() {
+        let screen =
+            "  Update available\n\n  1. Update now\n› 2. Skip\n\n  enter continue · esc back\n";
+        assert_eq!(read_codex(screen), waiting("dialog open"));
+        // A numbered draft without sibling options is still a draft.
+        let screen = format!("› 1. fix the parser{CODEX_FOOT}");
+        assert_eq!(read_codex(&screen), with_draft("1. fix the parser"));
+        // Claude: selection below the first option.
+        let screen = " Pick one\n\n   1. Alpha\n ❯ 2. Beta\n";
+        assert_eq!(read_claude(screen), waiting("dialog open"));
     }
 
     #[test]

@@ -182,6 +182,26 @@ struct ClaudeState {
     info: TranscriptInfo,
     msg_session: Option<String>,
     any_session: Option<String>,
+    /// Timestamp of the record that last set `turn_open`. Real Claude 2.1.197 sometimes writes a
+    /// turn's records out of file order (assistant before its user prompt), so a record only moves
+    /// the turn state when it is not older than the one that set it last.
+    turn_ts: Option<Timestamp>,
+}
+
+fn set_turn(
+    info: &mut TranscriptInfo,
+    turn_ts: &mut Option<Timestamp>,
+    open: bool,
+    ts: Option<Timestamp>,
+) {
+    match (ts, *turn_ts) {
+        (Some(t), Some(cur)) if t < cur => {}
+        (Some(t), _) => {
+            info.turn_open = open;
+            *turn_ts = Some(t);
+        }
+        (None, _) => info.turn_open = open,
+    }
 }
 
 impl ClaudeState {
@@ -199,6 +219,8 @@ impl ClaudeState {
         if let Some(cwd) = str_of(v, "cwd").filter(|c| !c.is_empty()) {
             self.info.cwd = Some(cwd.to_string());
         }
+        let ts = timestamp_of(v);
+        let turn_ts = &mut self.turn_ts;
         let info = &mut self.info;
         match ty {
             "ai-title" => {
@@ -208,12 +230,12 @@ impl ClaudeState {
             }
             "user" => match ClaudeUser::classify(v) {
                 ClaudeUser::Prompt(text) => {
-                    info.turn_open = true;
+                    set_turn(info, turn_ts, true, ts);
                     bump(&mut info.last_real_turn, timestamp_of(v));
                     info.first_prompt.get_or_insert(text);
                 }
-                ClaudeUser::Continues => info.turn_open = true,
-                ClaudeUser::Closes => info.turn_open = false,
+                ClaudeUser::Continues => set_turn(info, turn_ts, true, ts),
+                ClaudeUser::Closes => set_turn(info, turn_ts, false, ts),
                 ClaudeUser::Ignored => {}
             },
             "assistant" => {
@@ -237,7 +259,7 @@ impl ClaudeState {
                 let synthetic = msg.and_then(|m| str_of(m, "model")) == Some("<synthetic>")
                     || text.trim() == "No response requested.";
                 if synthetic {
-                    info.turn_open = false;
+                    set_turn(info, turn_ts, false, ts);
                     return;
                 }
                 bump(&mut info.last_real_turn, timestamp_of(v));
@@ -245,13 +267,15 @@ impl ClaudeState {
                     info.last_assistant = Some(t);
                 }
                 if blocks.iter().any(|b| str_of(b, "type") == Some("tool_use")) {
-                    info.turn_open = true; // waiting for the tool (or its permission prompt)
+                    set_turn(info, turn_ts, true, ts); // waiting for the tool (or its permission prompt)
                 } else if !texts.is_empty() {
-                    info.turn_open = false;
+                    set_turn(info, turn_ts, false, ts);
                 }
                 // Thinking-only records are mid-stream: the turn stays as it was.
             }
-            "system" if str_of(v, "subtype") == Some("turn_duration") => info.turn_open = false,
+            "system" if str_of(v, "subtype") == Some("turn_duration") => {
+                set_turn(info, turn_ts, false, ts)
+            }
             _ => {}
         }
     }
@@ -487,11 +511,17 @@ fn sample_file(path: &Path) -> io::Result<Vec<u8>> {
 }
 
 /// Reads a Claude transcript cheaply (see the module doc).
+///
+/// # Errors
+/// Any I/O error opening or reading `path`.
 pub fn read_claude_file(path: &Path) -> io::Result<TranscriptInfo> {
     Ok(parse_claude(&sample_file(path)?))
 }
 
 /// Reads a Codex rollout cheaply (see the module doc).
+///
+/// # Errors
+/// Any I/O error opening or reading `path`.
 pub fn read_codex_file(path: &Path) -> io::Result<TranscriptInfo> {
     Ok(parse_codex(&sample_file(path)?))
 }
@@ -684,6 +714,22 @@ mod tests {
             info.session_id.as_deref(),
             Some("f2ccbb0d-7d49-495b-b5a5-ae7dae07a6ee")
         );
+    }
+
+    #[test]
+    fn claude_out_of_order_records_use_timestamps() {
+        // Real 2.1.197 file order seen in a resumed pane: the reply lands before its prompt.
+        let lines = [
+            r#"{"type":"assistant","timestamp":"2026-12-02T15:33:48.666Z","uuid":"a","sessionId":"096d855b-0129-4672-b940-ec6b655a668f","message":{"role":"assistant","content":[{"type":"text","text":"Hello PARKTEST-OK"}]}}"#,
+            r#"{"type":"system","subtype":"turn_duration","timestamp":"2026-12-02T15:33:48.674Z","uuid":"b","sessionId":"096d855b-0129-4672-b940-ec6b655a668f"}"#,
+            r#"{"type":"user","timestamp":"2026-12-02T15:33:48.334Z","uuid":"c","origin":{"kind":"human"},"promptSource":"typed","sessionId":"096d855b-0129-4672-b940-ec6b655a668f","message":{"role":"user","content":"second agent"}}"#,
+        ];
+        let info = parse_claude(lines.join("\n").as_bytes());
+        assert!(
+            !info.turn_open,
+            "the reply is newer than the prompt: the turn is closed"
+        );
+        assert_eq!(info.last_real_turn, ts("2026-12-02T15:33:48.666Z"));
     }
 
     #[test]

@@ -527,7 +527,6 @@ pub fn unpark_remote(
         return res(target, &e, "would-unpark", Some(resume_command_line(&e)));
     }
     let pane = s.panes.iter().find(|p| p.id == e.place.pane).cloned();
-    let typed = ctx.typed_name();
     enum How {
         Enter,
         Type(String),
@@ -552,6 +551,7 @@ pub fn unpark_remote(
         Some(p) if is_placeholder(ctx, p.pid, &e.id) => How::Enter,
         Some(p) => {
             let screen = ctx.mux.capture(&p.id, false).unwrap_or_default();
+            let typed = ctx.typed_name(p.pid);
             let prefilled = last_line(&screen)
                 .trim_end()
                 .ends_with(&format!("{typed} unpark ."));
@@ -609,10 +609,12 @@ pub fn unpark_remote(
                 e.id.clone(),
                 "--now".into(),
             ];
-            match ctx
-                .mux
-                .new_window(&e.place.session.clone(), &e.cwd.clone(), &[], &argv)
-            {
+            match ctx.mux.new_window(
+                &e.place.session.clone(),
+                &e.cwd.clone(),
+                &ctx.park_env(),
+                &argv,
+            ) {
                 Ok(new_pane) => {
                     e.handoff_pane = Some(new_pane.clone());
                     e.place.pane = new_pane;
