@@ -28,7 +28,9 @@ pub const VERIFY_TIMEOUT: Duration = Duration::from_secs(45);
 #[derive(Debug, Default, Clone)]
 pub struct LiveSet {
     pub ids: Vec<String>,
-    pub unidentified_claude: usize,
+    /// Config dirs of running Claude processes whose session could not be identified: only one
+    /// sharing the entry's config dir could be running its transcript.
+    pub unidentified_claude: Vec<String>,
     pub unidentified_codex: usize,
 }
 
@@ -38,7 +40,11 @@ impl LiveSet {
         for f in &s.found {
             match &f.ident.session_id {
                 Some(id) => l.ids.push(id.to_lowercase()),
-                None if f.proc.agent == Agent::Claude => l.unidentified_claude += 1,
+                None if f.proc.agent == Agent::Claude => l.unidentified_claude.push(
+                    claude::config_dir(&f.proc.env)
+                        .map(|d| d.to_string_lossy().into_owned())
+                        .unwrap_or_default(),
+                ),
                 None => l.unidentified_codex += 1,
             }
         }
@@ -200,8 +206,13 @@ fn gate(ctx: &Ctx, eid: &str, target: &str, live: &LiveSet, my_pane: Option<&str
             Some("this session is already running; cleared its parked state".into()),
         ));
     }
-    if e.agent == Agent::Claude && live.unidentified_claude > 0 {
-        return Gate::Done(res(target, &e, "refused", Some(format!("{} running Claude process(es) could not be identified, so a second process on this session cannot be ruled out", live.unidentified_claude))));
+    let unknown = live
+        .unidentified_claude
+        .iter()
+        .filter(|d| d.is_empty() || e.config_dir.as_deref() == Some(d.as_str()))
+        .count();
+    if e.agent == Agent::Claude && unknown > 0 {
+        return Gate::Done(res(target, &e, "refused", Some(format!("{unknown} running Claude process(es) with this config dir could not be identified, so a second process on this session cannot be ruled out"))));
     }
     if let Err(why) = restorable(&e) {
         return Gate::Done(res(target, &e, "refused", Some(why)));

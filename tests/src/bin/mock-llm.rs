@@ -1,0 +1,972 @@
+//! `mock-llm`: a local stand-in for the Anthropic Messages API and the OpenAI Responses API,
+//! so the REAL `claude` and `codex` CLIs can run offline in tests.
+//!
+//! Contract:
+//! * One HTTP/1.1 server on 127.0.0.1 serves both APIs; the path picks the API:
+//!   - Anthropic: `POST /v1/messages` (JSON, or SSE when `"stream": true`),
+//!     `POST /v1/messages/count_tokens`, `HEAD /` (Claude's preconnect);
+//!   - OpenAI: `POST /v1/responses` (SSE, or JSON without `stream`), `POST /v1/chat/completions`;
+//!   - both: `GET /v1/models[/<id>]` answers one body carrying the fields of both list shapes.
+//!
+//!   Anything else is logged and answered 404.
+//! * Args: `--port N` (0 picks a free port), `--port-file PATH` (the bound port is written there,
+//!   atomically, once the socket listens), `--log PATH` (JSONL, one line per request: method, path,
+//!   api, kind, the last user message text, the agent's session header), `--bodies DIR` (every POST
+//!   body saved as `NNNN.json`), `--exit-with-parent` (exit when the spawning process dies, so a
+//!   crashed test never leaves a server behind).
+//! * Replies: `Hello from the mock <API> server (canned reply #N). PARKTEST-OK`, N counting model
+//!   requests. Structured-output requests (Claude's session title, Codex's thread title) get JSON
+//!   whose string fields are `"Mock " + the first words of the user prompt`, so sessions started
+//!   with different prompts get different titles.
+//! * Directives, read from the LAST user message text:
+//!   - `[slow N]`: hold the stream open N seconds (Anthropic `ping` events / SSE comments each
+//!     second) before the text, so the agent shows a busy screen;
+//!   - `[tool CMD]`: answer with a tool call running CMD (Claude: `Bash` tool_use; Codex:
+//!     `exec_command` function_call). The follow-up request that carries the tool result gets
+//!     `Tool finished. ` + the canned text, so the turn ends;
+//!   - `[bgtool CMD]`: like `[tool CMD]`, with `run_in_background: true` for Claude (Codex already
+//!     keeps long commands running as a background terminal, so it is the same as `[tool CMD]`).
+//! * Every connection gets its own thread, so a slow stream never blocks another agent.
+
+use regex::Regex;
+use serde_json::{json, Map, Value};
+use std::collections::HashMap;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// Shared server state: counters and the log sinks.
+struct State {
+    /// Model requests answered so far (the `#N` in the canned text).
+    replies: AtomicU64,
+    /// All POSTs so far (names the saved bodies).
+    posts: AtomicU64,
+    log: Option<Mutex<File>>,
+    bodies: Option<PathBuf>,
+}
+
+impl State {
+    fn log(&self, mut rec: Map<String, Value>) {
+        let Some(log) = &self.log else { return };
+        let ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0);
+        rec.insert("ts_ms".into(), json!(ms));
+        let mut line = Value::Object(rec).to_string();
+        line.push('\n');
+        // One write per line under the lock: concurrent requests never interleave.
+        if let Ok(mut f) = log.lock() {
+            let _ = f.write_all(line.as_bytes());
+            let _ = f.flush();
+        }
+    }
+}
+
+struct Args {
+    port: u16,
+    port_file: Option<PathBuf>,
+    log: Option<PathBuf>,
+    bodies: Option<PathBuf>,
+    exit_with_parent: bool,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut args = Args {
+        port: 0,
+        port_file: None,
+        log: None,
+        bodies: None,
+        exit_with_parent: false,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(a) = it.next() {
+        let mut val = |name: &str| it.next().ok_or_else(|| format!("{name} needs a value"));
+        match a.as_str() {
+            "--port" => args.port = val("--port")?.parse().map_err(|e| format!("--port: {e}"))?,
+            "--port-file" => args.port_file = Some(val("--port-file")?.into()),
+            "--log" => args.log = Some(val("--log")?.into()),
+            "--bodies" => args.bodies = Some(val("--bodies")?.into()),
+            "--exit-with-parent" => args.exit_with_parent = true,
+            "-h" | "--help" => {
+                println!(
+                    "usage: mock-llm [--port N] [--port-file PATH] [--log PATH] [--bodies DIR] [--exit-with-parent]"
+                );
+                std::process::exit(0);
+            }
+            other => return Err(format!("unknown argument {other:?}")),
+        }
+    }
+    Ok(args)
+}
+
+fn main() {
+    let args = match parse_args() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("mock-llm: {e}");
+            std::process::exit(2);
+        }
+    };
+    let log = args.log.as_ref().map(|p| {
+        if let Some(dir) = p.parent() {
+            let _ = fs::create_dir_all(dir);
+        }
+        let f = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(p)
+            .unwrap_or_else(|e| panic!("mock-llm: cannot open log {}: {e}", p.display()));
+        Mutex::new(f)
+    });
+    if let Some(dir) = &args.bodies {
+        fs::create_dir_all(dir).expect("mock-llm: cannot create --bodies dir");
+    }
+    let state = Arc::new(State {
+        replies: AtomicU64::new(0),
+        posts: AtomicU64::new(0),
+        log,
+        bodies: args.bodies.clone(),
+    });
+
+    let listener = TcpListener::bind(("127.0.0.1", args.port)).unwrap_or_else(|e| {
+        eprintln!("mock-llm: bind 127.0.0.1:{}: {e}", args.port);
+        std::process::exit(1);
+    });
+    let port = listener.local_addr().expect("local_addr").port();
+    if let Some(pf) = &args.port_file {
+        // Write then rename, so a reader polling the file never sees a partial number.
+        let tmp = pf.with_extension("tmp");
+        fs::write(&tmp, format!("{port}\n")).expect("mock-llm: write port file");
+        fs::rename(&tmp, pf).expect("mock-llm: rename port file");
+    }
+    eprintln!("mock-llm listening on http://127.0.0.1:{port}");
+
+    if args.exit_with_parent {
+        // Reparenting (to init or a subreaper) means whoever started us is gone.
+        let parent = std::os::unix::process::parent_id();
+        thread::spawn(move || loop {
+            thread::sleep(Duration::from_millis(500));
+            if std::os::unix::process::parent_id() != parent {
+                std::process::exit(0);
+            }
+        });
+    }
+
+    for conn in listener.incoming() {
+        let Ok(stream) = conn else { continue };
+        let state = Arc::clone(&state);
+        thread::spawn(move || {
+            let _ = serve_connection(stream, &state);
+        });
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTTP/1.1 plumbing (just what the two CLIs use: keep-alive, Content-Length or chunked bodies).
+
+struct Request {
+    method: String,
+    path: String,
+    headers: HashMap<String, String>,
+    body: Vec<u8>,
+}
+
+impl Request {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).map(String::as_str)
+    }
+}
+
+fn read_line(r: &mut impl BufRead) -> io::Result<Option<String>> {
+    let mut buf = Vec::new();
+    if r.read_until(b'\n', &mut buf)? == 0 {
+        return Ok(None);
+    }
+    while matches!(buf.last(), Some(b'\n' | b'\r')) {
+        buf.pop();
+    }
+    Ok(Some(String::from_utf8_lossy(&buf).into_owned()))
+}
+
+fn read_request(r: &mut BufReader<TcpStream>) -> io::Result<Option<Request>> {
+    // Skip stray blank lines between pipelined requests.
+    let line = loop {
+        match read_line(r)? {
+            None => return Ok(None),
+            Some(l) if l.is_empty() => continue,
+            Some(l) => break l,
+        }
+    };
+    let mut parts = line.split_whitespace();
+    let method = parts.next().unwrap_or("").to_string();
+    let path = parts.next().unwrap_or("/").to_string();
+    let mut headers = HashMap::new();
+    loop {
+        let Some(h) = read_line(r)? else {
+            return Ok(None);
+        };
+        if h.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = h.split_once(':') {
+            headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
+        }
+    }
+    if headers
+        .get("expect")
+        .is_some_and(|v| v.eq_ignore_ascii_case("100-continue"))
+    {
+        r.get_mut().write_all(b"HTTP/1.1 100 Continue\r\n\r\n")?;
+    }
+    let mut body = Vec::new();
+    let chunked = headers
+        .get("transfer-encoding")
+        .is_some_and(|v| v.to_ascii_lowercase().contains("chunked"));
+    if chunked {
+        loop {
+            let size_line = read_line(r)?.unwrap_or_default();
+            let size_hex = size_line.split(';').next().unwrap_or("").trim();
+            let size = usize::from_str_radix(size_hex, 16)
+                .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "bad chunk size"))?;
+            if size == 0 {
+                // Trailers, up to the blank line.
+                while let Some(t) = read_line(r)? {
+                    if t.is_empty() {
+                        break;
+                    }
+                }
+                break;
+            }
+            let start = body.len();
+            body.resize(start + size, 0);
+            r.read_exact(&mut body[start..])?;
+            read_line(r)?; // CRLF after the chunk
+        }
+    } else if let Some(n) = headers
+        .get("content-length")
+        .and_then(|v| v.parse::<usize>().ok())
+    {
+        body.resize(n, 0);
+        r.read_exact(&mut body)?;
+    }
+    Ok(Some(Request {
+        method,
+        path,
+        headers,
+        body,
+    }))
+}
+
+/// The response side of one request.
+struct Out<'a> {
+    stream: &'a mut TcpStream,
+    head_only: bool,
+}
+
+impl Out<'_> {
+    fn json(&mut self, code: u16, body: &Value) -> io::Result<()> {
+        let data = body.to_string();
+        let head = format!(
+            "HTTP/1.1 {code} {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nrequest-id: req_mock_{}\r\n\r\n",
+            reason(code),
+            data.len(),
+            rand_hex(12)
+        );
+        self.stream.write_all(head.as_bytes())?;
+        if !self.head_only {
+            self.stream.write_all(data.as_bytes())?;
+        }
+        self.stream.flush()
+    }
+
+    fn empty(&mut self, code: u16) -> io::Result<()> {
+        let head = format!(
+            "HTTP/1.1 {code} {}\r\nContent-Length: 0\r\n\r\n",
+            reason(code)
+        );
+        self.stream.write_all(head.as_bytes())?;
+        self.stream.flush()
+    }
+
+    /// Starts an SSE response; the body is sent with chunked encoding, one chunk per event.
+    fn sse_start(&mut self) -> io::Result<()> {
+        let head = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\nrequest-id: req_mock_{}\r\n\r\n",
+            rand_hex(12)
+        );
+        self.stream.write_all(head.as_bytes())?;
+        self.stream.flush()
+    }
+
+    fn chunk(&mut self, payload: &str) -> io::Result<()> {
+        let mut buf = format!("{:x}\r\n", payload.len()).into_bytes();
+        buf.extend_from_slice(payload.as_bytes());
+        buf.extend_from_slice(b"\r\n");
+        self.stream.write_all(&buf)?;
+        self.stream.flush()
+    }
+
+    /// A named SSE event (`event:` + `data:`), the shape both SDKs parse.
+    fn event(&mut self, name: &str, data: &Value) -> io::Result<()> {
+        self.chunk(&format!("event: {name}\ndata: {data}\n\n"))
+    }
+
+    fn sse_end(&mut self) -> io::Result<()> {
+        self.stream.write_all(b"0\r\n\r\n")?;
+        self.stream.flush()
+    }
+}
+
+fn reason(code: u16) -> &'static str {
+    match code {
+        200 => "OK",
+        400 => "Bad Request",
+        404 => "Not Found",
+        _ => "Status",
+    }
+}
+
+fn serve_connection(stream: TcpStream, state: &State) -> io::Result<()> {
+    let _ = stream.set_nodelay(true);
+    // An idle keep-alive connection is dropped after a while, so threads do not pile up.
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(600)));
+    let mut writer = stream.try_clone()?;
+    let mut reader = BufReader::new(stream);
+    while let Some(req) = read_request(&mut reader)? {
+        let close = req
+            .header("connection")
+            .is_some_and(|v| v.eq_ignore_ascii_case("close"));
+        let mut out = Out {
+            stream: &mut writer,
+            head_only: req.method == "HEAD",
+        };
+        handle(&req, &mut out, state)?;
+        if close {
+            break;
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Routing and the two APIs.
+
+fn handle(req: &Request, out: &mut Out, state: &State) -> io::Result<()> {
+    let path = req.path.split('?').next().unwrap_or("").to_string();
+    let mut rec = Map::new();
+    rec.insert("method".into(), json!(req.method));
+    rec.insert("path".into(), json!(req.path));
+    match req.method.as_str() {
+        "HEAD" => {
+            state.log(rec);
+            out.empty(200)
+        }
+        "GET" => {
+            state.log(rec);
+            if path.trim_end_matches('/') == "/v1/models" {
+                out.json(200, &models_list())
+            } else if let Some(id) = path.strip_prefix("/v1/models/") {
+                out.json(200, &model_entry(id))
+            } else {
+                out.json(404, &not_found(&path))
+            }
+        }
+        "POST" => {
+            let seq = state.posts.fetch_add(1, Ordering::SeqCst) + 1;
+            if let Some(dir) = &state.bodies {
+                let _ = fs::write(dir.join(format!("{seq:04}.json")), &req.body);
+            }
+            let body: Value = serde_json::from_slice(&req.body).unwrap_or_else(|_| json!({}));
+            rec.insert("seq".into(), json!(seq));
+            if let Some(enc) = req.header("content-encoding") {
+                rec.insert("content_encoding".into(), json!(enc));
+            }
+            // The agents' own session ids, so a test can tie a request to a session.
+            for h in ["x-claude-code-session-id", "session-id", "thread-id"] {
+                if let Some(v) = req.header(h) {
+                    rec.insert(h.into(), json!(v));
+                }
+            }
+            match path.as_str() {
+                "/v1/messages" => anthropic_messages(&body, rec, out, state),
+                "/v1/messages/count_tokens" => {
+                    rec.insert("api".into(), json!("anthropic"));
+                    state.log(rec);
+                    out.json(200, &json!({"input_tokens": 42}))
+                }
+                "/v1/responses" => openai_responses(&body, rec, out, state),
+                "/v1/chat/completions" => openai_chat(&body, rec, out, state),
+                _ => {
+                    state.log(rec);
+                    out.json(404, &not_found(&path))
+                }
+            }
+        }
+        _ => {
+            state.log(rec);
+            out.json(404, &not_found(&path))
+        }
+    }
+}
+
+fn not_found(path: &str) -> Value {
+    // Carries both error shapes: Anthropic's `type`+`error.type`, OpenAI's `error.message`.
+    json!({"type": "error", "error": {"type": "not_found_error", "message": format!("mock: no {path}")}})
+}
+
+const MODEL_IDS: [&str; 4] = [
+    "mock-model",
+    "claude-sonnet-4-5",
+    "claude-opus-4-1",
+    "claude-haiku-4-5",
+];
+
+/// One model entry with the fields of both APIs (Anthropic: `type`, `display_name`,
+/// `created_at`; OpenAI: `object`, `created`, `owned_by`). Extra fields are ignored by both.
+fn model_entry(id: &str) -> Value {
+    json!({
+        "type": "model", "id": id, "display_name": id, "created_at": "2025-01-01T00:00:00Z",
+        "object": "model", "created": 0, "owned_by": "mock",
+    })
+}
+
+fn models_list() -> Value {
+    let data: Vec<Value> = MODEL_IDS.iter().map(|id| model_entry(id)).collect();
+    json!({
+        "object": "list", "data": data, "has_more": false,
+        "first_id": MODEL_IDS[0], "last_id": MODEL_IDS[MODEL_IDS.len() - 1],
+        // Codex's own model-catalog shape; empty means "use fallback metadata".
+        "models": [],
+    })
+}
+
+/// What the last user message asks for.
+struct Directives {
+    slow_secs: u64,
+    tool: Option<String>,
+    background: bool,
+}
+
+fn directives(text: &str) -> Directives {
+    static SLOW: OnceLock<Regex> = OnceLock::new();
+    static TOOL: OnceLock<Regex> = OnceLock::new();
+    let slow = SLOW.get_or_init(|| Regex::new(r"\[slow (\d+)\]").unwrap());
+    let tool = TOOL.get_or_init(|| Regex::new(r"\[(bg)?tool ([^\]]+)\]").unwrap());
+    let slow_secs = slow
+        .captures(text)
+        .and_then(|c| c[1].parse().ok())
+        .unwrap_or(0);
+    let (tool, background) = match tool.captures(text) {
+        Some(c) => (Some(c[2].to_string()), c.get(1).is_some()),
+        None => (None, false),
+    };
+    Directives {
+        slow_secs,
+        tool,
+        background,
+    }
+}
+
+/// Text of a message `content`: a string, or the `text` of every text-ish block.
+fn content_text(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| {
+                let t = b.get("type").and_then(Value::as_str).unwrap_or("");
+                if matches!(t, "text" | "input_text" | "output_text") {
+                    b.get("text").and_then(Value::as_str)
+                } else {
+                    None
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// Text of the last `role: user` item in `items` (Anthropic `messages`, OpenAI `input`).
+fn last_user_text(items: Option<&Value>) -> String {
+    match items {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .rev()
+            .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))
+            .map(|m| content_text(m.get("content").unwrap_or(&Value::Null)))
+            .unwrap_or_default(),
+        _ => String::new(),
+    }
+}
+
+/// `text` without Claude's `<system-reminder>` blocks (context it prepends to prompts), so the
+/// log shows what the user typed.
+fn strip_reminders(text: &str) -> String {
+    static BLOCK: OnceLock<Regex> = OnceLock::new();
+    let block =
+        BLOCK.get_or_init(|| Regex::new(r"(?s)<system-reminder>.*?</system-reminder>").unwrap());
+    block.replace_all(text, "").trim().to_string()
+}
+
+/// `"Mock " + the first `words` words of the user's prompt`, with markup and directives removed.
+fn title_from(prompt: &str, words: usize, max_chars: usize) -> String {
+    static TAG: OnceLock<Regex> = OnceLock::new();
+    static DIRECTIVE: OnceLock<Regex> = OnceLock::new();
+    static AFTER: OnceLock<Regex> = OnceLock::new();
+    static SESSION: OnceLock<Regex> = OnceLock::new();
+    let tag = TAG.get_or_init(|| Regex::new(r"<[^>]+>").unwrap());
+    let directive = DIRECTIVE.get_or_init(|| Regex::new(r"\[(slow|tool|bgtool) [^\]]*\]").unwrap());
+    // Codex wraps the prompt in instructions ending with "User prompt: ...".
+    let after = AFTER.get_or_init(|| Regex::new(r"(?s)User prompt:\s*(.*)").unwrap());
+    // Claude puts the conversation in `<session>...</session>`, followed by instructions.
+    let session = SESSION.get_or_init(|| Regex::new(r"(?s)<session>(.*?)</session>").unwrap());
+    let text = session
+        .captures(prompt)
+        .or_else(|| after.captures(prompt))
+        .map(|c| c[1].to_string())
+        .unwrap_or_else(|| prompt.to_string());
+    let text = strip_reminders(&text);
+    let text = tag.replace_all(&text, " ");
+    let text = directive.replace_all(&text, " ");
+    let head: Vec<&str> = text.split_whitespace().take(words).collect();
+    let title = format!("Mock {}", head.join(" "));
+    title
+        .trim()
+        .chars()
+        .take(max_chars)
+        .collect::<String>()
+        .trim()
+        .to_string()
+}
+
+/// For a JSON-schema structured-output request: an object filling each property.
+fn structured_answer(props: &Map<String, Value>, title: &str) -> String {
+    let obj: Map<String, Value> = props
+        .iter()
+        .map(|(k, v)| {
+            let val = match v.get("type").and_then(Value::as_str) {
+                Some("string") => json!(title),
+                Some("boolean") => json!(false),
+                Some("number" | "integer") => json!(0),
+                Some("array") => json!([]),
+                _ => Value::Null,
+            };
+            (k.clone(), val)
+        })
+        .collect();
+    Value::Object(obj).to_string()
+}
+
+fn schema_props(format: Option<&Value>) -> Option<&Map<String, Value>> {
+    let f = format?;
+    if f.get("type").and_then(Value::as_str) != Some("json_schema") {
+        return None;
+    }
+    f.get("schema")?
+        .get("properties")?
+        .as_object()
+        .filter(|p| !p.is_empty())
+}
+
+/// Splits `text` into word groups, to stream it as several deltas like a real model.
+fn word_groups(text: &str, per: usize) -> Vec<String> {
+    let words: Vec<&str> = text.split_inclusive(' ').collect();
+    words.chunks(per).map(|c| c.concat()).collect()
+}
+
+fn rand_hex(n: usize) -> String {
+    static SEQ: AtomicU64 = AtomicU64::new(0);
+    // Uniqueness is all that matters for these ids; no RNG dependency needed.
+    let mut x = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+        ^ (SEQ
+            .fetch_add(1, Ordering::Relaxed)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15))
+        ^ ((std::process::id() as u64) << 32);
+    let mut s = String::with_capacity(n);
+    while s.len() < n {
+        // splitmix64 step
+        x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = x;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        s.push_str(&format!("{z:016x}"));
+    }
+    s.truncate(n);
+    s
+}
+
+fn sleep_ms(ms: u64) {
+    thread::sleep(Duration::from_millis(ms));
+}
+
+// ---- Anthropic Messages API -----------------------------------------------------------------
+
+fn anthropic_messages(
+    body: &Value,
+    mut rec: Map<String, Value>,
+    out: &mut Out,
+    state: &State,
+) -> io::Result<()> {
+    let n = state.replies.fetch_add(1, Ordering::SeqCst) + 1;
+    let user = strip_reminders(&last_user_text(body.get("messages")));
+    let d = directives(&user);
+    let model = body
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or("claude-mock")
+        .to_string();
+    let last = body
+        .get("messages")
+        .and_then(Value::as_array)
+        .and_then(|m| m.last());
+    let has_tool_result = last
+        .and_then(|m| m.get("content"))
+        .and_then(Value::as_array)
+        .is_some_and(|blocks| {
+            blocks
+                .iter()
+                .any(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+        });
+    let offers_tools = body
+        .get("tools")
+        .and_then(Value::as_array)
+        .is_some_and(|t| !t.is_empty());
+    let props = schema_props(body.get("output_config").and_then(|o| o.get("format")));
+
+    let mut text = format!("Hello from the mock Anthropic server (canned reply #{n}). PARKTEST-OK");
+    let mut tool = None;
+    let kind = if let Some(props) = props {
+        text = structured_answer(props, &title_from(&user, 5, 60));
+        "title"
+    } else if has_tool_result {
+        text = format!("Tool finished. {text}");
+        "tool_result"
+    } else if let (Some(cmd), true) = (&d.tool, offers_tools) {
+        tool = Some(cmd.clone());
+        "tool"
+    } else {
+        "text"
+    };
+    rec.insert("api".into(), json!("anthropic"));
+    rec.insert("kind".into(), json!(kind));
+    rec.insert("reply".into(), json!(n));
+    rec.insert("stream".into(), json!(body.get("stream")));
+    rec.insert("last_user".into(), json!(truncate(&user, 500)));
+    state.log(rec);
+
+    let msg_id = format!("msg_mock_{}", rand_hex(20));
+    let usage = json!({"input_tokens": 10, "output_tokens": 12,
+                       "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0});
+    let tool_input = tool.as_ref().map(|cmd| {
+        let mut input = json!({"command": cmd, "description": "mock tool call"});
+        if d.background {
+            input["run_in_background"] = json!(true);
+        }
+        input
+    });
+    let tool_id = format!("toolu_mock_{}", rand_hex(16));
+
+    if body.get("stream").and_then(Value::as_bool) != Some(true) {
+        let (content, stop) = match &tool_input {
+            Some(input) => (
+                json!([{"type": "tool_use", "id": tool_id, "name": "Bash", "input": input}]),
+                "tool_use",
+            ),
+            None => (json!([{"type": "text", "text": text}]), "end_turn"),
+        };
+        if d.slow_secs > 0 {
+            thread::sleep(Duration::from_secs(d.slow_secs));
+        }
+        return out.json(
+            200,
+            &json!({"id": msg_id, "type": "message", "role": "assistant", "model": model,
+                    "content": content, "stop_reason": stop, "stop_sequence": null, "usage": usage}),
+        );
+    }
+
+    out.sse_start()?;
+    let mut start_usage = usage.clone();
+    start_usage["output_tokens"] = json!(1);
+    out.event(
+        "message_start",
+        &json!({"type": "message_start", "message": {
+            "id": msg_id, "type": "message", "role": "assistant", "model": model, "content": [],
+            "stop_reason": null, "stop_sequence": null, "usage": start_usage}}),
+    )?;
+    for _ in 0..d.slow_secs {
+        sleep_ms(1000);
+        out.event("ping", &json!({"type": "ping"}))?;
+    }
+    if let Some(input) = tool_input {
+        out.event(
+            "content_block_start",
+            &json!({"type": "content_block_start", "index": 0, "content_block":
+                    {"type": "tool_use", "id": tool_id, "name": "Bash", "input": {}}}),
+        )?;
+        out.event(
+            "content_block_delta",
+            &json!({"type": "content_block_delta", "index": 0, "delta":
+                    {"type": "input_json_delta", "partial_json": input.to_string()}}),
+        )?;
+        out.event(
+            "content_block_stop",
+            &json!({"type": "content_block_stop", "index": 0}),
+        )?;
+        out.event(
+            "message_delta",
+            &json!({"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": null},
+                    "usage": {"output_tokens": 20}}),
+        )?;
+    } else {
+        out.event(
+            "content_block_start",
+            &json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        )?;
+        for g in word_groups(&text, 3) {
+            out.event(
+                "content_block_delta",
+                &json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": g}}),
+            )?;
+            sleep_ms(20);
+        }
+        out.event(
+            "content_block_stop",
+            &json!({"type": "content_block_stop", "index": 0}),
+        )?;
+        out.event(
+            "message_delta",
+            &json!({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": null},
+                    "usage": {"output_tokens": 12}}),
+        )?;
+    }
+    out.event("message_stop", &json!({"type": "message_stop"}))?;
+    out.sse_end()
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    s.chars().take(max).collect()
+}
+
+// ---- OpenAI Responses API -------------------------------------------------------------------
+
+fn openai_usage() -> Value {
+    json!({"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0},
+           "output_tokens": 12, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 22})
+}
+
+fn unix_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+fn openai_responses(
+    body: &Value,
+    mut rec: Map<String, Value>,
+    out: &mut Out,
+    state: &State,
+) -> io::Result<()> {
+    let n = state.replies.fetch_add(1, Ordering::SeqCst) + 1;
+    let user = last_user_text(body.get("input"));
+    let d = directives(&user);
+    let model = body
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or("mock-model")
+        .to_string();
+    let last_is_tool_output = body
+        .get("input")
+        .and_then(Value::as_array)
+        .and_then(|i| i.last())
+        .and_then(|i| i.get("type"))
+        .and_then(Value::as_str)
+        == Some("function_call_output");
+    let offers_tools = body
+        .get("tools")
+        .and_then(Value::as_array)
+        .is_some_and(|t| !t.is_empty());
+    let props = schema_props(body.get("text").and_then(|t| t.get("format")));
+
+    let mut text = format!("Hello from the mock OpenAI server (canned reply #{n}). PARKTEST-OK");
+    let mut tool = None;
+    let kind = if let Some(props) = props {
+        text = structured_answer(props, &title_from(&user, 4, 30));
+        "title"
+    } else if last_is_tool_output {
+        text = format!("Tool finished. {text}");
+        "tool_result"
+    } else if let (Some(cmd), true) = (&d.tool, offers_tools) {
+        tool = Some(cmd.clone());
+        "tool"
+    } else {
+        "text"
+    };
+    rec.insert("api".into(), json!("openai"));
+    rec.insert("kind".into(), json!(kind));
+    rec.insert("reply".into(), json!(n));
+    rec.insert("stream".into(), json!(body.get("stream")));
+    rec.insert("last_user".into(), json!(truncate(&user, 500)));
+    state.log(rec);
+
+    let rid = format!("resp_mock_{}", rand_hex(16));
+    let item = match &tool {
+        Some(cmd) => json!({
+            "type": "function_call", "id": format!("fc_mock_{}", rand_hex(12)), "status": "completed",
+            "call_id": format!("call_mock_{}", rand_hex(12)), "name": "exec_command",
+            "arguments": json!({"cmd": cmd}).to_string()}),
+        None => json!({
+            "type": "message", "id": format!("msg_mock_{}", rand_hex(16)), "role": "assistant",
+            "status": "completed", "content": [{"type": "output_text", "text": text, "annotations": []}]}),
+    };
+    let resp = json!({"id": rid, "object": "response", "created_at": unix_secs(), "model": model,
+                      "status": "completed", "output": [item], "usage": openai_usage()});
+
+    if body.get("stream").and_then(Value::as_bool) != Some(true) {
+        if d.slow_secs > 0 {
+            thread::sleep(Duration::from_secs(d.slow_secs));
+        }
+        return out.json(200, &resp);
+    }
+
+    out.sse_start()?;
+    let mut created = resp.clone();
+    created["status"] = json!("in_progress");
+    created["output"] = json!([]);
+    let ev = |out: &mut Out, data: Value| {
+        let name = data["type"].as_str().unwrap_or("message").to_string();
+        out.event(&name, &data)
+    };
+    ev(
+        out,
+        json!({"type": "response.created", "response": created}),
+    )?;
+    for _ in 0..d.slow_secs {
+        sleep_ms(1000);
+        // An SSE comment: keeps the connection visibly alive, ignored by every SSE parser.
+        out.chunk(": keepalive\n\n")?;
+    }
+    let item_id = item["id"].as_str().unwrap_or("").to_string();
+    if tool.is_some() {
+        let args = item["arguments"].as_str().unwrap_or("{}").to_string();
+        let mut added = item.clone();
+        added["arguments"] = json!("");
+        ev(
+            out,
+            json!({"type": "response.output_item.added", "output_index": 0, "item": added}),
+        )?;
+        ev(
+            out,
+            json!({"type": "response.function_call_arguments.delta", "item_id": item_id,
+                   "output_index": 0, "delta": args}),
+        )?;
+        ev(
+            out,
+            json!({"type": "response.function_call_arguments.done", "item_id": item_id,
+                   "output_index": 0, "arguments": args}),
+        )?;
+    } else {
+        let mut added = item.clone();
+        added["status"] = json!("in_progress");
+        added["content"] = json!([]);
+        ev(
+            out,
+            json!({"type": "response.output_item.added", "output_index": 0, "item": added}),
+        )?;
+        ev(
+            out,
+            json!({"type": "response.content_part.added", "item_id": item_id, "output_index": 0,
+                   "content_index": 0, "part": {"type": "output_text", "text": "", "annotations": []}}),
+        )?;
+        for g in word_groups(&text, 3) {
+            ev(
+                out,
+                json!({"type": "response.output_text.delta", "item_id": item_id, "output_index": 0,
+                       "content_index": 0, "delta": g}),
+            )?;
+            sleep_ms(20);
+        }
+        ev(
+            out,
+            json!({"type": "response.output_text.done", "item_id": item_id, "output_index": 0,
+                   "content_index": 0, "text": text}),
+        )?;
+        ev(
+            out,
+            json!({"type": "response.content_part.done", "item_id": item_id, "output_index": 0,
+                   "content_index": 0, "part": {"type": "output_text", "text": text, "annotations": []}}),
+        )?;
+    }
+    ev(
+        out,
+        json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
+    )?;
+    ev(out, json!({"type": "response.completed", "response": resp}))?;
+    out.sse_end()
+}
+
+// ---- OpenAI Chat Completions (not used by Codex 0.171, kept for other clients) ---------------
+
+fn openai_chat(
+    body: &Value,
+    mut rec: Map<String, Value>,
+    out: &mut Out,
+    state: &State,
+) -> io::Result<()> {
+    let n = state.replies.fetch_add(1, Ordering::SeqCst) + 1;
+    let user = last_user_text(body.get("messages"));
+    let d = directives(&user);
+    let model = body
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or("mock-model")
+        .to_string();
+    let text = format!("Hello from the mock OpenAI server (canned reply #{n}). PARKTEST-OK");
+    rec.insert("api".into(), json!("openai-chat"));
+    rec.insert("kind".into(), json!("text"));
+    rec.insert("reply".into(), json!(n));
+    rec.insert("last_user".into(), json!(truncate(&user, 500)));
+    state.log(rec);
+    let cid = format!("chatcmpl-mock{}", rand_hex(10));
+    if d.slow_secs > 0 {
+        thread::sleep(Duration::from_secs(d.slow_secs));
+    }
+    if body.get("stream").and_then(Value::as_bool) != Some(true) {
+        return out.json(
+            200,
+            &json!({"id": cid, "object": "chat.completion", "created": unix_secs(), "model": model,
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": text}}],
+                    "usage": {"prompt_tokens": 10, "completion_tokens": 12, "total_tokens": 22}}),
+        );
+    }
+    out.sse_start()?;
+    let chunk = |out: &mut Out, delta: Value, finish: Value| {
+        let d = json!({"id": cid, "object": "chat.completion.chunk", "created": unix_secs(),
+                       "model": model, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+        out.chunk(&format!("data: {d}\n\n"))
+    };
+    chunk(
+        out,
+        json!({"role": "assistant", "content": ""}),
+        Value::Null,
+    )?;
+    for g in word_groups(&text, 3) {
+        chunk(out, json!({"content": g}), Value::Null)?;
+    }
+    chunk(out, json!({}), json!("stop"))?;
+    out.chunk("data: [DONE]\n\n")?;
+    out.sse_end()
+}

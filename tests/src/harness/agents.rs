@@ -1,0 +1,99 @@
+//! Where the real agent CLIs live: the pinned npm installs made by `scripts/setup`.
+//!
+//! Layout (must match `scripts/setup`):
+//! `${PARK_AGENTS_DIR:-$HOME/.cache/park/agents}/claude/node_modules/.bin/claude` and
+//! `.../codex/node_modules/.bin/codex`. The installed versions are read from the packages'
+//! `package.json` (no process is started), and must equal the pinned ones.
+
+use std::path::{Path, PathBuf};
+
+/// The pinned `@anthropic-ai/claude-code` version.
+pub const CLAUDE_VERSION: &str = "2.1.197";
+/// The pinned `@openai/codex` version.
+pub const CODEX_VERSION: &str = "0.171.0";
+
+/// Paths of the real agent binaries.
+#[derive(Debug, Clone)]
+pub struct Agents {
+    /// `claude` (the native binary, via npm's `.bin` link).
+    pub claude: PathBuf,
+    /// `codex` (the Node wrapper that starts the native binary).
+    pub codex: PathBuf,
+}
+
+impl Agents {
+    /// The install root: `$PARK_AGENTS_DIR`, else `$HOME/.cache/park/agents`. A relative
+    /// `PARK_AGENTS_DIR` is taken from the workspace root (where `scripts/setup` is usually run),
+    /// not from the test's cwd (the package dir).
+    pub fn dir() -> PathBuf {
+        match std::env::var_os("PARK_AGENTS_DIR") {
+            Some(d) if !d.is_empty() => {
+                let d = PathBuf::from(d);
+                if d.is_absolute() {
+                    d
+                } else {
+                    Path::new(env!("CARGO_MANIFEST_DIR"))
+                        .parent()
+                        .unwrap_or(Path::new("/"))
+                        .join(d)
+                }
+            }
+            _ => {
+                let home = std::env::var_os("HOME").unwrap_or_else(|| "/root".into());
+                Path::new(&home).join(".cache/park/agents")
+            }
+        }
+    }
+
+    /// Finds both agents, or says what is missing or at the wrong version.
+    pub fn try_locate() -> Result<Agents, String> {
+        let dir = Self::dir();
+        let claude = find(
+            &dir,
+            "claude",
+            "@anthropic-ai/claude-code",
+            "claude",
+            CLAUDE_VERSION,
+        )?;
+        let codex = find(&dir, "codex", "@openai/codex", "codex", CODEX_VERSION)?;
+        Ok(Agents { claude, codex })
+    }
+
+    /// Finds both agents; panics with a hint to run `scripts/setup` if they are not installed.
+    pub fn locate() -> Agents {
+        Self::try_locate().unwrap_or_else(|e| {
+            panic!("{e}\nThe real agent CLIs are missing: run `bash scripts/setup` (it installs them under {})", Self::dir().display())
+        })
+    }
+
+    /// The directories holding the two binaries, to put on a pane's PATH.
+    pub fn bin_dirs(&self) -> Vec<PathBuf> {
+        [&self.claude, &self.codex]
+            .iter()
+            .filter_map(|p| p.parent().map(Path::to_path_buf))
+            .collect()
+    }
+}
+
+fn find(dir: &Path, sub: &str, package: &str, bin: &str, want: &str) -> Result<PathBuf, String> {
+    let prefix = dir.join(sub);
+    let exe = prefix.join("node_modules/.bin").join(bin);
+    if !exe.exists() {
+        return Err(format!("{} not found", exe.display()));
+    }
+    let manifest = prefix
+        .join("node_modules")
+        .join(package)
+        .join("package.json");
+    let text = std::fs::read_to_string(&manifest)
+        .map_err(|e| format!("cannot read {}: {e}", manifest.display()))?;
+    let v: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| format!("cannot parse {}: {e}", manifest.display()))?;
+    match v.get("version").and_then(|v| v.as_str()) {
+        Some(have) if have == want => Ok(exe),
+        have => Err(format!(
+            "{package} in {} is version {have:?}, the tests pin {want}",
+            prefix.display()
+        )),
+    }
+}

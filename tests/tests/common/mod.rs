@@ -1,0 +1,168 @@
+//! Driving the `park` binary from tests: run it against a sandbox's tmux server and PARK_HOME,
+//! read its `--json` outputs, and wait for pane/row states.
+//!
+//! Contract: park always runs with the sandbox's environment (HOME, PATH with the sandbox bin dir
+//! first, PARK_HOME) plus `PARK_TMUX_SOCKET=<label>`; never with the caller's TMUX or TMUX_PANE
+//! unless a test passes them explicitly (to play "park runs inside that pane").
+#![allow(dead_code)]
+
+use park_e2e::*;
+use park_protocol::{ActionOutput, LsOutput, Row};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+/// The park binary built next to this test binary (`scripts/test` builds it first), or `$PARK_BIN`.
+pub fn park_bin() -> PathBuf {
+    if let Some(p) = std::env::var_os("PARK_BIN") {
+        return PathBuf::from(p);
+    }
+    let exe = std::env::current_exe().expect("test exe");
+    // target/<profile>/deps/<test> → target/<profile>/park
+    let dir = exe.parent().and_then(Path::parent).expect("target dir");
+    let p = dir.join("park");
+    assert!(
+        p.is_file(),
+        "{} not built: run `cargo build -p park` (scripts/test does)",
+        p.display()
+    );
+    p
+}
+
+/// Puts `park` (and, when given, the fake agent as `claude`) first on the panes' PATH.
+pub fn install_shims(sb: &Sandbox, fake_agent: Option<&str>) {
+    let link = |target: &Path, name: &str| {
+        let l = sb.bin.join(name);
+        let _ = std::fs::remove_file(&l);
+        std::os::unix::fs::symlink(target, &l).expect("symlink shim");
+    };
+    link(&park_bin(), "park");
+    if let Some(fake) = fake_agent {
+        link(Path::new(fake), "claude");
+    }
+}
+
+pub fn park_cmd(sb: &Sandbox, extra_env: &[(&str, &str)]) -> Command {
+    let mut c = Command::new(park_bin());
+    c.env_clear()
+        .envs(sb.base_env())
+        .env("PARK_TMUX_SOCKET", sb.label())
+        .envs(extra_env.iter().copied())
+        .stdin(Stdio::null());
+    c
+}
+
+pub fn park(sb: &Sandbox, args: &[&str]) -> Output {
+    park_env(sb, args, &[])
+}
+
+pub fn park_env(sb: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let out = park_cmd(sb, env).args(args).output().expect("run park");
+    eprintln!(
+        "$ park {} -> {}\n{}{}",
+        args.join(" "),
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+pub fn code(o: &Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
+
+pub fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+pub fn ls(sb: &Sandbox) -> LsOutput {
+    let o = park(sb, &["ls", "--json"]);
+    assert_eq!(code(&o), 0, "park ls --json failed: {}", text(&o));
+    serde_json::from_slice(&o.stdout).expect("ls --json parses as the documented shape")
+}
+
+pub fn action(sb: &Sandbox, args: &[&str]) -> (i32, ActionOutput) {
+    let mut a: Vec<&str> = args.to_vec();
+    a.push("--json");
+    let o = park(sb, &a);
+    let parsed = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{a:?} --json did not parse ({e}): {}", text(&o)));
+    (code(&o), parsed)
+}
+
+pub fn row(sb: &Sandbox, pane: &str) -> Option<Row> {
+    ls(sb).rows.into_iter().find(|r| r.pane == pane)
+}
+
+/// Polls `park ls --json` until the pane's row satisfies `pred`.
+pub fn wait_row(sb: &Sandbox, pane: &str, timeout: Duration, pred: impl Fn(&Row) -> bool) -> Row {
+    let mut last = None;
+    let got = poll(timeout, || {
+        let r = row(sb, pane);
+        last = r.clone();
+        r.filter(|r| pred(r))
+    });
+    got.unwrap_or_else(|| {
+        panic!(
+            "row for {pane} never matched; last: {last:?}\nscreen:\n{}",
+            sb.capture(pane)
+        )
+    })
+}
+
+pub fn entries(sb: &Sandbox) -> Vec<PathBuf> {
+    let d = sb.park_home.join("parked");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&d)
+        .map(|r| {
+            r.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "json"))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// Pids of live agent processes (by program) whose environment points into the sandbox.
+pub fn agent_pids(sb: &Sandbox, session_id: &str) -> Vec<u32> {
+    let mut out = vec![];
+    for pid in sb.processes() {
+        let Ok(cmd) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        if stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|r| r.trim_start().starts_with('Z'))
+        {
+            continue;
+        }
+        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+        if cmd.contains(session_id) && !cmd.contains("park") {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// Claude processes (real or fake) whose status file names `session_id`.
+pub fn claude_pids_for(home: &Path, session_id: &str) -> Vec<u32> {
+    claude_session_files(home)
+        .into_iter()
+        .filter(|(pid, v)| {
+            pid_alive(*pid) && v.get("sessionId").and_then(|s| s.as_str()) == Some(session_id)
+        })
+        .map(|(pid, _)| pid)
+        .collect()
+}
+
+pub const SECS: fn(u64) -> Duration = Duration::from_secs;

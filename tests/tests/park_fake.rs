@@ -1,0 +1,556 @@
+//! Integration tests: park against the deterministic fake agent in a real tmux server.
+//!
+//! Each test owns a Sandbox (private tmux socket, throwaway HOME and PARK_HOME). The fake agent is
+//! installed as `claude`, so park's real detection, guards, kill and resume paths all run.
+
+mod common;
+use common::*;
+use park_e2e::*;
+use park_protocol::{RowState, Status};
+use std::time::Duration;
+
+const FAKE: &str = env!("CARGO_BIN_EXE_fake-agent");
+
+struct Setup {
+    sb: Sandbox,
+}
+
+impl Setup {
+    fn new() -> Setup {
+        let sb = Sandbox::new();
+        install_shims(&sb, Some(FAKE));
+        Setup { sb }
+    }
+
+    /// A shell pane in project `proj` running `claude <args>` typed at the prompt, with one turn done.
+    fn agent_in_shell(&self, name: &str, args: &str, env: &[(&str, &str)]) -> (String, String) {
+        let dir = self.sb.project_dir(name);
+        let pane = self.sb.new_shell_window("w", name, &dir, env);
+        self.sb.type_line(&pane, &format!("claude {args}"));
+        self.sb.wait_for(&pane, "for shortcuts", SECS(15)).unwrap();
+        self.sb.type_line(&pane, "first prompt");
+        self.sb.wait_for(&pane, "PARKTEST-OK", SECS(15)).unwrap();
+        let r = wait_row(&self.sb, &pane, SECS(10), |r| r.status == Status::Idle);
+        (pane, r.session_id.expect("session id"))
+    }
+}
+
+fn outcome(sb: &Sandbox, args: &[&str]) -> (i32, String, Option<String>) {
+    let (c, out) = action(sb, args);
+    let r = out.results.into_iter().next().expect("one result");
+    (c, r.outcome, r.reason)
+}
+
+#[test]
+fn park_then_unpark_round_trip_in_a_shell_pane() {
+    let s = Setup::new();
+    let sb = &s.sb;
+    let (pane, sid) = s.agent_in_shell("p1", "--dangerously-skip-permissions --model opus", &[]);
+    let before = row(sb, &pane).unwrap();
+    assert_eq!(before.state, RowState::Live);
+    assert_eq!(before.session_source.as_deref(), Some("status-file"));
+    let pid = before.pid.unwrap();
+    assert!(before.bytes > 0 && before.uss_bytes > 0);
+
+    let (c, oc, why) = outcome(sb, &["park", &pane]);
+    assert_eq!((c, oc.as_str()), (0, "parked"), "{why:?}");
+    assert!(wait_gone(pid, SECS(5)), "agent process must be gone");
+    assert!(sb.pane_alive(&pane), "pane must stay");
+    let es = entries(sb);
+    assert_eq!(es.len(), 1);
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&es[0]).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    assert_eq!(
+        std::fs::metadata(sb.park_home.join("parked"))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777,
+        0o700
+    );
+    let parked = row(sb, &pane).unwrap();
+    assert_eq!(parked.state, RowState::Parked);
+    assert!(parked.freed_bytes.unwrap() > 0);
+    assert_eq!(parked.session_id.as_deref(), Some(sid.as_str()));
+    // The way back is typed, not run; the pill and status are pushed to tmux.
+    sb.wait_for(&pane, r"park unpark \.\s*$", SECS(5)).unwrap();
+    assert!(sb
+        .tmux(&["show", "-p", "-q", "-t", &pane, "-v", "@park_pill"])
+        .unwrap()
+        .contains('❄'));
+    assert!(sb
+        .tmux(&["show", "-g", "-v", "@park_status"])
+        .unwrap()
+        .starts_with("❄ 1"));
+    assert_eq!(
+        text(&park(sb, &["status"])).trim_end().chars().next(),
+        Some('❄')
+    );
+    // The archive holds the transcript before the kill.
+    assert!(sb
+        .park_home
+        .join("archive")
+        .join(&sid)
+        .join("transcript.jsonl")
+        .is_file());
+
+    let (c, oc, why) = outcome(sb, &["unpark", &pane]);
+    assert_eq!(
+        (c, oc.as_str()),
+        (0, "unparked"),
+        "{why:?}\n{}",
+        sb.capture(&pane)
+    );
+    let back = wait_row(sb, &pane, SECS(10), |r| r.state == RowState::Live);
+    assert_eq!(
+        back.session_id.as_deref(),
+        Some(sid.as_str()),
+        "same session in the same pane"
+    );
+    // Whitelisted flags survived the round trip (the fake echoes its flags in its header).
+    sb.wait_for(
+        &pane,
+        r"\[--dangerously-skip-permissions --model opus\]",
+        SECS(5),
+    )
+    .unwrap();
+    assert!(entries(sb).is_empty());
+    assert_eq!(
+        sb.tmux(&["show", "-p", "-q", "-t", &pane, "-v", "@park_pill"])
+            .unwrap()
+            .trim(),
+        ""
+    );
+    sb.type_line(&pane, "after resume");
+    sb.wait_for(&pane, "Fake reply #2", SECS(10)).unwrap();
+    let tr = claude_transcript(&sb.home, &sb.work.join("p1"), &sid);
+    assert!(
+        std::fs::read_to_string(tr)
+            .unwrap()
+            .contains("after resume"),
+        "new prompt lands in the same transcript"
+    );
+    assert_eq!(claude_pids_for(&sb.home, &sid).len(), 1);
+}
+
+#[test]
+fn enter_on_the_prefilled_line_resumes_in_place() {
+    let s = Setup::new();
+    let sb = &s.sb;
+    let (pane, sid) = s.agent_in_shell("p2", "", &[]);
+    assert_eq!(outcome(sb, &["park", &pane]).1, "parked");
+    sb.wait_for(&pane, r"park unpark \.\s*$", SECS(5)).unwrap();
+    sb.press_enter(&pane);
+    wait_row(sb, &pane, SECS(10), |r| {
+        r.state == RowState::Live && r.session_id.as_deref() == Some(sid.as_str())
+    });
+    poll(SECS(5), || entries(sb).is_empty().then_some(())).expect("verifier clears the entry");
+}
+
+#[test]
+fn agent_as_the_pane_process_keeps_the_pane_with_a_placeholder() {
+    let s = Setup::new();
+    let sb = &s.sb;
+    let dir = sb.project_dir("own");
+    let pane = sb.new_agent_window(
+        "w",
+        "own",
+        &dir,
+        &[] as &[(&str, &str)],
+        &["claude", "--model", "sonnet"],
+    );
+    sb.wait_for(&pane, "for shortcuts", SECS(15)).unwrap();
+    sb.type_line(&pane, "hello");
+    sb.wait_for(&pane, "PARKTEST-OK", SECS(15)).unwrap();
+    let sid = wait_row(sb, &pane, SECS(10), |r| r.status == Status::Idle)
+        .session_id
+        .unwrap();
+    assert_eq!(outcome(sb, &["park", &pane]).1, "parked");
+    sb.wait_for(&pane, "Press Enter to resume", SECS(5))
+        .unwrap();
+    assert!(sb.pane_alive(&pane));
+    assert_eq!(outcome(sb, &["unpark", &pane]).1, "unparked");
+    let r = wait_row(sb, &pane, SECS(10), |r| r.state == RowState::Live);
+    assert_eq!(r.session_id.as_deref(), Some(sid.as_str()));
+    sb.wait_for(&pane, r"\[--model sonnet\]", SECS(5)).unwrap();
+}
+
+#[test]
+fn a_draft_is_never_parked() {
+    let s = Setup::new();
+    let sb = &s.sb;
+    let (pane, _) = s.agent_in_shell("d", "", &[]);
+    let pid = row(sb, &pane).unwrap().pid.unwrap();
+    sb.type_text(&pane, "half written thought");
+    wait_row(sb, &pane, SECS(5), |r| r.status == Status::Draft);
+    let (c, oc, why) = outcome(sb, &["park", &pane]);
+    assert_eq!((c, oc.as_str()), (1, "refused"));
+    assert!(
+        why.unwrap().contains("half written thought"),
+        "the draft is quoted back"
+    );
+    assert!(pid_alive(pid));
+    assert!(entries(sb).is_empty());
+}
+
+#[test]
+fn busy_waiting_and_background_shell_are_refused() {
+    let s = Setup::new();
+    let sb = &s.sb;
+    let (pane, _) = s.agent_in_shell("b", "", &[]);
+    let pid = row(sb, &pane).unwrap().pid.unwrap();
+    sb.type_line(&pane, "think hard [slow 30]");
+    sb.wait_for(&pane, "esc to interrupt", SECS(5)).unwrap();
+    let (c, oc, why) = outcome(sb, &["park", &pane]);
+    assert_eq!((c, oc.as_str()), (1, "refused"), "{why:?}");
+    assert!(why.unwrap().starts_with("busy"));
+    assert!(pid_alive(pid));
+
+    let (pane2, _) = s.agent_in_shell("wt", "", &[]);
+    sb.type_line(&pane2, "touch a file [wait]");
+    sb.wait_for(&pane2, "Do you want to proceed", SECS(5))
+        .unwrap();
+    let (c, _, why) = outcome(sb, &["park", &pane2]);
+    assert_eq!(c, 1);
+    assert!(why.unwrap().contains("waiting"));
+
+    let (pane3, _) = s.agent_in_shell("sh", "", &[]);
+    sb.type_line(&pane3, "run in background [bg 60]");
+    wait_row(sb, &pane3, SECS(10), |r| r.status == Status::Shell);
+    let (c, _, why) = outcome(sb, &["park", &pane3]);
+    assert_eq!(c, 1);
+    assert!(why.unwrap().contains("background shell"));
+    assert!(entries(sb).is_empty());
+}
+
+#[test]
+fn a_sticky_busy_status_file_is_believed() {
+    let s = Setup::new();
+    let sb = &s.sb;
+    let (pane, _) = s.agent_in_shell_mode("sticky", "sticky-busy");
+    let (c, _, why) = outcome(sb, &["park", &pane]);
+    assert_eq!(c, 1);
+    assert!(why.unwrap().contains("status file says busy"));
+}
+
+impl Setup {
+    fn agent_in_shell_mode(&self, name: &str, mode: &str) -> (String, Option<String>) {
+        let dir = self.sb.project_dir(name);
+        let pane = self
+            .sb
+            .new_shell_window("w", name, &dir, &[("FAKE_AGENT_MODE", mode)]);
+        self.sb.type_line(&pane, "claude");
+        self.sb.wait_for(&pane, "for shortcuts", SECS(15)).unwrap();
+        self.sb.type_line(&pane, "first prompt");
+        self.sb.wait_for(&pane, "PARKTEST-OK", SECS(15)).unwrap();
+        let r = wait_row(&self.sb, &pane, SECS(10), |r| r.session_id.is_some());
+        (pane, r.session_id)
+    }
+}
+
+#[test]
+fn cpu_gate_refuses_and_force_waives_only_it() {
+    let s = Setup::new();
+    let sb = &s.sb;
+    let (pane, _) = s.agent_in_shell("cpu", "", &[("FAKE_AGENT_CPU", "1")]);
+    let (c, _, why) = outcome(sb, &["park", &pane]);
+    assert_eq!(c, 1);
+    assert!(why.unwrap().contains("CPU"));
+    sb.type_text(&pane, "draft");
+    wait_row(sb, &pane, SECS(5), |r| r.status == Status::Draft);
+    let (c, _, why) = outcome(sb, &["park", "--force", &pane]);
+    assert_eq!(c, 1, "--force must not waive the draft guard");
+    assert!(why.unwrap().contains("unsent"));
+    sb.send_keys(&pane, &["BSpace", "BSpace", "BSpace", "BSpace", "BSpace"]);
+    wait_row(sb, &pane, SECS(5), |r| r.status == Status::Idle);
+    assert_eq!(outcome(sb, &["park", "--force", &pane]).1, "parked");
+}
+
+#[test]
+fn kill_anyway_needs_a_terminal() {
+    let s = Setup::new();
+    let sb = &s.sb;
+    let (pane, _) = s.agent_in_shell("ka", "", &[]);
+    sb.type_text(&pane, "draft text");
+    wait_row(sb, &pane, SECS(5), |r| r.status == Status::Draft);
+    let o = park(sb, &["park", "--kill-anyway", &pane]);
+    assert_eq!(code(&o), 1);
+    assert!(text(&o).contains("needs a terminal"));
+    assert!(entries(sb).is_empty());
+    assert_eq!(row(sb, &pane).unwrap().state, RowState::Live);
+}
+
+#[test]
+fn the_whole_tree_dies_even_setsid_children_and_term_ignorers() {
+    let s = Setup::new();
+    let sb = &s.sb;
+    let (pane, _) = s.agent_in_shell_mode("tree", "ignore-term,setsid-child,dev-server,zombie");
+    let r = row(sb, &pane).unwrap();
+    let pid = r.pid.unwrap();
+    let kids = descendants(pid);
+    assert!(kids.len() >= 3, "fake spawned its children: {kids:?}");
+    let (c, oc, why) = outcome(sb, &["park", &pane]);
+    assert_eq!((c, oc.as_str()), (0, "parked"), "{why:?}");
+    for p in std::iter::once(pid).chain(kids) {
+        assert!(wait_gone(p, SECS(3)), "pid {p} survived the park");
+    }
+    assert!(sb.pane_alive(&pane));
+}
+
+#[test]
+fn park_refuses_the_pane_it_runs_in() {
+    let s = Setup::new();
+    let sb = &s.sb;
+    let (pane, _) = s.agent_in_shell("self", "", &[]);
+    let sock = sb.tmux(&["display", "-p", "#{socket_path}"]).unwrap();
+    let tmux_env = format!("{},1,0", sock.trim());
+    let o = park_env(
+        sb,
+        &["park", ".", "--json"],
+        &[("TMUX", &tmux_env), ("TMUX_PANE", &pane)],
+    );
+    assert_eq!(code(&o), 1);
+    assert!(text(&o).contains("the pane park is running in"));
+    let o = park(sb, &["park", "."]);
+    assert_eq!(code(&o), 1);
+    assert!(text(&o).contains("TMUX_PANE is not set"));
+    assert_eq!(row(sb, &pane).unwrap().state, RowState::Live);
+}
+
+#[test]
+fn unpark_of_a_session_already_running_elsewhere_cleans_up_and_starts_nothing() {
+    let s = Setup::new();
+    let sb = &s.sb;
+    let (pane, sid) = s.agent_in_shell("dup", "", &[]);
+    assert_eq!(outcome(sb, &["park", &pane]).1, "parked");
+    // Someone resumes it by hand in another pane.
+    let other = sb.new_shell_window("w", "other", &sb.work.join("dup"), &[] as &[(&str, &str)]);
+    sb.type_line(&other, &format!("claude --resume {sid}"));
+    sb.wait_for(&other, "for shortcuts", SECS(10)).unwrap();
+    let (c, oc, _) = outcome(sb, &["unpark", &pane]);
+    assert_eq!((c, oc.as_str()), (0, "already-running"));
+    assert!(entries(sb).is_empty(), "parked state torn down");
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(
+        claude_pids_for(&sb.home, &sid).len(),
+        1,
+        "never two processes on one transcript"
+    );
+}
+
+#[test]
+fn concurrent_unparks_resume_exactly_once() {
+    let s = Setup::new();
+    let sb = &s.sb;
+    let (pane, sid) = s.agent_in_shell("race", "", &[]);
+    assert_eq!(outcome(sb, &["park", &pane]).1, "parked");
+    sb.wait_for(&pane, r"park unpark \.\s*$", SECS(5)).unwrap();
+    let kids: Vec<_> = (0..3)
+        .map(|_| {
+            park_cmd(sb, &[])
+                .args(["unpark", &pane, "--json"])
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let outs: Vec<String> = kids
+        .into_iter()
+        .map(|k| String::from_utf8_lossy(&k.wait_with_output().unwrap().stdout).into_owned())
+        .collect();
+    let unparked = outs
+        .iter()
+        .filter(|o| o.contains("\"outcome\":\"unparked\""))
+        .count();
+    assert_eq!(unparked, 1, "exactly one resume: {outs:?}");
+    wait_row(sb, &pane, SECS(10), |r| r.state == RowState::Live);
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(claude_pids_for(&sb.home, &sid).len(), 1);
+}
+
+#[test]
+fn a_pane_that_is_gone_gets_a_new_window_in_its_session() {
+    let s = Setup::new();
+    let sb = &s.sb;
+    let (pane, sid) = s.agent_in_shell("gone", "", &[]);
+    assert_eq!(outcome(sb, &["park", &pane]).1, "parked");
+    sb.tmux(&["kill-pane", "-t", &pane]).unwrap();
+    let (c, oc, why) = outcome(sb, &["unpark", &sid]);
+    assert_eq!((c, oc.as_str()), (0, "unparked"), "{why:?}");
+    let r = poll(SECS(10), || {
+        ls(sb)
+            .rows
+            .into_iter()
+            .find(|r| r.session_id.as_deref() == Some(sid.as_str()) && r.state == RowState::Live)
+    })
+    .unwrap();
+    assert_ne!(r.pane, pane);
+    assert_eq!(r.session, "w");
+}
+
+#[test]
+fn unpark_refuses_to_type_into_a_busy_pane() {
+    let s = Setup::new();
+    let sb = &s.sb;
+    let (pane, _) = s.agent_in_shell("typed", "", &[]);
+    assert_eq!(outcome(sb, &["park", &pane]).1, "parked");
+    sb.wait_for(&pane, r"park unpark \.\s*$", SECS(5)).unwrap();
+    sb.send_keys(&pane, &["C-u"]);
+    sb.type_line(&pane, "sleep 30");
+    std::thread::sleep(Duration::from_millis(300));
+    let (c, oc, why) = outcome(sb, &["unpark", &pane]);
+    assert_eq!((c, oc.as_str()), (1, "refused"));
+    assert!(why.unwrap().contains("not at a bare shell prompt"));
+    assert_eq!(entries(sb).len(), 1, "nothing lost");
+}
+
+#[test]
+fn missing_transcript_refuses_unpark_and_keeps_the_entry() {
+    let s = Setup::new();
+    let sb = &s.sb;
+    let (pane, sid) = s.agent_in_shell("mt", "", &[]);
+    assert_eq!(outcome(sb, &["park", &pane]).1, "parked");
+    let tr = claude_transcript(&sb.home, &sb.work.join("mt"), &sid);
+    std::fs::rename(&tr, tr.with_extension("moved")).unwrap();
+    let (c, oc, why) = outcome(sb, &["unpark", &pane]);
+    assert_eq!((c, oc.as_str()), (1, "refused"));
+    assert!(why.unwrap().contains("missing"));
+    assert_eq!(entries(sb).len(), 1);
+}
+
+#[test]
+fn corrupt_ledger_files_are_reported_never_dropped() {
+    let s = Setup::new();
+    let sb = &s.sb;
+    let (pane, _) = s.agent_in_shell("cl", "", &[]);
+    assert_eq!(outcome(sb, &["park", &pane]).1, "parked");
+    let bad = sb.park_home.join("parked").join("claude-garbage.json");
+    std::fs::write(&bad, b"{\"schema\": 1, \"id\": ").unwrap();
+    let out = ls(sb);
+    assert!(
+        out.warnings
+            .iter()
+            .any(|w| w.contains("claude-garbage.json")),
+        "{:?}",
+        out.warnings
+    );
+    assert!(
+        out.rows.iter().any(|r| r.state == RowState::Parked),
+        "the good entry still shows"
+    );
+    let o = park(sb, &["unpark", "claude-garbage"]);
+    assert_eq!(code(&o), 1);
+    assert!(bad.exists());
+    assert_eq!(outcome(sb, &["unpark", &pane]).1, "unparked");
+    assert!(bad.exists(), "a corrupt file is never deleted");
+}
+
+#[test]
+fn dead_multiplexer_and_hostile_targets_fail_clearly() {
+    let s = Setup::new();
+    let sb = &s.sb;
+    let (pane, _) = s.agent_in_shell("h", "", &[]);
+    let o = park_env(
+        sb,
+        &["park", &pane],
+        &[("PARK_TMUX_SOCKET", "no-such-server-xyz")],
+    );
+    assert_eq!(code(&o), 1);
+    assert!(text(&o).contains("no running agent matches") || text(&o).contains("pane map"));
+    let o = park_env(sb, &["ls"], &[("PARK_TMUX_SOCKET", "no-such-server-xyz")]);
+    assert!(text(&o).contains("pane map unavailable"), "{}", text(&o));
+    for bad in ["%1;kill-server", "%", "a\nb"] {
+        assert_eq!(
+            code(&park(sb, &["park", bad])),
+            2,
+            "{bad:?} is a usage error"
+        );
+    }
+    for bad in ["../../etc/passwd", "$(touch /tmp/pwned)", "`id`"] {
+        let o = park(sb, &["unpark", bad]);
+        assert_eq!(code(&o), 1);
+    }
+    assert!(!std::path::Path::new("/tmp/pwned").exists());
+    assert_eq!(row(sb, &pane).unwrap().state, RowState::Live);
+    assert_eq!(code(&park(sb, &["bogus-verb"])), 2);
+}
+
+#[test]
+fn argv_is_the_fallback_when_there_is_no_status_file() {
+    let s = Setup::new();
+    let sb = &s.sb;
+    let dir = sb.project_dir("argv");
+    let pane = sb.new_shell_window("w", "argv", &dir, &[("FAKE_AGENT_MODE", "no-status-file")]);
+    let sid = uuid_v4();
+    sb.type_line(&pane, &format!("claude --session-id {sid}"));
+    sb.wait_for(&pane, "for shortcuts", SECS(15)).unwrap();
+    sb.type_line(&pane, "one");
+    sb.wait_for(&pane, "PARKTEST-OK", SECS(15)).unwrap();
+    let r = wait_row(sb, &pane, SECS(10), |r| r.session_id.is_some());
+    assert_eq!(r.session_source.as_deref(), Some("argv"));
+    assert_eq!(r.session_id.as_deref(), Some(sid.as_str()));
+}
+
+#[test]
+fn targets_by_window_session_and_ambiguous_title() {
+    let s = Setup::new();
+    let sb = &s.sb;
+    let (p1, _) = s.agent_in_shell("alpha", "", &[]);
+    let (p2, _) = s.agent_in_shell("beta", "", &[]);
+    // Both fake titles read "Claude Code": a title substring matching both is refused.
+    let o = park(sb, &["park", "--dry-run", "Claude"]);
+    assert_eq!(code(&o), 1);
+    assert!(text(&o).contains("matches 2"), "{}", text(&o));
+    let (c, out) = action(sb, &["park", "--dry-run", "w:alpha"]);
+    assert_eq!(c, 0);
+    assert_eq!(out.results.len(), 1);
+    assert_eq!(out.results[0].outcome, "would-park");
+    assert_eq!(out.results[0].pane.as_deref(), Some(p1.as_str()));
+    let (c, out) = action(sb, &["park", "w"]);
+    assert_eq!(c, 0, "{out:?}");
+    assert_eq!(out.results.len(), 2);
+    assert_eq!(
+        out.results.iter().filter(|r| r.outcome == "parked").count(),
+        2
+    );
+    // Parking what is already parked is the asked state: exit 0.
+    let (c, out) = action(sb, &["park", &p2]);
+    assert_eq!((c, out.results[0].outcome.as_str()), (0, "already-parked"));
+    let (c, _) = action(sb, &["unpark", "w"]);
+    assert_eq!(c, 0);
+}
+
+#[test]
+fn show_and_forget() {
+    let s = Setup::new();
+    let sb = &s.sb;
+    let (pane, sid) = s.agent_in_shell("sf", "--model 'op;us'", &[]);
+    assert_eq!(outcome(sb, &["park", &pane]).1, "parked");
+    let o = park(sb, &["show", &pane]);
+    assert_eq!(code(&o), 0);
+    assert!(
+        text(&o).contains(&format!("claude --resume {sid} --model 'op;us'")),
+        "values are shell-quoted: {}",
+        text(&o)
+    );
+    let o = park(sb, &["forget", &pane]);
+    assert_eq!(code(&o), 0);
+    assert!(entries(sb).is_empty());
+    assert_eq!(
+        sb.tmux(&["show", "-p", "-q", "-t", &pane, "-v", "@park_pill"])
+            .unwrap()
+            .trim(),
+        ""
+    );
+    assert!(
+        sb.park_home
+            .join("archive")
+            .join(&sid)
+            .join("transcript.jsonl")
+            .is_file(),
+        "forget keeps the archive"
+    );
+}
