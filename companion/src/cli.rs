@@ -193,6 +193,7 @@ fn live_row(s: &Scan, f: &scan::Found) -> Row {
         idle_seconds: f.idle_secs,
         bytes: f.mem.rss,
         uss_bytes: f.mem.uss,
+        anon_bytes: f.mem.anon,
         pss_bytes: f.mem.pss,
         freed_bytes: None,
         pid: Some(f.proc.root),
@@ -230,6 +231,7 @@ fn entry_row(e: &Entry) -> Row {
         idle_seconds: idle,
         bytes: 0,
         uss_bytes: 0,
+        anon_bytes: 0,
         pss_bytes: 0,
         freed_bytes: e.freed_bytes,
         pid: None,
@@ -294,7 +296,7 @@ pub fn render_text(out: &LsOutput) -> String {
                         && x.state == RowState::Live
                         && x.reason.is_none()
                 })
-                .map(|x| x.uss_bytes)
+                .map(|x| x.anon_bytes)
                 .sum();
             let head = if r.session.is_empty() {
                 "(no pane)".to_string()
@@ -322,9 +324,9 @@ pub fn render_text(out: &LsOutput) -> String {
                 r.freed_bytes.map(human_bytes).unwrap_or_else(|| "?".into())
             ),
             _ => format!(
-                "{} (uss {})",
+                "{} rss, frees ~{}",
                 human_bytes(r.bytes),
-                human_bytes(r.uss_bytes)
+                human_bytes(r.anon_bytes)
             ),
         };
         let state = match r.state {

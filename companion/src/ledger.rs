@@ -62,6 +62,8 @@ pub struct Entry {
     pub bytes: u64,
     pub uss_bytes: u64,
     pub pss_bytes: u64,
+    #[serde(default)]
+    pub anon_bytes: u64,
     pub freed_bytes: Option<u64>,
     pub killed_pids: Vec<u32>,
     /// While `Resuming`: who is resuming (pid, start ticks).
@@ -320,6 +322,7 @@ pub mod tests {
             bytes: 1,
             uss_bytes: 1,
             pss_bytes: 1,
+            anon_bytes: 1,
             freed_bytes: Some(1),
             killed_pids: vec![],
             resumer: None,

@@ -104,9 +104,9 @@ pub fn park_one(ctx: &Ctx, s: &Scan, f: &Found, target: &str, o: ParkOpts) -> Ac
             Some(format!(
                 "would kill {} processes, freeing ~{}",
                 f.tree.len(),
-                human_bytes(f.mem.uss)
+                human_bytes(f.mem.anon)
             )),
-            Some(f.mem.uss),
+            Some(f.mem.anon),
         );
     }
     let _pane_lock = match acquire(ctx, &pane_lock_key(&server, &pane.id)) {
@@ -155,6 +155,7 @@ pub fn park_one(ctx: &Ctx, s: &Scan, f: &Found, target: &str, o: ParkOpts) -> Ac
         bytes: f.mem.rss,
         uss_bytes: f.mem.uss,
         pss_bytes: f.mem.pss,
+        anon_bytes: f.mem.anon,
         freed_bytes: None,
         killed_pids: vec![],
         resumer: None,
@@ -225,7 +226,7 @@ pub fn park_one(ctx: &Ctx, s: &Scan, f: &Found, target: &str, o: ParkOpts) -> Ac
     }
     point("before-finalize");
     entry.state = EntryState::Parked;
-    entry.freed_bytes = Some(now.mem.uss);
+    entry.freed_bytes = Some(now.mem.anon);
     entry.killed_pids = report.killed.clone();
     if !report.survivors.is_empty() {
         entry.last_error = Some(format!(
@@ -351,7 +352,27 @@ fn leave_pane_usable(
         }
         return;
     }
+    // Wait for the shell to take the terminal back before resetting it.
+    let mut alt = pane.alternate_on;
+    for _ in 0..20 {
+        match find_pane(ctx, &pane.id) {
+            Some(p) if p.current_command == pane.current_command && !p.dead => {
+                std::thread::sleep(Duration::from_millis(25))
+            }
+            Some(p) => {
+                alt |= p.alternate_on;
+                break;
+            }
+            None => return,
+        }
+    }
     write_tty(&pane.tty, TERMINAL_RESET);
+    if alt {
+        // The shell drew its prompt on the alternate screen the agent left on; leaving that screen
+        // hid it. An empty Enter at a fresh prompt makes the shell draw it again where it shows.
+        std::thread::sleep(Duration::from_millis(50));
+        let _ = ctx.mux.send_keys(&pane.id, &["Enter"]);
+    }
     // Prefill only at a bare shell prompt; wait briefly for the shell to redraw it.
     for _ in 0..40 {
         if let Some(p) = find_pane(ctx, &pane.id) {

@@ -91,6 +91,9 @@ pub struct Row {
     /// Unique set size of the tree (what a kill genuinely returns), bytes.
     pub uss_bytes: u64,
     pub pss_bytes: u64,
+    /// Anonymous memory of the tree: what parking it is expected to free (the `freed` figure).
+    #[serde(default)]
+    pub anon_bytes: u64,
     /// Parked rows: what parking freed (USS of the killed tree), bytes.
     pub freed_bytes: Option<u64>,
     pub pid: Option<u32>,
@@ -184,6 +187,7 @@ mod tests {
             bytes: 1,
             uss_bytes: 1,
             pss_bytes: 1,
+            anon_bytes: 1,
             freed_bytes: None,
             pid: Some(9),
             entry: None,

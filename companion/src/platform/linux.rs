@@ -124,6 +124,7 @@ impl Platform for Linux {
                 "Rss:" => m.rss = kb * 1024,
                 "Pss:" => m.pss = kb * 1024,
                 "Private_Clean:" | "Private_Dirty:" => m.uss += kb * 1024,
+                "Anonymous:" => m.anon = kb * 1024,
                 _ => {}
             }
         }

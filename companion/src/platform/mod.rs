@@ -37,6 +37,9 @@ pub struct Mem {
     pub pss: u64,
     /// Private_Clean + Private_Dirty: what is genuinely returned when the process dies.
     pub uss: u64,
+    /// Anonymous pages: what a kill really gives back to MemAvailable. USS also counts file pages
+    /// mapped by this process alone (a 300 MB agent binary), which stay in the page cache.
+    pub anon: u64,
 }
 
 impl std::ops::AddAssign for Mem {
@@ -44,6 +47,7 @@ impl std::ops::AddAssign for Mem {
         self.rss += o.rss;
         self.pss += o.pss;
         self.uss += o.uss;
+        self.anon += o.anon;
     }
 }
 
