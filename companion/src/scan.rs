@@ -297,18 +297,29 @@ pub fn kill_set(
     root: u32,
     caller_ancestry: &[u32],
 ) -> (KillSet, Vec<(u32, String)>) {
-    let mut spared = vec![];
-    let tree = table.tree(root, &|p| codex::is_daemon(p));
+    let prog_of = |p: &crate::platform::ProcInfo| {
+        program_of(&p.argv)
+            .map(|(n, _)| n)
+            .unwrap_or_else(|| p.comm.clone())
+    };
+    // The shared daemon and never-kill programs are pruned with their whole subtree (an editor
+    // keeps its language server); the walk only reads, the spared list is built after it.
+    let prune = |p: &crate::platform::ProcInfo| {
+        codex::is_daemon(p) || NEVER_KILL.contains(&prog_of(p).as_str())
+    };
+    let tree = table.tree(root, &prune);
+    let mut spared: Vec<(u32, String)> = tree
+        .iter()
+        .flat_map(|pid| table.children(*pid).iter())
+        .filter_map(|c| table.get(*c))
+        .filter(|c| !codex::is_daemon(c) && NEVER_KILL.contains(&prog_of(c).as_str()))
+        .map(|c| (c.pid, prog_of(c)))
+        .collect();
     let mut out = vec![];
     for pid in tree {
         let Some(p) = table.get(pid) else { continue };
-        let prog = program_of(&p.argv)
-            .map(|(n, _)| n)
-            .unwrap_or_else(|| p.comm.clone());
         if caller_ancestry.contains(&pid) {
-            spared.push((pid, format!("{prog} (runs park)")));
-        } else if pid != root && NEVER_KILL.contains(&prog.as_str()) {
-            spared.push((pid, prog));
+            spared.push((pid, format!("{} (runs park)", prog_of(p))));
         } else {
             out.push((pid, p.start_ticks));
         }
@@ -370,7 +381,12 @@ pub fn derive_status(
             Some("transcript shows a turn in flight".into()),
         );
     }
-    if agent == Agent::Claude && status_file == Some("idle") {
+    // An idle status file is trusted for the verdict only when the screen was read and its
+    // composer recognised: a screen we cannot read may hide a draft.
+    if agent == Agent::Claude
+        && status_file == Some("idle")
+        && (!screens_read || screen.is_some_and(|r| r.composer_seen))
+    {
         return (Status::Idle, None);
     }
     if !screens_read {
@@ -432,6 +448,7 @@ mod tests {
                 ],
             ),
             p(14, 11, &["vim", "notes.md"]),
+            p(17, 14, &["rust-analyzer"]),
             p(15, 11, &["/bin/bash", "-c", "npm run dev"]),
             p(16, 15, &["node", "/x/node_modules/.bin/vite"]),
         ]);

@@ -1001,8 +1001,6 @@ fn derive_status_unknown_when_the_composer_is_not_on_screen() {
 /// screen.rs: "`composer_seen == false` means cannot tell: the caller must not read
 /// `draft == None` as no draft". An idle status file says nothing about the composer.
 #[test]
-#[ignore = "bug: scan.rs derive_status returns Idle for a Claude idle status file even when the \
-            screen was read and no composer was recognised (draft unknown); should be Unknown"]
 fn derive_status_an_unrecognised_screen_is_not_idle_even_with_an_idle_status_file() {
     let (st, _) = status(
         Agent::Claude,
