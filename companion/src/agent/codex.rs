@@ -162,40 +162,120 @@ pub fn all_rollouts(home: &Path) -> Vec<(String, PathBuf)> {
     out
 }
 
-/// A thread id shown in the pane: a full uuid anywhere in title/footer, or the title's
-/// `… | <29-char prefix>...` form. A prefix must match exactly one known thread.
-pub fn id_from_text(title: &str, footer: &str, known: &[(String, PathBuf)]) -> Option<String> {
+/// Which `[tui]` items of `config.toml` show the thread id: (`terminal_title`, `status_line`).
+/// Only an opted-in slot is ever read for an id: a uuid elsewhere on screen (a draft, a cwd named
+/// after another thread) says nothing about which thread this pane runs.
+pub fn thread_id_slots(config_toml: &str) -> (bool, bool) {
+    let mut in_tui = false;
+    let (mut title, mut status) = (false, false);
+    for raw in config_toml.lines() {
+        let line = raw.split('#').next().unwrap_or("").trim();
+        if line.starts_with('[') {
+            in_tui = line == "[tui]";
+            continue;
+        }
+        let (key, value) = match line.split_once('=') {
+            Some((k, v)) => (k.trim(), v),
+            None => continue,
+        };
+        let has_id = value.contains("\"thread-id\"") || value.contains("'thread-id'");
+        match (in_tui, key) {
+            (true, "terminal_title") => title |= has_id,
+            (true, "status_line") => status |= has_id,
+            (false, "tui.terminal_title") => title |= has_id,
+            (false, "tui.status_line") => status |= has_id,
+            _ => {}
+        }
+    }
+    (title, status)
+}
+
+fn uuid_re() -> &'static regex::Regex {
     static UUID: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    let re = UUID.get_or_init(|| {
-        regex::Regex::new(r"(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
+    UUID.get_or_init(|| {
+        regex::Regex::new(r"(?i)^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
             .unwrap()
-    });
-    let mut full: Vec<String> = re
-        .find_iter(title)
-        .chain(re.find_iter(footer))
-        .map(|m| m.as_str().to_lowercase())
-        .collect();
-    full.dedup();
-    if full.len() == 1 {
-        return Some(full.remove(0));
+    })
+}
+
+/// The known thread one slot's text names: a full uuid, or Codex's 29-char prefix plus `...`.
+fn known_id(slot: &str, known: &[(String, PathBuf)]) -> Option<String> {
+    let slot = slot
+        .trim()
+        .trim_start_matches(|c: char| !c.is_ascii_hexdigit())
+        .to_lowercase();
+    if uuid_re().is_match(&slot) {
+        return known
+            .iter()
+            .find(|(id, _)| *id == slot)
+            .map(|(id, _)| id.clone());
     }
-    if full.len() > 1 {
-        return None;
-    }
-    let last = title.rsplit(" | ").next()?.trim();
-    let prefix = last.strip_suffix("...")?.to_lowercase();
+    let prefix = slot.strip_suffix("...")?;
     if prefix.len() < 13 || !prefix.chars().all(|c| c.is_ascii_hexdigit() || c == '-') {
         return None;
     }
     let hits: Vec<&String> = known
         .iter()
         .map(|(id, _)| id)
-        .filter(|id| id.starts_with(&prefix))
+        .filter(|id| id.starts_with(prefix))
         .collect();
     match hits.as_slice() {
         [one] => Some((*one).clone()),
         _ => None,
     }
+}
+
+/// A thread id the pane shows in an opted-in slot: a `" | "`-separated title segment (never the
+/// one equal to the project name), or a `" · "`-separated status-line item (never the cwd, never
+/// the composer). Every candidate must be a known thread, and all candidates must agree.
+pub fn id_from_text(
+    title: &str,
+    status_line: &str,
+    cwd: &str,
+    slots: (bool, bool),
+    known: &[(String, PathBuf)],
+) -> Option<String> {
+    let project = cwd.rsplit('/').next().unwrap_or(cwd);
+    let mut found: Vec<String> = vec![];
+    if slots.0 {
+        found.extend(
+            title
+                .split(" | ")
+                .skip(1)
+                .filter(|seg| seg.trim() != project)
+                .filter_map(|seg| known_id(seg, known)),
+        );
+    }
+    if slots.1 {
+        found.extend(
+            status_line
+                .split(" · ")
+                .filter(|item| item.trim() != cwd)
+                .filter_map(|item| known_id(item, known)),
+        );
+    }
+    found.dedup();
+    match found.as_slice() {
+        [one] => Some(one.clone()),
+        _ => None,
+    }
+}
+
+/// The TUI's status line: the last non-empty line under the composer that has `·`-separated items.
+pub fn status_line_of(screen: &str) -> &str {
+    screen
+        .lines()
+        .rev()
+        .filter(|l| !l.trim().is_empty())
+        .take(4)
+        .map(str::trim)
+        .find(|l| {
+            !l.starts_with('›')
+                && l.contains(" · ")
+                && !l.contains("for shortcuts")
+                && !l.contains("esc to interrupt")
+        })
+        .unwrap_or("")
 }
 
 /// Thread names from `session_index.jsonl` (`{"id","thread_name","updated_at"}` per naming).
@@ -273,14 +353,10 @@ pub fn identify(
         _ => {}
     }
     let known = all_rollouts(&home);
-    let footer: String = screen
-        .lines()
-        .rev()
-        .filter(|l| !l.trim().is_empty())
-        .take(3)
-        .collect::<Vec<_>>()
-        .join("\n");
-    if let Some(id) = id_from_text(pane_title, &footer, &known) {
+    let slots =
+        thread_id_slots(&std::fs::read_to_string(home.join("config.toml")).unwrap_or_default());
+    let cwd = proc_cwd.clone().unwrap_or_default();
+    if let Some(id) = id_from_text(pane_title, status_line_of(screen), &cwd, slots, &known) {
         return found(id, "title-id", None);
     }
     // Default title is `<thread name> | <cwd basename>`; a spinner may prefix it while busy.
@@ -369,7 +445,7 @@ mod tests {
     }
 
     #[test]
-    fn title_prefix_must_be_unique() {
+    fn title_prefix_must_be_unique_known_and_opted_in() {
         let known = vec![
             (
                 "01a2374a-cd6a-79c2-a082-438e2aaaaaaa".to_string(),
@@ -384,10 +460,13 @@ mod tests {
                 PathBuf::new(),
             ),
         ];
+        let on = (true, true);
         assert_eq!(
             id_from_text(
                 "Mock x | same | 01a2374a-cd6a-79c2-a082-438e2...",
                 "",
+                "/w/same",
+                on,
                 &known
             ),
             None
@@ -396,6 +475,8 @@ mod tests {
             id_from_text(
                 "Mock x | same | 01a2374b-0000-79c2-a082-438e2...",
                 "",
+                "/w/same",
+                on,
                 &known
             )
             .as_deref(),
@@ -405,12 +486,104 @@ mod tests {
             id_from_text(
                 "t",
                 "mock-model · /w · 01A2374B-0000-79C2-A082-438E2CCCCCCC",
+                "/w",
+                on,
                 &known
             )
             .as_deref(),
             Some("01a2374b-0000-79c2-a082-438e2ccccccc")
         );
-        assert_eq!(id_from_text("hello codex mock | cx-a", "", &known), None);
+        // Not opted in: nothing on screen is read as an id.
+        assert_eq!(
+            id_from_text(
+                "Mock x | same | 01a2374b-0000-79c2-a082-438e2...",
+                "",
+                "/w/same",
+                (false, false),
+                &known
+            ),
+            None
+        );
+        // A cwd named after another thread is the project slot, never the id.
+        let other = "01a2374b-0000-79c2-a082-438e2ccccccc";
+        assert_eq!(
+            id_from_text(
+                &format!("Mock x | {other}"),
+                "",
+                &format!("/w/{other}"),
+                on,
+                &known
+            ),
+            None
+        );
+        assert_eq!(
+            id_from_text(
+                "t",
+                &format!("mock-model · /w/{other}"),
+                &format!("/w/{other}"),
+                on,
+                &known
+            ),
+            None
+        );
+        // An unknown uuid is not a thread.
+        assert_eq!(
+            id_from_text(
+                "Mock x | p | 99999999-0000-4000-8000-000000000000",
+                "",
+                "/w/p",
+                on,
+                &known
+            ),
+            None
+        );
+        // Two different known ids disagree: nothing.
+        assert_eq!(
+            id_from_text(
+                "x | 01a2374b-0000-79c2-a082-438e2...",
+                "m · 01a2374a-cd6a-79c2-a082-438e2aaaaaaa",
+                "/w",
+                on,
+                &known
+            ),
+            None
+        );
+        assert_eq!(
+            id_from_text("hello codex mock | cx-a", "", "/w/cx-a", on, &known),
+            None
+        );
+    }
+
+    #[test]
+    fn thread_id_opt_in_is_read_from_the_tui_table_only() {
+        assert_eq!(
+            thread_id_slots(
+                "[tui]\nterminal_title = [\"thread-title\", \"project\", \"thread-id\"]\n"
+            ),
+            (true, false)
+        );
+        assert_eq!(
+            thread_id_slots("[tui]\nstatus_line = ['model', 'thread-id']\n"),
+            (false, true)
+        );
+        assert_eq!(
+            thread_id_slots("[other]\nterminal_title = [\"thread-id\"]\n"),
+            (false, false)
+        );
+        assert_eq!(
+            thread_id_slots("# terminal_title = [\"thread-id\"]\n[tui]\n"),
+            (false, false)
+        );
+        assert_eq!(
+            thread_id_slots("tui.terminal_title = [\"thread-id\"]"),
+            (true, false)
+        );
+    }
+
+    #[test]
+    fn status_line_skips_the_composer_and_footer() {
+        let screen = "› a draft · with 01a2374b-0000-79c2-a082-438e2ccccccc\n  mock-model default · /w/p · name · 01a2374b-0000-79c2-a082-438e2ccccccc\n  ← for agents · ? for shortcuts\n";
+        assert!(status_line_of(screen).starts_with("mock-model default"));
     }
 
     #[test]
