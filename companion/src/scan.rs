@@ -87,7 +87,9 @@ pub fn scan(platform: &dyn Platform, mux: &dyn Mux, with_screens: bool) -> std::
         Ok(p) => (p, None),
         Err(e) => (vec![], Some(e.to_string())),
     };
-    let server = if pane_error.is_none() {
+    let server = if let Some(p) = panes.first() {
+        Some(p.server.clone())
+    } else if pane_error.is_none() {
         mux.server_id().ok()
     } else {
         None
@@ -101,14 +103,33 @@ pub fn scan(platform: &dyn Platform, mux: &dyn Mux, with_screens: bool) -> std::
         .filter(|p| !p.is_empty())
         .filter(|_| same_server(my_tmux.as_deref(), server.as_deref()));
 
+    // All screens in one multiplexer call.
+    let bound: Vec<(Option<Pane>, &'static str)> = agents
+        .iter()
+        .map(|a| bind_pane(a, &table, &panes, server.as_deref()))
+        .collect();
+    let reqs: Vec<(String, bool)> = if with_screens {
+        agents
+            .iter()
+            .zip(&bound)
+            .filter_map(|(a, (p, _))| p.as_ref().map(|p| (p.id.clone(), a.agent == Agent::Codex)))
+            .collect()
+    } else {
+        vec![]
+    };
+    let mut screens: std::collections::HashMap<String, String> = std::collections::HashMap::new();
+    for ((pane, _), text) in reqs.iter().zip(mux.capture_many(&reqs)) {
+        if let Some(t) = text {
+            screens.insert(pane.clone(), t);
+        }
+    }
     let mut found = vec![];
-    for a in agents {
+    for (a, (pane, bind)) in agents.into_iter().zip(bound) {
         // park's own ancestry chain may contain an agent (an agent ran park); it is still listed.
         let Some(main) = table.get(a.main) else {
             continue;
         };
         let main_start = main.start_ticks;
-        let (pane, bind) = bind_pane(&a, &table, &panes, server.as_deref());
         let pane_owned = pane.as_ref().is_some_and(|p| {
             let pane_proc = table.get(p.pid);
             // The agent is the pane's process, or the pane runs a non-interactive wrapper around it.
@@ -117,10 +138,7 @@ pub fn scan(platform: &dyn Platform, mux: &dyn Mux, with_screens: bool) -> std::
                     !is_interactive_shell(&pp.argv) && table.ancestry(a.root).contains(&p.pid)
                 })
         });
-        let screen_text = match (&pane, with_screens) {
-            (Some(p), true) => mux.capture(&p.id, a.agent == Agent::Codex).ok(),
-            _ => None,
-        };
+        let screen_text = pane.as_ref().and_then(|p| screens.get(&p.id).cloned());
         let ident = match a.agent {
             Agent::Claude => claude::identify(&a, main_start, platform),
             Agent::Codex => {
@@ -162,14 +180,7 @@ pub fn scan(platform: &dyn Platform, mux: &dyn Mux, with_screens: bool) -> std::
             status
         };
         let (tree, spared) = kill_set(&table, a.root, &ancestry);
-        let mut mem = Mem::default();
-        for (pid, _) in &tree {
-            if let Some(m) = platform.memory(*pid) {
-                mem += m;
-            } else if let Some(p) = table.get(*pid) {
-                mem.rss += p.rss_bytes;
-            }
-        }
+        let mem = Mem::default();
         let idle_secs = tinfo.as_ref().and_then(|t| t.last_real_turn).map(|ts| {
             let now = jiff::Timestamp::now();
             now.as_second().saturating_sub(ts.as_second()).max(0) as u64
@@ -215,6 +226,7 @@ pub fn scan(platform: &dyn Platform, mux: &dyn Mux, with_screens: bool) -> std::
             pane_owned,
         });
     }
+    tree_memory(platform, &table, &mut found);
     // Agents whose tree contains park itself: their sessions are the caller's own.
     let session_ids = found
         .iter()
@@ -247,6 +259,31 @@ pub fn scan(platform: &dyn Platform, mux: &dyn Mux, with_screens: bool) -> std::
         },
         warnings,
     })
+}
+
+/// Memory of every agent's tree. `smaps_rollup` walks the page tables (~10 ms for a 280 MB agent),
+/// so the reads are spread over the machine's cores.
+fn tree_memory(platform: &dyn Platform, table: &ProcTable, found: &mut [Found]) {
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .clamp(1, 8);
+    let chunk = found.len().div_ceil(threads).max(1);
+    std::thread::scope(|s| {
+        for part in found.chunks_mut(chunk) {
+            s.spawn(move || {
+                for f in part {
+                    for (pid, _) in &f.tree {
+                        if let Some(m) = platform.memory(*pid) {
+                            f.mem += m;
+                        } else if let Some(p) = table.get(*pid) {
+                            f.mem.rss += p.rss_bytes;
+                        }
+                    }
+                }
+            });
+        }
+    });
 }
 
 fn pane_sort_key(p: Option<&Pane>) -> (bool, String, u32, u32) {

@@ -554,3 +554,23 @@ fn show_and_forget() {
         "forget keeps the archive"
     );
 }
+
+#[test]
+fn unpark_refuses_while_an_unidentifiable_claude_shares_the_config_dir() {
+    let s = Setup::new();
+    let sb = &s.sb;
+    let (pane, _) = s.agent_in_shell("u1", "", &[]);
+    assert_eq!(outcome(sb, &["park", &pane]).1, "parked");
+    // A Claude with no status file and no id in argv could be running any session of this HOME.
+    let dir = sb.project_dir("u2");
+    let other = sb.new_shell_window("w", "u2", &dir, &[("FAKE_AGENT_MODE", "no-status-file")]);
+    sb.type_line(&other, "claude");
+    sb.wait_for(&other, "for shortcuts", SECS(15)).unwrap();
+    let (c, oc, why) = outcome(sb, &["unpark", &pane]);
+    assert_eq!((c, oc.as_str()), (1, "refused"));
+    assert!(why.unwrap().contains("could not be identified"));
+    assert_eq!(entries(sb).len(), 1, "the entry stays");
+    sb.send_keys(&other, &["C-c"]);
+    poll(SECS(5), || ls(sb).rows.iter().all(|r| r.pane != other || r.state != RowState::Untargetable).then_some(())).unwrap();
+    assert_eq!(outcome(sb, &["unpark", &pane]).1, "unparked");
+}

@@ -34,6 +34,8 @@ pub struct Pane {
     pub alternate_on: bool,
     /// park's own pill option on the pane (`@park_pill`), if set.
     pub pill: String,
+    /// The server this pane belongs to (tmux: socket path), same as `Mux::server_id`.
+    pub server: String,
 }
 
 pub trait Mux {
@@ -42,6 +44,10 @@ pub trait Mux {
     fn server_id(&self) -> Result<String, MuxError>;
     fn list_panes(&self) -> Result<Vec<Pane>, MuxError>;
     fn capture(&self, pane: &str, escapes: bool) -> Result<String, MuxError>;
+    /// Several captures at once (one multiplexer call where it can); `None` for a pane that failed.
+    fn capture_many(&self, reqs: &[(String, bool)]) -> Vec<Option<String>> {
+        reqs.iter().map(|(p, e)| self.capture(p, *e).ok()).collect()
+    }
     /// Type text literally (no key names, no command separators), without Enter.
     fn send_text(&self, pane: &str, text: &str) -> Result<(), MuxError>;
     fn send_keys(&self, pane: &str, keys: &[&str]) -> Result<(), MuxError>;

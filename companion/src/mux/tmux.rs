@@ -22,6 +22,7 @@ const FIELDS: &[&str] = &[
     "pane_dead",
     "alternate_on",
     "@park_pill",
+    "socket_path",
 ];
 
 #[derive(Debug, Clone)]
@@ -100,6 +101,7 @@ pub fn parse_pane_line(line: &str) -> Option<Pane> {
         dead: f[10] == "1",
         alternate_on: f[11] == "1",
         pill: f[12].to_string(),
+        server: f[13].to_string(),
     })
 }
 
@@ -145,6 +147,44 @@ impl Mux for Tmux {
             a.push("-e");
         }
         self.run(&a)
+    }
+
+    fn capture_many(&self, reqs: &[(String, bool)]) -> Vec<Option<String>> {
+        if reqs.len() < 2 {
+            return reqs.iter().map(|(p, e)| self.capture(p, *e).ok()).collect();
+        }
+        // One tmux client for every pane: captures separated by a marker line no screen contains.
+        let marker = format!(
+            "park-split-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0)
+        );
+        let mut args: Vec<&str> = vec![];
+        for (i, (pane, esc)) in reqs.iter().enumerate() {
+            if i > 0 {
+                args.extend([";", "display-message", "-p", marker.as_str()]);
+                args.push(";");
+            }
+            args.extend(["capture-pane", "-p", "-J", "-t", pane.as_str()]);
+            if *esc {
+                args.push("-e");
+            }
+        }
+        match self.run(&args) {
+            Ok(out) => {
+                let sep = format!("{marker}\n");
+                let parts: Vec<String> = out.split(sep.as_str()).map(str::to_string).collect();
+                if parts.len() == reqs.len() {
+                    return parts.into_iter().map(Some).collect();
+                }
+                reqs.iter().map(|(p, e)| self.capture(p, *e).ok()).collect()
+            }
+            // A pane vanished mid-list: fall back to one call per pane.
+            Err(_) => reqs.iter().map(|(p, e)| self.capture(p, *e).ok()).collect(),
+        }
     }
 
     fn send_text(&self, pane: &str, text: &str) -> Result<(), MuxError> {
@@ -281,6 +321,7 @@ mod tests {
             "0",
             "1",
             "",
+            "/tmp/tmux-0/default",
         ]
         .join("\u{1f}");
         let p = parse_pane_line(&l).unwrap();
