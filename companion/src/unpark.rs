@@ -222,6 +222,26 @@ fn gate(ctx: &Ctx, eid: &str, target: &str, live: &LiveSet, my_pane: Option<&str
 
 /// Runs inside the entry's pane: exec the agent in the recorded cwd. Returns only on failure.
 pub fn exec_in_pane(ctx: &Ctx, eid: &str, target: &str) -> ActionResult {
+    let r = exec_in_pane_inner(ctx, eid, target);
+    // A hand-off that this pane cannot complete: give the entry back at once, with the reason, so
+    // the sender reports it instead of waiting for a resume that will not come.
+    if let (Ok(Some(mut e)), Ok(me)) = (ctx.ledger.load(eid), std::env::var("TMUX_PANE")) {
+        if e.state == EntryState::Resuming && e.handoff_pane.as_deref() == Some(me.as_str()) {
+            e.state = EntryState::Parked;
+            e.resumer = None;
+            e.handoff_pane = None;
+            e.last_error = Some(format!(
+                "{}: {}",
+                r.outcome,
+                r.reason.clone().unwrap_or_default()
+            ));
+            let _ = ctx.ledger.save(&e);
+        }
+    }
+    r
+}
+
+fn exec_in_pane_inner(ctx: &Ctx, eid: &str, target: &str) -> ActionResult {
     let my_pane = std::env::var("TMUX_PANE").ok();
     // A hand-off's sender may still hold the locks for a moment.
     let session_key = match ctx.ledger.load(eid) {

@@ -206,7 +206,7 @@ fn real_claude_pane_process_gets_a_placeholder_and_comes_back() {
     sb.wait_for(&pane, "Press Enter to resume", SECS(10))
         .unwrap();
     let (code, out) = action(sb, &["unpark", &pane]);
-    assert_eq!(code, 0, "{:?}", out.results[0]);
+    assert_eq!(code, 0, "{:?}\n{}", out.results[0], sb.capture(&pane));
     let back = wait_row(sb, &pane, SECS(30), |r| r.state == RowState::Live);
     assert_eq!(back.session_id.as_deref(), Some(sid.as_str()));
     let argv =

@@ -571,6 +571,13 @@ fn unpark_refuses_while_an_unidentifiable_claude_shares_the_config_dir() {
     assert!(why.unwrap().contains("could not be identified"));
     assert_eq!(entries(sb).len(), 1, "the entry stays");
     sb.send_keys(&other, &["C-c"]);
-    poll(SECS(5), || ls(sb).rows.iter().all(|r| r.pane != other || r.state != RowState::Untargetable).then_some(())).unwrap();
+    poll(SECS(5), || {
+        ls(sb)
+            .rows
+            .iter()
+            .all(|r| r.pane != other || r.state != RowState::Untargetable)
+            .then_some(())
+    })
+    .unwrap();
     assert_eq!(outcome(sb, &["unpark", &pane]).1, "unparked");
 }
