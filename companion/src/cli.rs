@@ -150,6 +150,19 @@ pub fn run(cli: Cli) -> i32 {
     }
 }
 
+/// Parses every target; a usage error (exit 2) names the first bad one.
+fn parse_targets(targets: &[String]) -> Result<Vec<(String, Target)>, i32> {
+    targets
+        .iter()
+        .map(|t| {
+            target::parse(t).map(|p| (t.clone(), p)).map_err(|e| {
+                eprintln!("park: {e}");
+                2
+            })
+        })
+        .collect()
+}
+
 fn do_scan(ctx: &Ctx, screens: bool) -> Result<Scan, i32> {
     scan::scan(ctx.platform.as_ref(), ctx.mux.as_ref(), screens).map_err(|e| {
         eprintln!("park: cannot read the process table: {e}");
@@ -450,27 +463,23 @@ fn park_cmd(ctx: &Ctx, targets: &[String], o: &ParkFlags) -> i32 {
         .or_else(|| std::env::var("TMUX_PANE").ok().filter(|p| !p.is_empty()));
     let mut results = vec![];
     let mut seen = vec![];
-    for t in targets {
-        let parsed = match target::parse(t) {
-            Ok(p) => p,
-            Err(e) => {
-                eprintln!("park: {e}");
-                return 2;
-            }
-        };
+    // Every target is validated before anything is done to any of them.
+    let parsed_all = match parse_targets(targets) {
+        Ok(v) => v,
+        Err(c) => return c,
+    };
+    for (t, parsed) in parsed_all {
+        let t = &t;
         if parsed == Target::Here
             && std::env::var("TMUX_PANE")
                 .map(|p| p.is_empty())
                 .unwrap_or(true)
         {
-            results.push(ActionResult {
-                target: t.clone(),
-                pane: None,
-                session_id: None,
-                outcome: "refused".into(),
-                reason: Some("`.` means the pane park runs in, but TMUX_PANE is not set".into()),
-                freed_bytes: None,
-            });
+            results.push(ActionResult::new(
+                t,
+                "refused",
+                Some("`.` means the pane park runs in, but TMUX_PANE is not set".into()),
+            ));
             continue;
         }
         match target::resolve_live(&parsed, &s.found, here.as_deref(), t) {
@@ -490,14 +499,7 @@ fn park_cmd(ctx: &Ctx, targets: &[String], o: &ParkFlags) -> i32 {
                         });
                     }
                 } else {
-                    results.push(ActionResult {
-                        target: t.clone(),
-                        pane: None,
-                        session_id: None,
-                        outcome: "refused".into(),
-                        reason: Some(why),
-                        freed_bytes: None,
-                    });
+                    results.push(ActionResult::new(t, "refused", Some(why)));
                 }
             }
         }
@@ -577,36 +579,21 @@ fn unpark_cmd(ctx: &Ctx, targets: &[String], dry_run: bool, json: bool) -> i32 {
         scan::same_server(std::env::var("TMUX").ok().as_deref(), s.server.as_deref());
     let mut results = vec![];
     let mut done: Vec<String> = vec![];
-    for t in targets {
-        let parsed = match target::parse(t) {
-            Ok(p) => p,
-            Err(e) => {
-                eprintln!("park: {e}");
-                return 2;
-            }
-        };
+    // Every target is validated before anything is done to any of them.
+    let parsed_all = match parse_targets(targets) {
+        Ok(v) => v,
+        Err(c) => return c,
+    };
+    for (t, parsed) in parsed_all {
+        let t = &t;
         let hits = match target::resolve_entries(&parsed, &entries, here.as_deref(), t) {
             Ok(h) => h,
             Err(why) => {
                 // Already running counts as the asked state.
                 if target::resolve_live(&parsed, &s.found, here.as_deref(), t).is_ok() {
-                    results.push(ActionResult {
-                        target: t.clone(),
-                        pane: None,
-                        session_id: None,
-                        outcome: "already-running".into(),
-                        reason: None,
-                        freed_bytes: None,
-                    });
+                    results.push(ActionResult::new(t, "already-running", None));
                 } else {
-                    results.push(ActionResult {
-                        target: t.clone(),
-                        pane: None,
-                        session_id: None,
-                        outcome: "not-parked".into(),
-                        reason: Some(why),
-                        freed_bytes: None,
-                    });
+                    results.push(ActionResult::new(t, "not-parked", Some(why)));
                 }
                 continue;
             }
@@ -688,14 +675,13 @@ fn forget(ctx: &Ctx, targets: &[String]) -> i32 {
     let (entries, _) = ctx.ledger.all();
     let here = std::env::var("TMUX_PANE").ok();
     let mut results = vec![];
-    for t in targets {
-        let parsed = match target::parse(t) {
-            Ok(p) => p,
-            Err(e) => {
-                eprintln!("park: {e}");
-                return 2;
-            }
-        };
+    // Every target is validated before anything is done to any of them.
+    let parsed_all = match parse_targets(targets) {
+        Ok(v) => v,
+        Err(c) => return c,
+    };
+    for (t, parsed) in parsed_all {
+        let t = &t;
         match target::resolve_entries(&parsed, &entries, here.as_deref(), t) {
             Ok(es) => {
                 for e in es {
@@ -718,37 +704,18 @@ fn forget(ctx: &Ctx, targets: &[String]) -> i32 {
                                     freed_bytes: None,
                                 }
                             }
-                            Err(err) => ActionResult {
-                                target: t.clone(),
-                                pane: None,
-                                session_id: None,
-                                outcome: "failed".into(),
-                                reason: Some(err.to_string()),
-                                freed_bytes: None,
-                            },
+                            Err(err) => ActionResult::new(t, "failed", Some(err.to_string())),
                         },
-                        _ => ActionResult {
-                            target: t.clone(),
-                            pane: None,
-                            session_id: None,
-                            outcome: "refused".into(),
-                            reason: Some(
-                                "a park/unpark is working on this session right now".into(),
-                            ),
-                            freed_bytes: None,
-                        },
+                        _ => ActionResult::new(
+                            t,
+                            "refused",
+                            Some("a park/unpark is working on this session right now".into()),
+                        ),
                     };
                     results.push(r);
                 }
             }
-            Err(why) => results.push(ActionResult {
-                target: t.clone(),
-                pane: None,
-                session_id: None,
-                outcome: "not-parked".into(),
-                reason: Some(why),
-                freed_bytes: None,
-            }),
+            Err(why) => results.push(ActionResult::new(t, "not-parked", Some(why))),
         }
     }
     ctx.publish_status();

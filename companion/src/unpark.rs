@@ -160,25 +160,13 @@ fn gate(ctx: &Ctx, eid: &str, target: &str, live: &LiveSet, my_pane: Option<&str
     let e = match ctx.ledger.load(eid) {
         Ok(Some(e)) => e,
         Ok(None) => {
-            return Gate::Done(ActionResult {
-                target: target.into(),
-                pane: None,
-                session_id: None,
-                outcome: "not-parked".into(),
-                reason: Some("no parked entry (already unparked or forgotten)".into()),
-                freed_bytes: None,
-            })
+            return Gate::Done(ActionResult::new(
+                target,
+                "not-parked",
+                Some("no parked entry (already unparked or forgotten)".into()),
+            ))
         }
-        Err(err) => {
-            return Gate::Done(ActionResult {
-                target: target.into(),
-                pane: None,
-                session_id: None,
-                outcome: "refused".into(),
-                reason: Some(err.to_string()),
-                freed_bytes: None,
-            })
-        }
+        Err(err) => return Gate::Done(ActionResult::new(target, "refused", Some(err.to_string()))),
     };
     if e.state == EntryState::Resuming
         && resumer_alive(ctx, &e)
@@ -247,40 +235,17 @@ fn exec_in_pane_inner(ctx: &Ctx, eid: &str, target: &str) -> ActionResult {
     let session_key = match ctx.ledger.load(eid) {
         Ok(Some(e)) => session_lock_key(&e.session_id),
         _ => {
-            return ActionResult {
-                target: target.into(),
-                pane: None,
-                session_id: None,
-                outcome: "not-parked".into(),
-                reason: Some(format!("no parked entry {eid}")),
-                freed_bytes: None,
-            }
+            return ActionResult::new(target, "not-parked", Some(format!("no parked entry {eid}")))
         }
     };
     let session_lock = match acquire_retry(ctx, &session_key, Duration::from_secs(5)) {
         Ok(l) => l,
-        Err(e) => {
-            return ActionResult {
-                target: target.into(),
-                pane: None,
-                session_id: None,
-                outcome: "refused".into(),
-                reason: Some(e),
-                freed_bytes: None,
-            }
-        }
+        Err(e) => return ActionResult::new(target, "refused", Some(e)),
     };
     let s = match scan::scan(ctx.platform.as_ref(), ctx.mux.as_ref(), false) {
         Ok(s) => s,
         Err(e) => {
-            return ActionResult {
-                target: target.into(),
-                pane: None,
-                session_id: None,
-                outcome: "refused".into(),
-                reason: Some(format!("process scan failed: {e}")),
-                freed_bytes: None,
-            }
+            return ActionResult::new(target, "refused", Some(format!("process scan failed: {e}")))
         }
     };
     let live = LiveSet::from_scan(&s);
@@ -505,26 +470,8 @@ pub fn unpark_remote(
 ) -> ActionResult {
     let key = match ctx.ledger.load(eid) {
         Ok(Some(e)) => e,
-        Ok(None) => {
-            return ActionResult {
-                target: target.into(),
-                pane: None,
-                session_id: None,
-                outcome: "not-parked".into(),
-                reason: Some("no parked entry".into()),
-                freed_bytes: None,
-            }
-        }
-        Err(err) => {
-            return ActionResult {
-                target: target.into(),
-                pane: None,
-                session_id: None,
-                outcome: "refused".into(),
-                reason: Some(err.to_string()),
-                freed_bytes: None,
-            }
-        }
+        Ok(None) => return ActionResult::new(target, "not-parked", Some("no parked entry".into())),
+        Err(err) => return ActionResult::new(target, "refused", Some(err.to_string())),
     };
     let session_lock = match acquire_retry(ctx, &session_lock_key(&key.session_id), Duration::ZERO)
     {

@@ -134,6 +134,20 @@ pub struct ActionResult {
     pub freed_bytes: Option<u64>,
 }
 
+impl ActionResult {
+    /// A result that names no pane or session (yet); fill those in with struct update syntax.
+    pub fn new(target: &str, outcome: &str, reason: Option<String>) -> Self {
+        ActionResult {
+            target: target.to_string(),
+            pane: None,
+            session_id: None,
+            outcome: outcome.to_string(),
+            reason,
+            freed_bytes: None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ActionOutput {
     pub schema: u32,

@@ -474,6 +474,9 @@ fn dead_multiplexer_and_hostile_targets_fail_clearly() {
         assert_eq!(code(&o), 1);
     }
     assert!(!std::path::Path::new("/tmp/pwned").exists());
+    // A bad target anywhere in the list is a usage error before anything is done.
+    assert_eq!(code(&park(sb, &["park", &pane, "%2;x"])), 2);
+    assert!(entries(sb).is_empty());
     assert_eq!(row(sb, &pane).unwrap().state, RowState::Live);
     assert_eq!(code(&park(sb, &["bogus-verb"])), 2);
 }
