@@ -101,7 +101,7 @@ pub struct ParkFlags {
     /// Also waive the busy and draft guards (can lose an in-flight turn or a draft); needs a tty and a typed yes.
     #[arg(long)]
     kill_anyway: bool,
-    /// Do not ask for confirmation of bulk selections.
+    /// Do not ask before parking a window or session that holds several agents (asked only on a terminal).
     #[arg(long)]
     yes: bool,
     #[arg(long)]
@@ -483,7 +483,34 @@ fn park_cmd(ctx: &Ctx, targets: &[String], o: &ParkFlags) -> i32 {
             continue;
         }
         match target::resolve_live(&parsed, &s.found, here.as_deref(), t) {
-            Ok(idx) => seen.extend(idx.into_iter().map(|i| (t.clone(), i))),
+            Ok(idx) => {
+                // A window or session holding several agents: on a terminal, confirm the group.
+                if idx.len() > 1
+                    && !o.yes
+                    && !o.dry_run
+                    && std::io::stdin().is_terminal()
+                    && std::io::stderr().is_terminal()
+                {
+                    let total: u64 = idx.iter().map(|i| s.found[*i].mem.anon).sum();
+                    eprint!(
+                        "park {} agents in {t} (frees ~{})? [y/N] ",
+                        idx.len(),
+                        human_bytes(total)
+                    );
+                    let _ = std::io::stderr().flush();
+                    let mut line = String::new();
+                    let _ = std::io::stdin().read_line(&mut line);
+                    if !matches!(line.trim(), "y" | "Y" | "yes") {
+                        results.push(ActionResult::new(
+                            t,
+                            "refused",
+                            Some("not confirmed".into()),
+                        ));
+                        continue;
+                    }
+                }
+                seen.extend(idx.into_iter().map(|i| (t.clone(), i)))
+            }
             Err(why) => {
                 // A target that names a parked session is already where it was asked to be.
                 let (entries, _) = ctx.ledger.all();
@@ -560,7 +587,6 @@ fn park_cmd(ctx: &Ctx, targets: &[String], o: &ParkFlags) -> i32 {
         }
         results.push(park::park_one(ctx, &s, f, &t, opts));
     }
-    let _ = o.yes;
     print_results(&results, o.json)
 }
 

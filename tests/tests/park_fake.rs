@@ -584,3 +584,38 @@ fn unpark_refuses_while_an_unidentifiable_claude_shares_the_config_dir() {
     .unwrap();
     assert_eq!(outcome(sb, &["unpark", &pane]).1, "unparked");
 }
+
+/// park run at a real terminal (a control pane in another session) asks before the risky things.
+#[test]
+fn on_a_terminal_groups_ask_and_kill_anyway_needs_a_typed_yes() {
+    let s = Setup::new();
+    let sb = &s.sb;
+    let (p1, _) = s.agent_in_shell("g1", "", &[]);
+    let (p2, _) = s.agent_in_shell("g2", "", &[]);
+    let ctl = sb.new_shell_window("ctl", "ctl", &sb.work, &[] as &[(&str, &str)]);
+    sb.type_line(&ctl, "park park w");
+    sb.wait_for(&ctl, r"park 2 agents in w .*\[y/N\]", SECS(10))
+        .unwrap();
+    sb.type_line(&ctl, "n");
+    sb.wait_for(&ctl, "not confirmed", SECS(10)).unwrap();
+    assert!(entries(sb).is_empty());
+    // --kill-anyway lists what it kills and parks a pane with a draft only after a typed yes.
+    sb.type_text(&p1, "precious draft");
+    wait_row(sb, &p1, SECS(5), |r| r.status == Status::Draft);
+    sb.type_line(&ctl, &format!("park park --kill-anyway {p1}"));
+    sb.wait_for(&ctl, "Type yes to continue", SECS(10)).unwrap();
+    assert!(
+        sb.capture(&ctl).contains("precious draft"),
+        "the draft is shown before it is lost"
+    );
+    sb.type_line(&ctl, "no");
+    sb.wait_for(&ctl, "nothing done", SECS(10)).unwrap();
+    assert!(entries(sb).is_empty());
+    sb.type_line(&ctl, &format!("park park --kill-anyway {p1}"));
+    sb.wait_for(&ctl, "Type yes to continue", SECS(10)).unwrap();
+    sb.type_line(&ctl, "yes");
+    sb.wait_for(&ctl, &format!("{p1}: parked"), SECS(15))
+        .unwrap();
+    assert_eq!(row(sb, &p1).unwrap().state, RowState::Parked);
+    assert_eq!(row(sb, &p2).unwrap().state, RowState::Live);
+}
