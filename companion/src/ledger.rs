@@ -54,6 +54,10 @@ pub struct Entry {
     pub transcript: Option<String>,
     /// `CLAUDE_CONFIG_DIR` / `CODEX_HOME` in effect, so unpark can check the transcript.
     pub config_dir: Option<String>,
+    /// How the agent found `config_dir`: `CLAUDE_CONFIG_DIR`, `CODEX_HOME`, or `HOME` (the default
+    /// under it). Unpark sets that variable when the pane's environment would point elsewhere.
+    #[serde(default)]
+    pub config_var: Option<String>,
     pub place: MuxPlace,
     /// The agent was the pane's own process (a placeholder keeps the pane), not a child of a shell.
     pub pane_owned: bool,
@@ -306,6 +310,7 @@ pub mod tests {
             dropped_flags: vec![],
             transcript: None,
             config_dir: None,
+            config_var: None,
             place: MuxPlace {
                 kind: "tmux".into(),
                 server: "/tmp/s".into(),

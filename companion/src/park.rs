@@ -144,6 +144,19 @@ pub fn park_one(ctx: &Ctx, s: &Scan, f: &Found, target: &str, o: ParkOpts) -> Ac
             .as_ref()
             .map(|t| t.to_string_lossy().into_owned()),
         config_dir: config_dir.map(|d| d.to_string_lossy().into_owned()),
+        config_var: Some(
+            match f.proc.agent {
+                Agent::Claude
+                    if crate::platform::env_get(&f.proc.env, "CLAUDE_CONFIG_DIR")
+                        .is_some_and(|v| !v.is_empty()) =>
+                {
+                    "CLAUDE_CONFIG_DIR"
+                }
+                Agent::Codex => "CODEX_HOME",
+                Agent::Claude => "HOME",
+            }
+            .to_string(),
+        ),
         place: place(&server, &pane, &f.title),
         pane_owned: f.pane_owned,
         parked_at: jiff::Timestamp::now().to_string(),

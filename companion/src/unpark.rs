@@ -310,7 +310,7 @@ fn exec_in_pane_inner(ctx: &Ctx, eid: &str, target: &str) -> ActionResult {
         );
     }
     point("before-exec");
-    let err = exec(&argv);
+    let err = exec(&argv, &config_env(&e));
     // exec failed: put the entry back; the verifier will also see us not become the agent.
     e.state = EntryState::Parked;
     e.resumer = None;
@@ -319,9 +319,37 @@ fn exec_in_pane_inner(ctx: &Ctx, eid: &str, target: &str) -> ActionResult {
     res(target, &e, "failed", e.last_error.clone())
 }
 
-fn exec(argv: &[String]) -> std::io::Error {
+fn exec(argv: &[String], env: &[(String, String)]) -> std::io::Error {
     use std::os::unix::process::CommandExt;
-    std::process::Command::new(&argv[0]).args(&argv[1..]).exec()
+    std::process::Command::new(&argv[0])
+        .args(&argv[1..])
+        .envs(env.iter().cloned())
+        .exec()
+}
+
+/// The config-dir variable that makes the agent look where the session lives, when the pane's
+/// environment would point it elsewhere (a new window, a shell without `CLAUDE_CONFIG_DIR`).
+pub fn config_env(e: &Entry) -> Vec<(String, String)> {
+    let Some(dir) = e.config_dir.as_deref() else {
+        return vec![];
+    };
+    let here: Vec<(String, String)> = std::env::vars().collect();
+    let (var, now) = match e.agent {
+        Agent::Claude => ("CLAUDE_CONFIG_DIR", claude::config_dir(&here)),
+        Agent::Codex => ("CODEX_HOME", codex::home(&here)),
+    };
+    if now.as_deref() == Some(Path::new(dir)) {
+        return vec![];
+    }
+    match e.config_var.as_deref() {
+        // Claude keeps `.claude.json` beside `~/.claude` by default but inside a CLAUDE_CONFIG_DIR:
+        // restore the variable the agent really used.
+        Some("HOME") => Path::new(dir)
+            .parent()
+            .map(|h| vec![("HOME".to_string(), h.to_string_lossy().into_owned())])
+            .unwrap_or_default(),
+        _ => vec![(var.to_string(), dir.to_string())],
+    }
 }
 
 /// Starts the detached verifier; it inherits the locks (fds 3 and 4) so they outlive our exec.

@@ -619,3 +619,36 @@ fn on_a_terminal_groups_ask_and_kill_anyway_needs_a_typed_yes() {
     assert_eq!(row(sb, &p1).unwrap().state, RowState::Parked);
     assert_eq!(row(sb, &p2).unwrap().state, RowState::Live);
 }
+
+#[test]
+fn claude_config_dir_is_honoured_and_restored_in_a_new_window() {
+    let s = Setup::new();
+    let sb = &s.sb;
+    let cfg = sb.root.join("claude-cfg");
+    let cfg_s = cfg.to_string_lossy().into_owned();
+    let (pane, sid) = s.agent_in_shell("cfg", "", &[("CLAUDE_CONFIG_DIR", cfg_s.as_str())]);
+    assert!(
+        cfg.join("sessions").is_dir(),
+        "the fake used CLAUDE_CONFIG_DIR"
+    );
+    assert_eq!(outcome(sb, &["park", &pane]).1, "parked");
+    sb.tmux(&["kill-pane", "-t", &pane]).unwrap();
+    // The new window has the server's environment, without CLAUDE_CONFIG_DIR.
+    let (c, oc, why) = outcome(sb, &["unpark", &sid]);
+    assert_eq!((c, oc.as_str()), (0, "unparked"), "{why:?}");
+    assert_eq!(claude_pids_for(&cfg, &sid).len(), 0,);
+    let live = poll(SECS(10), || {
+        std::fs::read_dir(cfg.join("sessions"))
+            .ok()?
+            .flatten()
+            .find_map(|e| {
+                let v: serde_json::Value =
+                    serde_json::from_slice(&std::fs::read(e.path()).ok()?).ok()?;
+                (v["sessionId"].as_str() == Some(sid.as_str())).then_some(())
+            })
+    });
+    assert!(
+        live.is_some(),
+        "the resumed agent runs under the recorded CLAUDE_CONFIG_DIR"
+    );
+}
