@@ -651,3 +651,80 @@ fn claude_config_dir_is_honoured_and_restored_in_a_new_window() {
         "the resumed agent runs under the recorded CLAUDE_CONFIG_DIR"
     );
 }
+
+/// Interrupted right after the claim: the agent is alive and the entry says "parking". The next
+/// unpark sees the session running and cleans the entry; nothing was lost, nothing runs twice.
+#[test]
+fn a_park_killed_after_the_claim_leaves_the_agent_alive_and_is_cleaned_up() {
+    let s = Setup::new();
+    let sb = &s.sb;
+    let (pane, sid) = s.agent_in_shell("f1", "", &[]);
+    let pid = row(sb, &pane).unwrap().pid.unwrap();
+    let o = park_env(sb, &["park", &pane], &[("PARK_FAULT", "after-claim")]);
+    assert_eq!(code(&o), 99);
+    assert!(pid_alive(pid));
+    assert_eq!(entries(sb).len(), 1, "the claim is on disk");
+    let rows = ls(sb).rows;
+    assert!(rows.iter().any(|r| r.state == RowState::Parked
+        && r.reason
+            .as_deref()
+            .is_some_and(|w| w.contains("did not finish"))));
+    let (c, oc, _) = outcome(sb, &["unpark", &pane]);
+    assert_eq!((c, oc.as_str()), (0, "already-running"));
+    assert!(entries(sb).is_empty());
+    assert_eq!(claude_pids_for(&sb.home, &sid), vec![pid]);
+    assert_eq!(
+        outcome(sb, &["park", &pane]).1,
+        "parked",
+        "a clean park works afterwards"
+    );
+}
+
+/// Interrupted right after SIGTERM: the agent dies, the entry (still "parking") is the record;
+/// unpark resumes the session from it.
+#[test]
+fn a_park_killed_after_sigterm_is_still_resumable() {
+    let s = Setup::new();
+    let sb = &s.sb;
+    let (pane, sid) = s.agent_in_shell("f2", "", &[]);
+    let pid = row(sb, &pane).unwrap().pid.unwrap();
+    let o = park_env(sb, &["park", &pane], &[("PARK_FAULT", "after-sigterm")]);
+    assert_eq!(code(&o), 99);
+    assert!(wait_gone(pid, SECS(5)), "the agent got its SIGTERM");
+    assert_eq!(entries(sb).len(), 1, "and the session is recorded");
+    sb.wait_for(&pane, r"park-test\$\s*$", SECS(5)).unwrap();
+    let (c, oc, why) = outcome(sb, &["unpark", &pane]);
+    assert_eq!(
+        (c, oc.as_str()),
+        (0, "unparked"),
+        "{why:?}\n{}",
+        sb.capture(&pane)
+    );
+    let r = wait_row(sb, &pane, SECS(10), |r| r.state == RowState::Live);
+    assert_eq!(r.session_id.as_deref(), Some(sid.as_str()));
+}
+
+/// The session changes between the scan and the kill (`/clear`): the re-check before the kill
+/// sees it, rolls the claim back, and kills nothing.
+#[test]
+fn a_session_change_before_the_kill_rolls_back() {
+    let s = Setup::new();
+    let sb = &s.sb;
+    let (pane, sid) = s.agent_in_shell("f3", "", &[]);
+    let pid = row(sb, &pane).unwrap().pid.unwrap();
+    let child = park_cmd(sb, &[("PARK_FAULT_PAUSE", "after-archive:2500")])
+        .args(["park", &pane, "--json"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    poll(SECS(5), || (!entries(sb).is_empty()).then_some(())).expect("claimed");
+    sb.type_line(&pane, "/clear");
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("changed since the scan"), "{text}");
+    assert!(pid_alive(pid));
+    assert!(entries(sb).is_empty(), "the claim was rolled back");
+    let r = row(sb, &pane).unwrap();
+    assert_ne!(r.session_id.as_deref(), Some(sid.as_str()));
+}
