@@ -702,3 +702,127 @@ fn wait_for_verdict(ctx: &Ctx, sent: &Entry, target: &str) -> ActionResult {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ledger::MuxPlace;
+    use proptest::prelude::*;
+
+    fn entry(agent: Agent, cwd: &str, program: &str, flags: Vec<String>) -> Entry {
+        Entry {
+            schema: 1,
+            id: "claude-35c98558-0920-4e29-b81c-9304ca43fccb".into(),
+            state: EntryState::Parked,
+            agent,
+            session_id: "35c98558-0920-4e29-b81c-9304ca43fccb".into(),
+            session_source: "status-file".into(),
+            cwd: cwd.into(),
+            program: program.into(),
+            flags,
+            dropped_flags: vec![],
+            transcript: None,
+            config_dir: Some("/h/.claude".into()),
+            config_var: Some("HOME".into()),
+            place: MuxPlace {
+                kind: "tmux".into(),
+                server: "/s".into(),
+                pane: "%1".into(),
+                session: "s".into(),
+                window_index: 0,
+                window_name: "w".into(),
+                pane_index: 0,
+                title: "t".into(),
+            },
+            pane_owned: false,
+            parked_at: "2026-12-02T00:00:00Z".into(),
+            last_active: None,
+            bytes: 0,
+            uss_bytes: 0,
+            pss_bytes: 0,
+            anon_bytes: 0,
+            freed_bytes: None,
+            killed_pids: vec![],
+            resumer: None,
+            last_error: None,
+            handoff_pane: None,
+        }
+    }
+
+    #[test]
+    fn resume_argv_per_agent() {
+        let e = entry(
+            Agent::Claude,
+            "/w",
+            "claude",
+            vec!["--dangerously-skip-permissions".into()],
+        );
+        assert_eq!(
+            resume_argv(&e),
+            vec![
+                "claude",
+                "--resume",
+                "35c98558-0920-4e29-b81c-9304ca43fccb",
+                "--dangerously-skip-permissions"
+            ]
+        );
+        let e = entry(
+            Agent::Codex,
+            "/w",
+            "/n/.bin/codex",
+            vec!["--no-daemon".into()],
+        );
+        assert_eq!(
+            resume_argv(&e),
+            vec![
+                "/n/.bin/codex",
+                "resume",
+                "--no-daemon",
+                "35c98558-0920-4e29-b81c-9304ca43fccb"
+            ]
+        );
+    }
+
+    #[test]
+    fn hostile_values_are_quoted_not_run() {
+        let e = entry(
+            Agent::Claude,
+            "/w/$(rm -rf ~)/a b",
+            "claude",
+            vec!["--model".into(), "x; touch /tmp/p`id`".into()],
+        );
+        let line = resume_command_line(&e);
+        let words = shlex::split(&line).unwrap();
+        assert_eq!(words[..3], ["cd", "/w/$(rm -rf ~)/a b", "&&"]);
+        assert_eq!(words.last().unwrap(), "x; touch /tmp/p`id`");
+    }
+
+    proptest! {
+        /// Whatever the cwd and flag values hold, the shown command splits back into exactly
+        /// `cd <cwd> && <argv…>`: nothing in a value can become shell syntax.
+        #[test]
+        fn command_line_round_trips(cwd in "[^\u{0}]{1,40}", val in "[^\u{0}]{1,40}") {
+            let e = entry(Agent::Claude, &cwd, "claude", vec!["--model".into(), val.clone()]);
+            let words = shlex::split(&resume_command_line(&e)).unwrap();
+            let mut want = vec!["cd".to_string(), cwd.clone(), "&&".to_string()];
+            want.extend(resume_argv(&e));
+            prop_assert_eq!(words, want);
+        }
+    }
+
+    #[test]
+    fn config_env_restores_the_variable_the_agent_used() {
+        let mut e = entry(Agent::Claude, "/w", "claude", vec![]);
+        e.config_dir = Some("/nowhere-home/.claude".into());
+        assert_eq!(
+            config_env(&e),
+            vec![("HOME".to_string(), "/nowhere-home".to_string())]
+        );
+        e.config_var = Some("CLAUDE_CONFIG_DIR".into());
+        e.config_dir = Some("/cfg".into());
+        assert_eq!(
+            config_env(&e),
+            vec![("CLAUDE_CONFIG_DIR".to_string(), "/cfg".to_string())]
+        );
+    }
+}
