@@ -101,10 +101,15 @@ pub fn not_self(f: &Found, c: &Caller) -> Result<(), Refusal> {
         return Ok(());
     }
     if let (Some(mine), Some(p)) = (&c.pane, &f.pane) {
-        if *mine == p.id {
+        // In its own pane park may only act on an agent that does not hold the terminal (one the
+        // user suspended with Ctrl-Z, or a background job); one in the foreground is the caller.
+        if *mine == p.id && f.holds_terminal {
             return refuse(
                 "not-self",
-                format!("{} is the pane park is running in", p.id),
+                format!(
+                    "{} is the pane park is running in, and its agent holds the terminal",
+                    p.id
+                ),
             );
         }
     }

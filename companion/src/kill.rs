@@ -76,6 +76,10 @@ pub fn kill_tree(
     for (p, s) in root.iter().chain(std::iter::once(&main)) {
         signal(platform, *p, *s, Signal::SIGTERM);
     }
+    // A suspended agent (Ctrl-Z) only acts on its TERM once it runs again.
+    for (p, s) in set {
+        signal(platform, *p, *s, Signal::SIGCONT);
+    }
     crate::fault::point("after-sigterm");
     let agent_part: Vec<(u32, u64)> = root.into_iter().chain(std::iter::once(main)).collect();
     wait_gone(platform, &agent_part, t.agent_term);

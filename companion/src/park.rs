@@ -252,7 +252,8 @@ pub fn park_one(ctx: &Ctx, s: &Scan, f: &Found, target: &str, o: ParkOpts) -> Ac
         return refused(target, f, format!("agent stopped but the entry could not be finalized ({e}); `park unpark {eid}` still works"));
     }
     point("after-finalize");
-    leave_pane_usable(ctx, &entry, &pane, &f.proc.env, remain_before);
+    let caller_here = s.caller.pane.as_deref() == Some(pane.id.as_str());
+    leave_pane_usable(ctx, &entry, &pane, &f.proc.env, remain_before, caller_here);
     ctx.publish_status();
     if !report.survivors.is_empty() {
         return result(
@@ -328,6 +329,7 @@ fn leave_pane_usable(
     pane: &Pane,
     env: &[(String, String)],
     remain_before: Option<Option<String>>,
+    caller_here: bool,
 ) {
     let _ = ctx
         .mux
@@ -363,6 +365,14 @@ fn leave_pane_usable(
                 .mux
                 .set_pane_option(&pane.id, "remain-on-exit", prev.as_deref());
         }
+        return;
+    }
+    if caller_here {
+        // park itself is this pane's foreground job: the keys wait in the terminal's input and
+        // land at the shell prompt once park exits.
+        let _ = ctx
+            .mux
+            .send_text(&pane.id, &format!("{} unpark .", ctx.typed_name(pane.pid)));
         return;
     }
     // Wait for the shell to take the terminal back before resetting it.

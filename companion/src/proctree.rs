@@ -153,6 +153,7 @@ mod tests {
             ppid,
             pgid: pid,
             sid: pid,
+            tpgid: -1,
             start_ticks: pid as u64,
             state: 'S',
             cpu_ticks: 0,

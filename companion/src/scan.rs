@@ -40,6 +40,9 @@ pub struct Found {
     pub dropped_flags: Vec<String>,
     /// The agent is the pane's own process (no interactive shell between pane and agent).
     pub pane_owned: bool,
+    /// The agent's process group is its terminal's foreground group (it is not suspended or
+    /// in the background).
+    pub holds_terminal: bool,
 }
 
 /// Who is running park: used by the not-self guard.
@@ -130,6 +133,9 @@ pub fn scan(platform: &dyn Platform, mux: &dyn Mux, with_screens: bool) -> std::
             continue;
         };
         let main_start = main.start_ticks;
+        let holds_terminal = table
+            .get(a.root)
+            .is_some_and(|r| r.tpgid <= 0 || r.tpgid as u32 == r.pgid);
         let pane_owned = pane.as_ref().is_some_and(|p| {
             let pane_proc = table.get(p.pid);
             // The agent is the pane's process, or the pane runs a non-interactive wrapper around it.
@@ -224,6 +230,7 @@ pub fn scan(platform: &dyn Platform, mux: &dyn Mux, with_screens: bool) -> std::
             flags,
             dropped_flags,
             pane_owned,
+            holds_terminal,
         });
     }
     tree_memory(platform, &table, &mut found);
@@ -450,6 +457,7 @@ mod tests {
             ppid,
             pgid: pid,
             sid: pid,
+            tpgid: -1,
             start_ticks: 1000 + pid as u64,
             state: 'S',
             cpu_ticks: 0,

@@ -117,6 +117,7 @@ impl Fx {
             flags: vec![],
             dropped_flags: vec![],
             pane_owned: false,
+            holds_terminal: true,
         })
     }
 }
@@ -391,6 +392,21 @@ fn not_self_the_pane_park_runs_in_refuses() {
         guards::not_self(&fx.agent().build(), &c),
         "not-self",
         "%7 is the pane park is running in",
+    );
+}
+
+#[test]
+fn not_self_a_suspended_agent_in_parks_own_pane_passes() {
+    let fx = Fx::new();
+    let c = Caller {
+        pane: Some(PANE.into()),
+        ..stranger()
+    };
+    let mut f = fx.agent().build();
+    f.holds_terminal = false;
+    assert!(
+        guards::not_self(&f, &c).is_ok(),
+        "Ctrl-Z'd agent, park in the same shell: parkable"
     );
 }
 
@@ -1054,6 +1070,7 @@ fn p(pid: u32, ppid: u32, argv: &[&str]) -> ProcInfo {
         ppid,
         pgid: pid,
         sid: pid,
+        tpgid: -1,
         start_ticks: 1000 + pid as u64,
         state: 'S',
         cpu_ticks: 0,

@@ -728,3 +728,30 @@ fn a_session_change_before_the_kill_rolls_back() {
     let r = row(sb, &pane).unwrap();
     assert_ne!(r.session_id.as_deref(), Some(sid.as_str()));
 }
+
+/// `park .` in the pane of a suspended agent parks it (the agent no longer holds the terminal,
+/// and park is not in its tree); the way back is prefilled in the same shell.
+#[test]
+fn park_dot_parks_a_suspended_agent_in_its_own_pane() {
+    let s = Setup::new();
+    let sb = &s.sb;
+    let (pane, sid) = s.agent_in_shell("dot", "", &[]);
+    let pid = row(sb, &pane).unwrap().pid.unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGTSTP,
+    )
+    .unwrap();
+    sb.wait_for(&pane, "Stopped", SECS(5)).unwrap();
+    sb.type_line(&pane, "park .");
+    sb.wait_for(&pane, &format!("{pane}: parked"), SECS(15))
+        .unwrap();
+    assert!(wait_gone(pid, SECS(5)));
+    let r = wait_row(sb, &pane, SECS(5), |r| r.state == RowState::Parked);
+    assert_eq!(r.session_id.as_deref(), Some(sid.as_str()));
+    sb.wait_for(&pane, r"park unpark \.\s*$", SECS(5)).unwrap();
+    sb.press_enter(&pane);
+    wait_row(sb, &pane, SECS(10), |r| {
+        r.state == RowState::Live && r.session_id.as_deref() == Some(sid.as_str())
+    });
+}

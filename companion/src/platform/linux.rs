@@ -35,6 +35,7 @@ pub fn parse_stat(s: &str, page_size: u64) -> Option<ProcInfo> {
     let ppid = rest.get(1)?.parse().ok()?;
     let pgid = rest.get(2)?.parse().ok()?;
     let sid = rest.get(3)?.parse().ok()?;
+    let tpgid: i32 = rest.get(5)?.parse().ok()?;
     let utime: u64 = rest.get(11)?.parse().ok()?;
     let stime: u64 = rest.get(12)?.parse().ok()?;
     let start: u64 = rest.get(19)?.parse().ok()?;
@@ -44,6 +45,7 @@ pub fn parse_stat(s: &str, page_size: u64) -> Option<ProcInfo> {
         ppid,
         pgid,
         sid,
+        tpgid,
         start_ticks: start,
         state,
         cpu_ticks: utime + stime,

@@ -19,6 +19,8 @@ pub struct ProcInfo {
     pub ppid: u32,
     pub pgid: u32,
     pub sid: u32,
+    /// Foreground process group of the controlling terminal (`-1`/0 when none).
+    pub tpgid: i32,
     /// Kernel start time in clock ticks since boot (Linux: field 22 of `/proc/<pid>/stat`).
     pub start_ticks: u64,
     /// One-letter state (`R`, `S`, `Z`, …).
