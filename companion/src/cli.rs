@@ -174,12 +174,12 @@ fn live_row(s: &Scan, f: &scan::Found) -> Row {
     let p = f.pane.as_ref();
     let untargetable = f.ident.session_id.is_none() || f.pane.is_none();
     let reason = if untargetable {
-        Some(
-            f.ident
-                .reason
-                .clone()
-                .unwrap_or_else(|| "not bound to a pane of this server".into()),
-        )
+        let unbound = f
+            .pane
+            .is_none()
+            .then(|| "not bound to a pane of this server".to_string());
+        let parts: Vec<String> = unbound.into_iter().chain(f.ident.reason.clone()).collect();
+        Some(parts.join("; "))
     } else {
         crate::guards::check(f, &s.caller, s.pane_error.as_deref(), Overrides::default())
             .err()

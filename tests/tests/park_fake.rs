@@ -755,3 +755,46 @@ fn park_dot_parks_a_suspended_agent_in_its_own_pane() {
         r.state == RowState::Live && r.session_id.as_deref() == Some(sid.as_str())
     });
 }
+
+/// An agent with no conversation yet has nothing to resume: parking it would lose nothing but
+/// could never be undone, so it is refused; so is one outside any pane of this server.
+#[test]
+fn nothing_to_resume_or_no_pane_is_refused() {
+    let s = Setup::new();
+    let sb = &s.sb;
+    let dir = sb.project_dir("fresh");
+    let pane = sb.new_shell_window("w", "fresh", &dir, &[] as &[(&str, &str)]);
+    sb.type_line(&pane, "claude");
+    sb.wait_for(&pane, "for shortcuts", SECS(15)).unwrap();
+    let r = wait_row(sb, &pane, SECS(10), |r| r.session_id.is_some());
+    assert!(
+        r.reason
+            .as_deref()
+            .unwrap_or("")
+            .contains("no conversation yet"),
+        "{r:?}"
+    );
+    let (c, oc, why) = outcome(sb, &["park", &pane]);
+    assert_eq!((c, oc.as_str()), (1, "refused"));
+    assert!(why.unwrap().contains("no conversation yet"));
+    assert!(pid_alive(r.pid.unwrap()));
+    // An agent started outside tmux (no TMUX_PANE, no pane ancestor) is listed, never targeted.
+    // `script` gives it a terminal of its own, outside tmux.
+    let mut orphan = std::process::Command::new("script")
+        .args(["-qfec", "claude", "/dev/null"])
+        .env_clear()
+        .envs(sb.base_env())
+        .current_dir(&dir)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let outside = |r: &park_protocol::Row| r.pane.is_empty() && r.cwd == dir.to_string_lossy();
+    let row = poll(SECS(10), || ls(sb).rows.into_iter().find(|r| outside(r)))
+        .unwrap_or_else(|| panic!("not listed: {:?}", ls(sb).rows));
+    assert_eq!(row.state, RowState::Untargetable);
+    assert!(row.reason.unwrap().contains("not bound to a pane"));
+    let _ = orphan.kill();
+    let _ = orphan.wait();
+}
