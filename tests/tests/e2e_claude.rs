@@ -38,7 +38,7 @@ impl Claude {
         self.sb
             .wait_for(&pane, "for shortcuts|bypass permissions on", SECS(60))
             .unwrap();
-        self.sb.type_line(&pane, first_prompt);
+        submit_prompt(&self.sb, &pane, first_prompt, "❯");
         self.sb.wait_for(&pane, "PARKTEST-OK", SECS(60)).unwrap();
         let r = wait_row(&self.sb, &pane, SECS(30), |r| {
             r.status == Status::Idle && r.state == RowState::Live
@@ -136,7 +136,7 @@ fn real_claude_park_unpark_round_trip_keeps_session_and_flags() {
         .unwrap()
         .lines()
         .count();
-    sb.type_line(&pane, "second prompt after unpark");
+    submit_prompt(sb, &pane, "second prompt after unpark", "❯");
     poll(SECS(30), || {
         std::fs::read_to_string(&transcript).ok().filter(|t| {
             t.contains("second prompt after unpark") && t.lines().count() > lines_before + 1
@@ -173,7 +173,7 @@ fn real_claude_draft_and_busy_turn_are_refused() {
     // Clear the draft, then start a slow turn.
     sb.send_keys(&pane, &["C-u"]);
     wait_row(sb, &pane, SECS(10), |r| r.status == Status::Idle);
-    sb.type_line(&pane, "take your time [slow 30]");
+    submit_prompt(sb, &pane, "take your time [slow 30]", "❯");
     sb.wait_for(&pane, "esc to interrupt", SECS(20)).unwrap();
     let (code, out) = action(sb, &["park", &pane]);
     assert_eq!(code, 1, "{:?}", out.results[0]);
@@ -196,7 +196,7 @@ fn real_claude_pane_process_gets_a_placeholder_and_comes_back() {
         &[claude.to_str().unwrap(), "--model", "opus"],
     );
     sb.wait_for(&pane, "for shortcuts", SECS(60)).unwrap();
-    sb.type_line(&pane, "own pane");
+    submit_prompt(sb, &pane, "own pane", "❯");
     sb.wait_for(&pane, "PARKTEST-OK", SECS(60)).unwrap();
     let sid = wait_row(sb, &pane, SECS(30), |r| r.status == Status::Idle)
         .session_id

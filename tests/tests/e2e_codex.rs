@@ -86,7 +86,24 @@ impl World {
 
     /// Sends `prompt` and waits for the `n`-th canned reply on the screen.
     fn prompt(&self, pane: &str, prompt: &str, nth: usize) {
-        self.sb.type_line(pane, prompt);
+        // A TUI that just drew its composer can still drop the first keys (seen once under CI
+        // load): type until the text shows in the composer, then submit.
+        let shown = format!("› {}", regex::escape(prompt));
+        for attempt in 0..3 {
+            self.sb.type_text(pane, prompt);
+            if self
+                .sb
+                .wait_for(pane, &shown, Duration::from_secs(5))
+                .is_ok()
+            {
+                break;
+            }
+            self.log(&format!(
+                "{pane}: prompt not echoed (attempt {attempt}), retyping"
+            ));
+            self.sb.send_keys(pane, &["C-u"]);
+        }
+        self.sb.press_enter(pane);
         let re = format!("(?s){}", vec![REPLY_RE; nth].join(".*"));
         ok(self.sb.wait_for(pane, &re, REPLY));
         self.log(&format!("{pane}: reply to {prompt:?}"));

@@ -166,3 +166,17 @@ pub fn claude_pids_for(home: &Path, session_id: &str) -> Vec<u32> {
 }
 
 pub const SECS: fn(u64) -> Duration = Duration::from_secs;
+
+/// Types a prompt into an agent's composer and submits it, retyping when a TUI that just drew its
+/// composer dropped the keys (seen under CI load). `echo` is the composer's prefix (`❯` or `›`).
+pub fn submit_prompt(sb: &Sandbox, pane: &str, text: &str, echo: &str) {
+    let shown = format!("{echo}.{}", regex::escape(text));
+    for _ in 0..3 {
+        sb.type_text(pane, text);
+        if sb.wait_for(pane, &shown, Duration::from_secs(5)).is_ok() {
+            break;
+        }
+        sb.send_keys(pane, &["C-u"]);
+    }
+    sb.press_enter(pane);
+}
