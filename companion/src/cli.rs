@@ -73,6 +73,14 @@ pub enum Cmd {
         #[arg(long)]
         tmux: bool,
     },
+    /// Interactive picker (for the tmux popup): toggle agents between live and parked.
+    Pick {
+        /// Only rows whose pane, title, cwd or session contains this text.
+        filter: Option<String>,
+        /// Put the cursor on this pane's row (the popup passes the pane it was opened from).
+        #[arg(long)]
+        pane: Option<String>,
+    },
     /// Placeholder kept in a parked pane whose agent was the pane's own process.
     #[command(hide = true)]
     Hold {
@@ -139,6 +147,7 @@ pub fn run(cli: Cli) -> i32 {
         Cmd::Show { target } => show(&ctx, &target),
         Cmd::Forget { targets } => forget(&ctx, &targets),
         Cmd::Status { json, tmux } => status(&ctx, json, tmux),
+        Cmd::Pick { filter, pane } => crate::pick::run(&ctx, filter.as_deref(), pane.as_deref()),
         Cmd::Hold { entry, now } => hold(&ctx, &entry, now),
         Cmd::Verify { entry, pid, start } => match unpark::verify(&ctx, &entry, pid, start) {
             Ok(()) => 0,

@@ -16,6 +16,7 @@ pub mod lock;
 pub mod mux;
 pub mod park;
 pub mod paths;
+pub mod pick;
 pub mod platform;
 pub mod proctree;
 pub mod scan;
