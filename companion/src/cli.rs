@@ -114,6 +114,9 @@ pub struct ParkFlags {
     yes: bool,
     #[arg(long)]
     json: bool,
+    /// For a popup: exit at once on success; on a refusal keep the reason on screen until Enter.
+    #[arg(long)]
+    close_popup: bool,
 }
 
 pub fn build_ctx() -> Result<Ctx, String> {
@@ -596,7 +599,14 @@ fn park_cmd(ctx: &Ctx, targets: &[String], o: &ParkFlags) -> i32 {
         }
         results.push(park::park_one(ctx, &s, f, &t, opts));
     }
-    print_results(&results, o.json)
+    let code = print_results(&results, o.json);
+    if o.close_popup && code != 0 && std::io::stdin().is_terminal() {
+        eprint!("\npress Enter to close ");
+        let _ = std::io::stderr().flush();
+        let mut line = String::new();
+        let _ = std::io::stdin().read_line(&mut line);
+    }
+    code
 }
 
 fn unpark_cmd(ctx: &Ctx, targets: &[String], dry_run: bool, json: bool) -> i32 {

@@ -17,6 +17,8 @@ pub struct Ctx {
 
 pub const PILL_OPTION: &str = "@park_pill";
 pub const STATUS_OPTION: &str = "@park_status";
+/// Window user option: how many panes of the window are parked (unset when none).
+pub const WINDOW_OPTION: &str = "@park_parked";
 
 impl Ctx {
     pub fn status_summary(&self) -> StatusSummary {
@@ -47,6 +49,39 @@ impl Ctx {
             STATUS_OPTION,
             if text.is_empty() { None } else { Some(&text) },
         );
+        self.publish_windows();
+    }
+
+    /// Sets `@park_parked` (parked panes in the window) on every window of this server that has
+    /// parked entries and clears it where it no longer applies. Self-healing: computed from the
+    /// ledger each time, so a missed update is repaired by the next change.
+    pub fn publish_windows(&self) {
+        let Ok(server) = self.mux.server_id() else {
+            return;
+        };
+        let Ok(windows) = self.mux.window_option_all(WINDOW_OPTION) else {
+            return;
+        };
+        let (entries, _) = self.ledger.all();
+        for (id, session, index, current) in windows {
+            let n = entries
+                .iter()
+                .filter(|e| {
+                    e.state != EntryState::Parking
+                        && e.place.server == server
+                        && e.place.session == session
+                        && e.place.window_index == index
+                })
+                .count();
+            let want = if n == 0 { String::new() } else { n.to_string() };
+            if want != current {
+                let _ = self.mux.set_window_option(
+                    &id,
+                    WINDOW_OPTION,
+                    if n == 0 { None } else { Some(&want) },
+                );
+            }
+        }
     }
 
     /// How park is typed into the shell of pane process `shell_pid`: `park` when that resolves to this

@@ -36,6 +36,9 @@ pub struct MuxPlace {
     pub window_name: String,
     pub pane_index: u32,
     pub title: String,
+    /// The pane's own title before park pinned `❄ …` on it; restored on unpark and forget.
+    #[serde(default)]
+    pub pane_title: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -320,6 +323,7 @@ pub mod tests {
                 window_name: "w".into(),
                 pane_index: 0,
                 title: "t".into(),
+                pane_title: "t".into(),
             },
             pane_owned: false,
             parked_at: "2026-12-02T00:00:00Z".into(),

@@ -57,6 +57,7 @@ fn place(server: &str, p: &Pane, title: &str) -> MuxPlace {
         window_name: p.window_name.clone(),
         pane_index: p.pane_index,
         title: title.to_string(),
+        pane_title: p.title.clone(),
     }
 }
 

@@ -146,7 +146,12 @@ fn resumer_alive(ctx: &Ctx, e: &Entry) -> bool {
 pub fn teardown(ctx: &Ctx, e: &Entry) {
     if ctx.mux.server_id().ok().as_deref() == Some(e.place.server.as_str()) {
         let _ = ctx.mux.set_pane_option(&e.place.pane, PILL_OPTION, None);
-        let _ = ctx.mux.set_title(&e.place.pane, &e.place.title);
+        let title = if e.place.pane_title.is_empty() {
+            &e.place.title
+        } else {
+            &e.place.pane_title
+        };
+        let _ = ctx.mux.set_title(&e.place.pane, title);
     }
 }
 
@@ -733,6 +738,7 @@ mod tests {
                 window_name: "w".into(),
                 pane_index: 0,
                 title: "t".into(),
+                pane_title: "t".into(),
             },
             pane_owned: false,
             parked_at: "2026-12-02T00:00:00Z".into(),

@@ -798,3 +798,63 @@ fn nothing_to_resume_or_no_pane_is_refused() {
     let _ = orphan.kill();
     let _ = orphan.wait();
 }
+
+/// The window pill option follows the ledger, and forget restores the pane's own title.
+#[test]
+fn window_pill_and_title_follow_park_unpark_and_forget() {
+    let s = Setup::new();
+    let sb = &s.sb;
+    let (pane, _) = s.agent_in_shell("pill", "", &[]);
+    let win = |sb: &Sandbox| {
+        sb.tmux(&["show", "-w", "-q", "-v", "-t", &pane, "@park_parked"])
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    let title_before = sb.pane_title(&pane);
+    assert_eq!(win(sb), "");
+    assert_eq!(outcome(sb, &["park", &pane]).1, "parked");
+    assert_eq!(win(sb), "1");
+    assert!(
+        sb.pane_title(&pane).starts_with('❄'),
+        "title pinned: {}",
+        sb.pane_title(&pane)
+    );
+    assert_eq!(outcome(sb, &["unpark", &pane]).1, "unparked");
+    poll(SECS(5), || (win(sb).is_empty()).then_some(())).expect("window pill cleared on unpark");
+    wait_row(sb, &pane, SECS(10), |r| r.status == Status::Idle);
+    assert_eq!(outcome(sb, &["park", &pane]).1, "parked");
+    assert_eq!(code(&park(sb, &["forget", &pane])), 0);
+    assert_eq!(win(sb), "", "window pill cleared on forget");
+    assert_eq!(
+        sb.pane_title(&pane),
+        title_before,
+        "forget restores the pane's own title"
+    );
+}
+
+/// `--close-popup`: a refusal stays on screen until Enter; success exits at once.
+#[test]
+fn close_popup_keeps_a_refusal_on_screen() {
+    let s = Setup::new();
+    let sb = &s.sb;
+    let (pane, _) = s.agent_in_shell("cp", "", &[]);
+    sb.type_text(&pane, "unsent");
+    wait_row(sb, &pane, SECS(5), |r| r.status == Status::Draft);
+    let ctl = sb.new_shell_window("ctl", "ctl", &sb.work, &[] as &[(&str, &str)]);
+    sb.type_line(&ctl, &format!("park park --close-popup {pane}"));
+    sb.wait_for(&ctl, "press Enter to close", SECS(10)).unwrap();
+    assert!(sb.capture(&ctl).contains("unsent text"));
+    sb.press_enter(&ctl);
+    sb.send_keys(
+        &pane,
+        &["BSpace", "BSpace", "BSpace", "BSpace", "BSpace", "BSpace"],
+    );
+    wait_row(sb, &pane, SECS(5), |r| r.status == Status::Idle);
+    sb.type_line(&ctl, &format!("park park --close-popup {pane}; echo rc=$?"));
+    sb.wait_for(&ctl, "rc=0", SECS(15)).unwrap();
+    assert!(
+        !sb.capture(&ctl).contains("press Enter to close\n"),
+        "no pause on success"
+    );
+}

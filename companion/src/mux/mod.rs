@@ -54,6 +54,14 @@ pub trait Mux {
     fn set_pane_option(&self, pane: &str, key: &str, value: Option<&str>) -> Result<(), MuxError>;
     fn pane_option(&self, pane: &str, key: &str) -> Result<Option<String>, MuxError>;
     fn set_global_option(&self, key: &str, value: Option<&str>) -> Result<(), MuxError>;
+    /// Every window as (window id, session name, window index, value of user option `key`).
+    fn window_option_all(&self, key: &str) -> Result<Vec<(String, String, u32, String)>, MuxError>;
+    fn set_window_option(
+        &self,
+        window: &str,
+        key: &str,
+        value: Option<&str>,
+    ) -> Result<(), MuxError>;
     fn set_title(&self, pane: &str, title: &str) -> Result<(), MuxError>;
     /// Replace the pane's (dead) process with `argv` in `cwd` with extra `env`.
     fn respawn(

@@ -229,6 +229,39 @@ impl Mux for Tmux {
         .map(|_| ())
     }
 
+    fn window_option_all(&self, key: &str) -> Result<Vec<(String, String, u32, String)>, MuxError> {
+        let fmt =
+            format!("#{{window_id}}{SEP}#{{session_name}}{SEP}#{{window_index}}{SEP}#{{{key}}}");
+        let out = self.run(&["list-windows", "-a", "-F", &fmt])?;
+        Ok(out
+            .lines()
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split(SEP).collect();
+                (f.len() == 4).then(|| {
+                    (
+                        f[0].to_string(),
+                        f[1].to_string(),
+                        f[2].parse().unwrap_or(u32::MAX),
+                        f[3].to_string(),
+                    )
+                })
+            })
+            .collect())
+    }
+
+    fn set_window_option(
+        &self,
+        window: &str,
+        key: &str,
+        value: Option<&str>,
+    ) -> Result<(), MuxError> {
+        match value {
+            Some(v) => self.run(&["set-option", "-w", "-t", window, key, v]),
+            None => self.run(&["set-option", "-w", "-u", "-t", window, key]),
+        }
+        .map(|_| ())
+    }
+
     fn set_title(&self, pane: &str, title: &str) -> Result<(), MuxError> {
         self.run(&["select-pane", "-t", pane, "-T", title])
             .map(|_| ())
