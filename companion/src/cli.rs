@@ -176,7 +176,13 @@ fn parse_targets(targets: &[String]) -> Result<Vec<(String, Target)>, i32> {
 }
 
 fn do_scan(ctx: &Ctx, screens: bool) -> Result<Scan, i32> {
-    scan::scan(ctx.platform.as_ref(), ctx.mux.as_ref(), screens).map_err(|e| {
+    scan::scan_with(
+        ctx.platform.as_ref(),
+        ctx.mux.as_ref(),
+        screens,
+        Some(&ctx.ledger.home.join("cache").join("mem.json")),
+    )
+    .map_err(|e| {
         eprintln!("park: cannot read the process table: {e}");
         1
     })

@@ -84,6 +84,17 @@ pub fn is_interactive_shell(argv: &[String]) -> bool {
 }
 
 pub fn scan(platform: &dyn Platform, mux: &dyn Mux, with_screens: bool) -> std::io::Result<Scan> {
+    scan_with(platform, mux, with_screens, None)
+}
+
+/// `scan`, reusing USS/PSS readings younger than `MEM_CACHE_SECS` from `mem_cache` (views only;
+/// the park transaction always scans fresh).
+pub fn scan_with(
+    platform: &dyn Platform,
+    mux: &dyn Mux,
+    with_screens: bool,
+    mem_cache: Option<&std::path::Path>,
+) -> std::io::Result<Scan> {
     let table = ProcTable::new(platform.processes()?);
     let mut warnings = vec![];
     let (panes, pane_error) = match mux.list_panes() {
@@ -233,7 +244,7 @@ pub fn scan(platform: &dyn Platform, mux: &dyn Mux, with_screens: bool) -> std::
             holds_terminal,
         });
     }
-    tree_memory(platform, &table, &mut found);
+    tree_memory(platform, &mut found, mem_cache);
     // Agents whose tree contains park itself: their sessions are the caller's own.
     let session_ids = found
         .iter()
@@ -268,29 +279,83 @@ pub fn scan(platform: &dyn Platform, mux: &dyn Mux, with_screens: bool) -> std::
     })
 }
 
-/// Memory of every agent's tree. `smaps_rollup` walks the page tables (~10 ms for a 280 MB agent),
-/// so the reads are spread over the machine's cores.
-fn tree_memory(platform: &dyn Platform, table: &ProcTable, found: &mut [Found]) {
+/// How long a process's USS/PSS from `smaps_rollup` is reused by `ls` and the picker.
+pub const MEM_CACHE_SECS: i64 = 60;
+
+/// Memory of every agent's tree. RSS and anonymous memory come from `/proc/<pid>/status` counters
+/// (cheap, always fresh). USS/PSS need `smaps_rollup`, which walks the page tables (~10 ms for a
+/// 280 MB agent): with a cache file they are reused for `MEM_CACHE_SECS` per (pid, start time), and
+/// the reads that remain are spread over the machine's cores.
+fn tree_memory(platform: &dyn Platform, found: &mut [Found], cache_file: Option<&std::path::Path>) {
+    type Cache = std::collections::HashMap<String, (u64, u64, i64)>;
+    let now = jiff::Timestamp::now().as_second();
+    let mut cache: Cache = cache_file
+        .and_then(|p| std::fs::read(p).ok())
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    let key = |pid: u32, start: u64| format!("{pid}:{start}");
+    let mut misses: Vec<(u32, u64)> = vec![];
+    for f in found.iter_mut() {
+        for (pid, start) in &f.tree {
+            if let Some((rss, anon)) = platform.status_mem(*pid) {
+                f.mem.rss += rss;
+                f.mem.anon += anon;
+            }
+            match cache.get(&key(*pid, *start)) {
+                Some((pss, uss, at)) if cache_file.is_some() && now - at < MEM_CACHE_SECS => {
+                    f.mem.pss += pss;
+                    f.mem.uss += uss;
+                }
+                _ => misses.push((*pid, *start)),
+            }
+        }
+    }
+    if misses.is_empty() {
+        return;
+    }
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
         .clamp(1, 8);
-    let chunk = found.len().div_ceil(threads).max(1);
-    std::thread::scope(|s| {
-        for part in found.chunks_mut(chunk) {
-            s.spawn(move || {
-                for f in part {
-                    for (pid, _) in &f.tree {
-                        if let Some(m) = platform.memory(*pid) {
-                            f.mem += m;
-                        } else if let Some(p) = table.get(*pid) {
-                            f.mem.rss += p.rss_bytes;
-                        }
-                    }
-                }
-            });
-        }
+    let chunk = misses.len().div_ceil(threads).max(1);
+    let read: Vec<((u32, u64), Mem)> = std::thread::scope(|s| {
+        let handles: Vec<_> = misses
+            .chunks(chunk)
+            .map(|part| {
+                s.spawn(move || {
+                    part.iter()
+                        .filter_map(|k| platform.memory(k.0).map(|m| (*k, m)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
     });
+    for f in found.iter_mut() {
+        for (k, m) in &read {
+            if f.tree.contains(k) {
+                f.mem.pss += m.pss;
+                f.mem.uss += m.uss;
+            }
+        }
+    }
+    if let Some(path) = cache_file {
+        cache.retain(|_, (_, _, at)| now - *at < MEM_CACHE_SECS);
+        for ((pid, start), m) in &read {
+            cache.insert(key(*pid, *start), (m.pss, m.uss, now));
+        }
+        if let Some(dir) = path.parent() {
+            if crate::ledger::private_dir(dir).is_ok() {
+                let _ = crate::ledger::write_atomic(
+                    path,
+                    serde_json::to_string(&cache).unwrap_or_default().as_bytes(),
+                );
+            }
+        }
+    }
 }
 
 fn pane_sort_key(p: Option<&Pane>) -> (bool, String, u32, u32) {
@@ -633,6 +698,102 @@ mod tests {
             derive_status(Agent::Claude, None, None, None, false, false).0,
             Status::Unknown
         );
+    }
+
+    /// Counts `smaps_rollup` reads; every process has 10 MB RSS, 4 MB anon, 6 MB USS.
+    struct CountingPlatform(std::sync::atomic::AtomicUsize);
+    impl Platform for CountingPlatform {
+        fn processes(&self) -> std::io::Result<Vec<ProcInfo>> {
+            Ok(vec![])
+        }
+        fn process(&self, _pid: u32) -> Option<ProcInfo> {
+            None
+        }
+        fn environ(&self, _pid: u32) -> Option<Vec<(String, String)>> {
+            None
+        }
+        fn cwd(&self, _pid: u32) -> Option<std::path::PathBuf> {
+            None
+        }
+        fn open_files(&self, _pid: u32) -> Vec<std::path::PathBuf> {
+            vec![]
+        }
+        fn memory(&self, _pid: u32) -> Option<Mem> {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Some(Mem {
+                rss: 10 << 20,
+                pss: 8 << 20,
+                uss: 6 << 20,
+                anon: 4 << 20,
+            })
+        }
+        fn status_mem(&self, _pid: u32) -> Option<(u64, u64)> {
+            Some((10 << 20, 4 << 20))
+        }
+        fn clock_ticks_per_sec(&self) -> u64 {
+            100
+        }
+    }
+
+    fn found_with_tree(tree: Vec<(u32, u64)>) -> Found {
+        Found {
+            proc: AgentProc {
+                agent: Agent::Claude,
+                root: tree[0].0,
+                main: tree[0].0,
+                prog_index: 0,
+                argv: vec![],
+                env: vec![],
+            },
+            main_start: tree[0].1,
+            pane: None,
+            bind: "none",
+            ident: Identity::untargetable("x"),
+            tree,
+            spared: vec![],
+            mem: Mem::default(),
+            status: Status::Idle,
+            status_why: None,
+            draft: None,
+            screen: None,
+            tinfo: None,
+            idle_secs: None,
+            title: String::new(),
+            cwd: String::new(),
+            flags: vec![],
+            dropped_flags: vec![],
+            pane_owned: false,
+            holds_terminal: true,
+        }
+    }
+
+    #[test]
+    fn uss_is_cached_per_process_identity_and_rss_is_always_fresh() {
+        let d = tempfile::tempdir().unwrap();
+        let cache = d.path().join("cache").join("mem.json");
+        let p = CountingPlatform(Default::default());
+        let mut found = vec![
+            found_with_tree(vec![(10, 1), (11, 2)]),
+            found_with_tree(vec![(20, 3)]),
+        ];
+        tree_memory(&p, &mut found, Some(&cache));
+        assert_eq!(p.0.load(std::sync::atomic::Ordering::SeqCst), 3);
+        assert_eq!(
+            (found[0].mem.rss, found[0].mem.anon, found[0].mem.uss),
+            (20 << 20, 8 << 20, 12 << 20)
+        );
+        let mut again = vec![
+            found_with_tree(vec![(10, 1), (11, 2)]),
+            found_with_tree(vec![(20, 99)]),
+        ];
+        tree_memory(&p, &mut again, Some(&cache));
+        // Only the process whose start time changed (a reused pid) is read again.
+        assert_eq!(p.0.load(std::sync::atomic::Ordering::SeqCst), 4);
+        assert_eq!(again[0].mem.uss, 12 << 20);
+        // Without a cache file every read is fresh.
+        let mut fresh = vec![found_with_tree(vec![(10, 1)])];
+        tree_memory(&p, &mut fresh, None);
+        assert_eq!(p.0.load(std::sync::atomic::Ordering::SeqCst), 5);
     }
 
     #[test]

@@ -133,6 +133,19 @@ impl Platform for Linux {
         Some(m)
     }
 
+    fn status_mem(&self, pid: u32) -> Option<(u64, u64)> {
+        let s = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        let kb = |key: &str| -> Option<u64> {
+            s.lines()
+                .find(|l| l.starts_with(key))?
+                .split_whitespace()
+                .nth(1)?
+                .parse()
+                .ok()
+        };
+        Some((kb("VmRSS:")? * 1024, kb("RssAnon:")? * 1024))
+    }
+
     fn clock_ticks_per_sec(&self) -> u64 {
         self.ticks
     }

@@ -28,6 +28,9 @@ impl Platform for MacOs {
     fn memory(&self, _pid: u32) -> Option<Mem> {
         None
     }
+    fn status_mem(&self, _pid: u32) -> Option<(u64, u64)> {
+        None
+    }
     fn clock_ticks_per_sec(&self) -> u64 {
         100
     }

@@ -60,6 +60,8 @@ pub trait Platform: Send + Sync {
     fn cwd(&self, pid: u32) -> Option<PathBuf>;
     fn open_files(&self, pid: u32) -> Vec<PathBuf>;
     fn memory(&self, pid: u32) -> Option<Mem>;
+    /// Cheap counters (no page walk): (RSS, resident anonymous) in bytes.
+    fn status_mem(&self, pid: u32) -> Option<(u64, u64)>;
     fn clock_ticks_per_sec(&self) -> u64;
 }
 
