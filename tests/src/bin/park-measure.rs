@@ -121,6 +121,10 @@ fn main() {
     let live = out.lines().filter(|l| l.contains(" claude idle")).count();
     println!("idle agents listed: {live}/{n}");
 
+    // Cold: no USS/PSS cached yet (every smaps_rollup read); then warm runs reuse them.
+    let _ = std::fs::remove_dir_all(sb.park_home.join("cache"));
+    let cold = park(&["ls", "--json"]).0;
+    println!("park ls --json with {n} live agents, cold memory cache: {cold:?}");
     let mut ls_times: Vec<Duration> = (0..20).map(|_| park(&["ls", "--json"]).0).collect();
     ls_times.sort();
     println!(
