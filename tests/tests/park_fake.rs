@@ -851,7 +851,10 @@ fn close_popup_keeps_a_refusal_on_screen() {
         &["BSpace", "BSpace", "BSpace", "BSpace", "BSpace", "BSpace"],
     );
     wait_row(sb, &pane, SECS(5), |r| r.status == Status::Idle);
-    sb.type_line(&ctl, &format!("clear; park park --close-popup {pane}; echo rc=$?"));
+    sb.type_line(
+        &ctl,
+        &format!("clear; park park --close-popup {pane}; echo rc=$?"),
+    );
     sb.wait_for(&ctl, "rc=0", SECS(15)).unwrap();
     assert!(
         !sb.capture(&ctl).contains("press Enter to close"),

@@ -70,11 +70,19 @@ impl Op {
 pub enum Action {
     None,
     /// Run `park <op> <pane> --json` on a worker thread; report back through [`App::done`].
-    Toggle { pane: String, op: Op },
+    Toggle {
+        pane: String,
+        op: Op,
+    },
     /// Run `park park <target> --yes --json` (a whole window); report back through [`App::done`].
-    Bulk { target: String, panes: Vec<String> },
+    Bulk {
+        target: String,
+        panes: Vec<String>,
+    },
     /// `tmux select-window` + `select-pane` on this pane; the picker stays open.
-    Focus { pane: String },
+    Focus {
+        pane: String,
+    },
     Rescan,
     Quit(i32),
 }
@@ -198,6 +206,10 @@ pub struct App {
     followup: Option<(String, u32)>,
     /// Whether the cursor has been placed from `--pane` yet (only the first scan does it).
     placed: bool,
+    /// The `--pane` row was toggled while others were in flight: quit once they finish.
+    quit_when_idle: bool,
+    /// `$HOME`, shown as `~` in paths (unset in tests, so snapshots do not depend on it).
+    pub home: Option<String>,
 }
 
 impl App {
@@ -218,6 +230,8 @@ impl App {
             rescan_pending: false,
             followup: None,
             placed: false,
+            quit_when_idle: false,
+            home: None,
         }
     }
 
@@ -273,7 +287,7 @@ impl App {
         self.groups.clear();
         self.lines.clear();
         let mut last = None;
-        for (i, r) in self.rows.iter().enumerate() {
+        for r in &self.rows {
             let k = group_key(r);
             if last.as_ref() != Some(&k) {
                 self.groups.push(Group {
@@ -290,9 +304,9 @@ impl App {
                 g.parkable += r.anon_bytes;
                 g.parkable_panes.push(r.pane.clone());
             }
-            let _ = i;
         }
         let mut gi = None;
+        let mut shown = None;
         let mut last = None;
         for (i, r) in self.rows.iter().enumerate() {
             let k = group_key(r);
@@ -304,12 +318,9 @@ impl App {
                 continue;
             }
             let g = gi.expect("a group for every row");
-            if self.lines.last() == Some(&Line::Header(g))
-                || !self.lines.contains(&Line::Header(g))
-            {
-                if !self.lines.contains(&Line::Header(g)) {
-                    self.lines.push(Line::Header(g));
-                }
+            if shown != Some(g) {
+                self.lines.push(Line::Header(g));
+                shown = Some(g);
             }
             self.lines.push(Line::Row(i));
         }
@@ -355,7 +366,7 @@ impl App {
         self.cursor = Some(rows[to]);
     }
 
-    fn say(&mut self, text: impl Into<String>, bad: bool) {
+    pub fn say(&mut self, text: impl Into<String>, bad: bool) {
         self.message = Some(text.into());
         self.message_bad = bad;
     }
@@ -535,7 +546,10 @@ impl App {
             return Action::None;
         };
         if g.parkable_panes.is_empty() {
-            self.say(format!("{}: nothing parkable in this window", g.label()), true);
+            self.say(
+                format!("{}: nothing parkable in this window", g.label()),
+                true,
+            );
             return Action::None;
         }
         self.mode = Mode::ConfirmBulk {
@@ -558,9 +572,12 @@ impl App {
         self.message_bad = !ok;
         if single && ok {
             if self.focus_pane.as_deref() == Some(job) {
-                return Action::Quit(0);
+                self.quit_when_idle = true;
             }
             self.followup = Some((job.to_string(), FOLLOWUP_TRIES));
+        }
+        if self.inflight.is_empty() && self.quit_when_idle {
+            return Action::Quit(0);
         }
         if self.inflight.is_empty() {
             self.rescan_pending = false;
@@ -801,7 +818,12 @@ pub(crate) mod tests {
 
     #[test]
     fn filter_matches_pane_title_cwd_and_session() {
-        for (f, n) in [("%3", 1), ("task in web", 2), ("/home/u/api", 2), ("play", 1)] {
+        for (f, n) in [
+            ("%3", 1),
+            ("task in web", 2),
+            ("/home/u/api", 2),
+            ("play", 1),
+        ] {
             let mut a = App::new(Some(f), None);
             a.set_rows(fixture(), vec![]);
             let rows = a.lines.iter().filter(|l| matches!(l, Line::Row(_))).count();
@@ -838,7 +860,10 @@ pub(crate) mod tests {
         assert_eq!(a.key(Key::Enter), Action::None);
         assert!(a.inflight.is_empty());
         let m = a.message.clone().unwrap();
-        assert!(m.starts_with("%2: busy, not parked: a turn is in flight"), "{m}");
+        assert!(
+            m.starts_with("%2: busy, not parked: a turn is in flight"),
+            "{m}"
+        );
         assert!(a.message_bad);
     }
 
@@ -899,6 +924,21 @@ pub(crate) mod tests {
         a.key(Key::Enter);
         let act = a.done("%5", &["%5".into()], Op::Park, out("parked", None, None));
         assert_eq!(act, Action::Rescan);
+        // The popup pane done while another toggle still runs: quit only once that one is done.
+        let mut a = app(Some("%1"));
+        a.key(Key::Enter);
+        a.key(Key::End);
+        a.key(Key::Enter);
+        let act = a.done("%1", &["%1".into()], Op::Park, out("parked", None, None));
+        assert_eq!(act, Action::None);
+        assert_eq!(a.key(Key::Char('q')), Action::None, "still waiting for %5");
+        let act = a.done(
+            "%5",
+            &["%5".into()],
+            Op::Park,
+            out("refused", Some("x"), None),
+        );
+        assert_eq!(act, Action::Quit(0));
     }
 
     #[test]
@@ -1073,11 +1113,6 @@ pub(crate) mod tests {
     #[test]
     fn focus_keeps_the_picker_open() {
         let mut a = app(Some("%3"));
-        assert_eq!(
-            a.key(Key::Char('f')),
-            Action::Focus {
-                pane: "%3".into()
-            }
-        );
+        assert_eq!(a.key(Key::Char('f')), Action::Focus { pane: "%3".into() });
     }
 }

@@ -1,8 +1,155 @@
-//! The interactive picker (`park pick`), shown in the tmux popup. Filled in by issue 3.
+//! The interactive picker (`park pick [filter] [--pane %N]`), shown in the tmux popup.
+//!
+//! Contract: `run` owns the terminal (raw mode + alternate screen, restored on every exit path and
+//! on panic) and the event loop; it returns the exit code (0 on quit, or when the `--pane` row was
+//! toggled successfully, which closes a `display-popup -E`; 1 when there is no terminal). Decisions
+//! live in [`app`] (pure), drawing in [`view`], toggles run as park subprocesses in [`worker`].
+//! Rows come from `cli::rows` over a fresh scan: at start, on `r`, after each toggle, and every
+//! 30 s in the background while nothing is in flight.
+
+pub mod app;
+pub mod view;
+pub mod worker;
 
 use crate::ctx::Ctx;
+use app::{Action, App, Key};
+use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
+use std::io::IsTerminal;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
-pub fn run(_ctx: &Ctx, _filter: Option<&str>, _pane: Option<&str>) -> i32 {
-    eprintln!("park pick: not built yet");
-    1
+pub fn run(ctx: &Ctx, filter: Option<&str>, pane: Option<&str>) -> i32 {
+    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+        eprintln!("park pick: needs a terminal (run it in a pane or a tmux popup)");
+        return 1;
+    }
+    let mut term = match ratatui::try_init() {
+        Ok(t) => t,
+        Err(e) => {
+            ratatui::restore();
+            eprintln!("park pick: cannot set up the terminal: {e}");
+            return 1;
+        }
+    };
+    let code = event_loop(ctx, &mut term, filter, pane);
+    ratatui::restore();
+    match code {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("park pick: terminal error: {e}");
+            1
+        }
+    }
+}
+
+fn map_key(k: event::KeyEvent) -> Option<Key> {
+    if k.kind != KeyEventKind::Press {
+        return None;
+    }
+    if k.modifiers.contains(KeyModifiers::CONTROL) {
+        return match k.code {
+            KeyCode::Char('c') => Some(Key::CtrlC),
+            KeyCode::Char('n') => Some(Key::Down),
+            KeyCode::Char('p') => Some(Key::Up),
+            _ => None,
+        };
+    }
+    Some(match k.code {
+        KeyCode::Char(c) => Key::Char(c),
+        KeyCode::Enter => Key::Enter,
+        KeyCode::Esc => Key::Esc,
+        KeyCode::Backspace => Key::Backspace,
+        KeyCode::Up => Key::Up,
+        KeyCode::Down => Key::Down,
+        KeyCode::PageUp => Key::PageUp,
+        KeyCode::PageDown => Key::PageDown,
+        KeyCode::Home => Key::Home,
+        KeyCode::End => Key::End,
+        _ => return None,
+    })
+}
+
+fn rescan(ctx: &Ctx, app: &mut App) {
+    match crate::scan::scan(ctx.platform.as_ref(), ctx.mux.as_ref(), true) {
+        Ok(s) => {
+            let out = crate::cli::rows(ctx, &s);
+            app.set_rows(out.rows, out.warnings);
+        }
+        Err(e) => {
+            app.scanning = false;
+            app.say(format!("cannot read the process table: {e}"), true);
+        }
+    }
+}
+
+fn event_loop(
+    ctx: &Ctx,
+    term: &mut ratatui::DefaultTerminal,
+    filter: Option<&str>,
+    pane: Option<&str>,
+) -> std::io::Result<i32> {
+    let mut app = App::new(filter, pane);
+    app.home = std::env::var("HOME").ok();
+    let mut offset = 0usize;
+    let (tx, rx) = mpsc::channel::<worker::Done>();
+    term.draw(|f| view::draw(f, &app, &mut offset))?;
+    rescan(ctx, &mut app);
+    let mut last_scan = Instant::now();
+    loop {
+        term.draw(|f| view::draw(f, &app, &mut offset))?;
+        let mut actions = vec![];
+        if event::poll(Duration::from_millis(150))? {
+            // Drain what is queued so a burst of keys costs one frame.
+            loop {
+                match event::read()? {
+                    Event::Key(k) => {
+                        if let Some(k) = map_key(k) {
+                            actions.push(app.key(k));
+                        }
+                    }
+                    Event::Resize(..) => term.autoresize()?,
+                    _ => {}
+                }
+                if !event::poll(Duration::ZERO)? {
+                    break;
+                }
+            }
+        }
+        while let Ok(d) = rx.try_recv() {
+            actions.push(app.done(&d.job, &d.panes, d.op, d.res));
+        }
+        actions.push(app.tick(last_scan.elapsed()));
+        for a in actions {
+            match a {
+                Action::None => {}
+                Action::Quit(c) => return Ok(c),
+                Action::Toggle { pane, op } => worker::spawn(
+                    ctx.exe.clone(),
+                    op,
+                    pane.clone(),
+                    vec![pane],
+                    false,
+                    tx.clone(),
+                ),
+                Action::Bulk { target, panes } => worker::spawn(
+                    ctx.exe.clone(),
+                    app::Op::Park,
+                    target,
+                    panes,
+                    true,
+                    tx.clone(),
+                ),
+                Action::Focus { pane } => {
+                    if let Err(e) = worker::focus(&pane) {
+                        app.say(format!("{pane}: cannot focus: {e}"), true);
+                    }
+                }
+                Action::Rescan => {
+                    term.draw(|f| view::draw(f, &app, &mut offset))?;
+                    rescan(ctx, &mut app);
+                    last_scan = Instant::now();
+                }
+            }
+        }
+    }
 }
