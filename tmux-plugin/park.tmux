@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# park tmux plugin: keys for the park picker and for parking the current pane, the parked
+# count in the status line and ❄ pills in the window list and on pane borders.
+#
+# Everything shown is pushed by park itself (user options, no #() job, no polling):
+#   @park_status   global       "❄ 3 · 1.1G", unset when nothing is parked
+#   @park_parked   per window   number of parked panes in the window, unset when 0
+#   @park_pill     per pane     "❄ claude 145M" on a parked pane
+# This script only binds keys and splices formats into the user's options. It is run by TPM
+# on every config reload (and may be run by hand), so it is idempotent, and it never
+# overwrites an option the user set. Options it reads (defaults apply only when unset):
+#   @park-bin             park binary (path or name on PATH)      default: park on PATH
+#   @park-key             prefix key for the picker popup         default: P
+#   @park-park-key        prefix key that parks the current pane  default: none (unbound)
+#   @park-popup-width     popup width                             default: 90%
+#   @park-popup-height    popup height                            default: 70%
+#   @park-status-format   replaces #{park_status} in status-left/right
+#   @park-window-format   replaces #{park_window} in window-status(-current)-format
+#   @park-pane-format     replaces #{park_pane} in pane-border-format
+#   @park-auto            on: also add the pills to window/border formats the user never set
+#   @park-border          on: turn pane-border-status on (top) when it is off
+
+CURRENT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source-path=SCRIPTDIR
+. "$CURRENT_DIR/scripts/helpers.sh"
+
+# tmux 3.3a's defaults: a format still equal to these was never set by the user.
+DEFAULT_WINDOW_FORMAT='#I:#W#{?window_flags,#{window_flags}, }'
+DEFAULT_BORDER_FORMAT='#{?pane_active,#[reverse],}#{pane_index}#[default] "#{pane_title}"'
+DEFAULT_BORDER_FORMAT_SPACED=" $DEFAULT_BORDER_FORMAT "
+
+bind_keys() {
+  local bin="$1" key park_key width height pick popup
+  key="$(get_tmux_option @park-key P)"
+  park_key="$(get_tmux_option @park-park-key "")"
+  width="$(get_tmux_option @park-popup-width 90%)"
+  height="$(get_tmux_option @park-popup-height 70%)"
+
+  # display-popup does not expand #{…} in its command (tmux 3.3a), run-shell does: the popup
+  # is opened from run-shell, and park is told which pane the popup was opened from (a popup
+  # has no TMUX_PANE). run-shell expands formats first (so every # of ours is doubled), then
+  # two shells parse the result: run-shell's, then the popup's.
+  pick="$(sh_quote "$(fmt_escape "$bin")") pick --pane #{pane_id}"
+  width="$(sh_quote "$(fmt_escape "$width")")"
+  height="$(sh_quote "$(fmt_escape "$height")")"
+  popup="tmux display-popup -c '#{client_name}' -t '#{pane_id}' -E -w $width -h $height"
+  # -b: the server is not held while the popup is open; `|| true`: a non-zero exit (park pick
+  # failing, the popup closed with display-popup -C) must not leave run-shell's "returned N"
+  # on the pane in view mode, where it would swallow keys typed into the pane.
+  tmux bind-key -N "park: pick agents to park or resume" "$key" \
+    run-shell -b "$popup -T ' park ' $(sh_quote "$pick") || true"
+
+  if [ -n "$park_key" ]; then
+    local run
+    run="$(sh_quote "$(fmt_escape "$CURRENT_DIR/scripts/park-pane.sh")")"
+    run="$run $(sh_quote "$(fmt_escape "$bin")") '#{pane_id}' '#{client_name}'"
+    tmux bind-key -N "park: park the current pane" "$park_key" run-shell -b "$run"
+  fi
+}
+
+# splice OPTION PLACEHOLDER FORMAT [DEFAULT_VALUE NEW_VALUE]...: replaces PLACEHOLDER in the
+# global OPTION by FORMAT; else, if OPTION still equals one of the DEFAULT_VALUEs, sets the
+# matching NEW_VALUE. Anything else (a user's own format) is left alone.
+splice() {
+  local opt="$1" placeholder="$2" fmt="$3" val
+  shift 3
+  val="$(tmux show-option -gqv "$opt")"
+  case "$val" in
+    *"$placeholder"*)
+      tmux set-option -gq "$opt" "$(replace_all "$val" "$placeholder" "$fmt")"
+      return
+      ;;
+  esac
+  while [ "$#" -ge 2 ]; do
+    if [ "$val" = "$1" ]; then
+      tmux set-option -gq "$opt" "$2"
+      return
+    fi
+    shift 2
+  done
+}
+
+decorate() {
+  local status_fmt window_fmt pane_fmt auto opt
+  status_fmt="$(get_tmux_option @park-status-format '#{?@park_status,#{@park_status} ,}')"
+  window_fmt="$(get_tmux_option @park-window-format '#{?@park_parked, ❄#{@park_parked},}')"
+  pane_fmt="$(get_tmux_option @park-pane-format '#{?@park_pill,#[reverse] #{@park_pill} #[noreverse],}')"
+  auto="$(get_tmux_option @park-auto on)"
+
+  for opt in status-left status-right; do
+    splice "$opt" '#{park_status}' "$status_fmt"
+  done
+
+  local -a window_defaults=() border_defaults=()
+  if [ "$auto" = on ]; then
+    # The pill goes before the flags, so it reads "1:api ❄1*" / "2:web ❄2 ".
+    window_defaults=("$DEFAULT_WINDOW_FORMAT" "#I:#W$window_fmt#{?window_flags,#{window_flags}, }")
+    border_defaults=(
+      "$DEFAULT_BORDER_FORMAT" "$DEFAULT_BORDER_FORMAT $pane_fmt"
+      "$DEFAULT_BORDER_FORMAT_SPACED" "$DEFAULT_BORDER_FORMAT_SPACED$pane_fmt"
+    )
+  fi
+  for opt in window-status-format window-status-current-format; do
+    splice "$opt" '#{park_window}' "$window_fmt" "${window_defaults[@]}"
+  done
+  splice pane-border-format '#{park_pane}' "$pane_fmt" "${border_defaults[@]}"
+
+  if [ "$(get_tmux_option @park-border off)" = on ] &&
+    [ "$(tmux show-option -gqv pane-border-status)" = off ]; then
+    tmux set-option -gq pane-border-status top
+  fi
+}
+
+main() {
+  local bin
+  if ! bin="$(find_park_bin)" || [ -z "$bin" ]; then
+    tmux display-message "park: binary not found (set @park-bin or put park on PATH)"
+    return 0
+  fi
+  bind_keys "$bin"
+  decorate
+  # Seed @park_status from $PARK_HOME/status (a file read; park pushes every later change).
+  "$bin" status --tmux >/dev/null 2>&1 </dev/null || true
+  return 0
+}
+
+main "$@"
