@@ -401,6 +401,9 @@ fn leave_pane_usable(
     for _ in 0..40 {
         if let Some(p) = find_pane(ctx, &pane.id) {
             if shell_prompt_ready(ctx, &p) {
+                if p.in_mode {
+                    let _ = ctx.mux.leave_mode(&p.id);
+                }
                 let _ = ctx
                     .mux
                     .send_text(&p.id, &format!("{} unpark .", ctx.typed_name(p.pid)));

@@ -543,6 +543,10 @@ pub fn unpark_remote(
         Type(String),
         NewWindow,
     }
+    // Keys sent to a pane in copy mode (or showing a run-shell result) go to the mode.
+    if let Some(p) = pane.as_ref().filter(|p| p.in_mode) {
+        let _ = ctx.mux.leave_mode(&p.id);
+    }
     let how = match &pane {
         Some(p)
             if s.found

@@ -861,3 +861,20 @@ fn close_popup_keeps_a_refusal_on_screen() {
         "no pause on success"
     );
 }
+
+/// A parked pane left in copy mode still unparks: park leaves the mode before typing.
+#[test]
+fn unpark_leaves_copy_mode_before_typing() {
+    let s = Setup::new();
+    let sb = &s.sb;
+    let (pane, sid) = s.agent_in_shell("cm", "", &[]);
+    assert_eq!(outcome(sb, &["park", &pane]).1, "parked");
+    sb.wait_for(&pane, r"park unpark \.\s*$", SECS(5)).unwrap();
+    sb.tmux(&["copy-mode", "-t", &pane]).unwrap();
+    assert_eq!(sb.display(&pane, "#{pane_in_mode}").as_deref(), Some("1"));
+    let (c, oc, why) = outcome(sb, &["unpark", &pane]);
+    assert_eq!((c, oc.as_str()), (0, "unparked"), "{why:?}");
+    wait_row(sb, &pane, SECS(10), |r| {
+        r.state == RowState::Live && r.session_id.as_deref() == Some(sid.as_str())
+    });
+}

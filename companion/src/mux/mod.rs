@@ -36,6 +36,8 @@ pub struct Pane {
     pub pill: String,
     /// The server this pane belongs to (tmux: socket path), same as `Mux::server_id`.
     pub server: String,
+    /// The pane shows a mode (copy mode, a run-shell result): keys go to the mode, not the program.
+    pub in_mode: bool,
 }
 
 pub trait Mux {
@@ -51,6 +53,8 @@ pub trait Mux {
     /// Type text literally (no key names, no command separators), without Enter.
     fn send_text(&self, pane: &str, text: &str) -> Result<(), MuxError>;
     fn send_keys(&self, pane: &str, keys: &[&str]) -> Result<(), MuxError>;
+    /// Leaves any mode the pane is in, so typed keys reach its program.
+    fn leave_mode(&self, pane: &str) -> Result<(), MuxError>;
     fn set_pane_option(&self, pane: &str, key: &str, value: Option<&str>) -> Result<(), MuxError>;
     fn pane_option(&self, pane: &str, key: &str) -> Result<Option<String>, MuxError>;
     fn set_global_option(&self, key: &str, value: Option<&str>) -> Result<(), MuxError>;

@@ -23,6 +23,7 @@ const FIELDS: &[&str] = &[
     "alternate_on",
     "@park_pill",
     "socket_path",
+    "pane_in_mode",
 ];
 
 #[derive(Debug, Clone)]
@@ -102,6 +103,7 @@ pub fn parse_pane_line(line: &str) -> Option<Pane> {
         alternate_on: f[11] == "1",
         pill: f[12].to_string(),
         server: f[13].to_string(),
+        in_mode: f[14] == "1",
     })
 }
 
@@ -201,6 +203,10 @@ impl Mux for Tmux {
         let mut a: Vec<&str> = vec!["send-keys", "-t", pane];
         a.extend_from_slice(keys);
         self.run(&a).map(|_| ())
+    }
+
+    fn leave_mode(&self, pane: &str) -> Result<(), MuxError> {
+        self.run(&["copy-mode", "-q", "-t", pane]).map(|_| ())
     }
 
     fn set_pane_option(&self, pane: &str, key: &str, value: Option<&str>) -> Result<(), MuxError> {
@@ -355,6 +361,7 @@ mod tests {
             "1",
             "",
             "/tmp/tmux-0/default",
+            "0",
         ]
         .join("\u{1f}");
         let p = parse_pane_line(&l).unwrap();
