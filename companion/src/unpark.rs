@@ -31,6 +31,8 @@ pub struct LiveSet {
     /// Config dirs of running Claude processes whose session could not be identified: only one
     /// sharing the entry's config dir could be running its transcript.
     pub unidentified_claude: Vec<String>,
+    /// Their pids, in the same order (for the refusal text).
+    pub unidentified_claude_pids: Vec<u32>,
     pub unidentified_codex: usize,
 }
 
@@ -40,11 +42,14 @@ impl LiveSet {
         for f in &s.found {
             match &f.ident.session_id {
                 Some(id) => l.ids.push(id.to_lowercase()),
-                None if f.proc.agent == Agent::Claude => l.unidentified_claude.push(
-                    claude::config_dir(&f.proc.env)
-                        .map(|d| d.to_string_lossy().into_owned())
-                        .unwrap_or_default(),
-                ),
+                None if f.proc.agent == Agent::Claude => {
+                    l.unidentified_claude.push(
+                        claude::config_dir(&f.proc.env)
+                            .map(|d| d.to_string_lossy().into_owned())
+                            .unwrap_or_default(),
+                    );
+                    l.unidentified_claude_pids.push(f.proc.root);
+                }
                 None => l.unidentified_codex += 1,
             }
         }
@@ -199,13 +204,19 @@ fn gate(ctx: &Ctx, eid: &str, target: &str, live: &LiveSet, my_pane: Option<&str
             Some("this session is already running; cleared its parked state".into()),
         ));
     }
-    let unknown = live
+    let unknown: Vec<u32> = live
         .unidentified_claude
         .iter()
-        .filter(|d| d.is_empty() || e.config_dir.as_deref() == Some(d.as_str()))
-        .count();
-    if e.agent == Agent::Claude && unknown > 0 {
-        return Gate::Done(res(target, &e, "refused", Some(format!("{unknown} running Claude process(es) with this config dir could not be identified, so a second process on this session cannot be ruled out"))));
+        .zip(
+            live.unidentified_claude_pids
+                .iter()
+                .chain(std::iter::repeat(&0)),
+        )
+        .filter(|(d, _)| d.is_empty() || e.config_dir.as_deref() == Some(d.as_str()))
+        .map(|(_, p)| *p)
+        .collect();
+    if e.agent == Agent::Claude && !unknown.is_empty() {
+        return Gate::Done(res(target, &e, "refused", Some(format!("{} running Claude process(es) with this config dir (pids {unknown:?}) could not be identified, so a second process on this session cannot be ruled out", unknown.len()))));
     }
     if let Err(why) = restorable(&e) {
         return Gate::Done(res(target, &e, "refused", Some(why)));

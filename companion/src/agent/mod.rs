@@ -93,7 +93,18 @@ pub fn find_agents(table: &ProcTable, platform: &dyn Platform) -> Vec<AgentProc>
             Agent::Claude => p.pid,
             Agent::Codex => codex::native_pid(table, p.pid),
         };
-        let env = platform.environ(p.pid).unwrap_or_default();
+        let env = match platform.environ(p.pid) {
+            Some(env) if !env.is_empty() => env,
+            // Unreadable or empty: the process is exiting (or is not ours). A process that is
+            // already gone is not an agent; one that is still there stays, unidentifiable.
+            _ if platform
+                .process(p.pid)
+                .is_none_or(|q| q.start_ticks != p.start_ticks || q.state == 'Z') =>
+            {
+                continue
+            }
+            _ => vec![],
+        };
         out.push(AgentProc {
             agent,
             root: p.pid,
