@@ -497,3 +497,84 @@ fn plugin_scripts_are_shellcheck_clean() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The "done when", with the real Claude Code: the plugin is loaded, `prefix P` opens the
+/// picker on the current pane, Enter parks it (the popup closes, the status line shows the count
+/// at once), `prefix P` + Enter again resumes the same session in the same pane.
+#[test]
+fn prefix_p_parks_and_unparks_a_real_claude_pane_from_the_popup() {
+    let sb = Sandbox::new();
+    let mock = mock_server!(&sb.logs);
+    seed_claude_home(&sb.home, &sb.work, CLAUDE_API_KEY).unwrap();
+    install_shims(&sb, None);
+    let mut env = sb.claude_env(&mock);
+    env.push(("DISABLE_AUTOUPDATER".into(), "1".into()));
+    let dir = sb.project_dir("real");
+    let pane = sb.new_shell_window("w", "real", &dir, &env);
+    sb.type_line(&pane, "claude");
+    sb.wait_for(&pane, "for shortcuts", SECS(60)).unwrap();
+    submit_prompt(&sb, &pane, "hello from the popup test", "❯");
+    sb.wait_for(&pane, "PARKTEST-OK", SECS(60)).unwrap();
+    let sid = wait_row(&sb, &pane, SECS(30), |r| r.status == Status::Idle)
+        .session_id
+        .unwrap();
+
+    set_gopt(&sb, "@park-bin", &park_bin().to_string_lossy());
+    set_gopt(&sb, "status-right", "#{park_status}|R");
+    sb.tmux(&["select-window", "-t", &pane]).unwrap();
+    let outer = Outer::attach(&sb, "w");
+    load_plugin(&sb);
+    outer.wait("|R", SECS(5)).unwrap();
+
+    // Park from the popup; a CPU refusal right after the reply keeps the popup open: retry Enter.
+    outer.keys(&["C-b", "P"]);
+    outer.wait(" park ", SECS(10)).unwrap();
+    outer.wait(&format!("▶ {pane}"), SECS(10)).unwrap();
+    let t0 = Instant::now();
+    let parked = poll_fast(SECS(40), || {
+        if row(&sb, &pane).is_some_and(|r| r.state == RowState::Parked) {
+            return Some(());
+        }
+        if !outer.screen().contains("freezing") {
+            outer.keys(&["Enter"]);
+        }
+        std::thread::sleep(Duration::from_millis(700));
+        None
+    });
+    assert!(
+        parked.is_some(),
+        "not parked from the popup:\n{}",
+        outer.screen()
+    );
+    outer.wait("❄ 1", SECS(5)).unwrap();
+    eprintln!("parked from the popup after {:?}", t0.elapsed());
+    assert!(
+        outer.status_line().contains("❄ 1"),
+        "status line: {}",
+        outer.status_line()
+    );
+    poll_fast(SECS(10), || {
+        (!outer.screen().contains("↑↓/jk move")).then_some(())
+    })
+    .expect("the popup closed on success");
+
+    // Unpark from the popup.
+    outer.keys(&["C-b", "P"]);
+    outer.wait(&format!("▶ {pane}"), SECS(10)).unwrap();
+    outer.keys(&["Enter"]);
+    let back = poll_fast(SECS(40), || {
+        row(&sb, &pane).filter(|r| r.state == RowState::Live)
+    });
+    let back = back.unwrap_or_else(|| panic!("not resumed from the popup:\n{}", outer.screen()));
+    assert_eq!(
+        back.session_id.as_deref(),
+        Some(sid.as_str()),
+        "the same session, in the same pane"
+    );
+    poll_fast(SECS(10), || {
+        (!outer.status_line().contains('❄')).then_some(())
+    })
+    .unwrap_or_else(|| panic!("count not cleared: {}", outer.status_line()));
+    drop(outer);
+    drop(mock);
+}
