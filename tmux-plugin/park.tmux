@@ -47,6 +47,16 @@ bind_keys() {
   # -b: the server is not held while the popup is open; `|| true`: a non-zero exit (park pick
   # failing, the popup closed with display-popup -C) must not leave run-shell's "returned N"
   # on the pane in view mode, where it would swallow keys typed into the pane.
+  # A key bound by an earlier load (before @park-key changed) is released, if it is still ours.
+  local old
+  for old in $(tmux show-option -gqv @_park_bound_keys); do
+    if [ "$old" != "$key" ] && [ "$old" != "$park_key" ] &&
+      tmux list-keys -T prefix "$old" 2>/dev/null | grep -q 'park'; then
+      tmux unbind-key -T prefix "$old"
+    fi
+  done
+  tmux set-option -gq @_park_bound_keys "$key${park_key:+ $park_key}"
+
   tmux bind-key -N "park: pick agents to park or resume" "$key" \
     run-shell -b "$popup -T ' park ' $(sh_quote "$pick") || true"
 

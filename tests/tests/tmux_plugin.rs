@@ -578,3 +578,21 @@ fn prefix_p_parks_and_unparks_a_real_claude_pane_from_the_popup() {
     drop(outer);
     drop(mock);
 }
+
+/// Changing `@park-key` and reloading moves the binding: the old key is released.
+#[test]
+fn changing_the_key_and_reloading_moves_the_binding() {
+    let sb = Sandbox::new();
+    install_shims(&sb, None);
+    sb.ensure_session("w");
+    set_gopt(&sb, "@park-bin", &park_bin().to_string_lossy());
+    load_plugin(&sb);
+    assert!(prefix_binding(&sb, "P").is_some_and(|b| b.contains("pick")));
+    set_gopt(&sb, "@park-key", "C-p");
+    load_plugin(&sb);
+    assert!(prefix_binding(&sb, "C-p").is_some_and(|b| b.contains("pick")));
+    assert!(
+        !prefix_binding(&sb, "P").is_some_and(|b| b.contains("pick")),
+        "old key released"
+    );
+}
