@@ -183,8 +183,8 @@ impl Drop for Outer {
 }
 
 /// A wrapper to use as `@park-bin`: appends its argv (one line per call) to `log`, then runs the
-/// real park. For `pick` it stays 3 s after park exits, so the popup can be seen even while
-/// `park pick` is not built yet. Lives in a directory whose name has a space and a `#`, so the
+/// real park. For `pick` it stays 3 s after park exits, so the popup can be seen even when the
+/// picker exits at once (no agent row to show). Lives in a directory whose name has a space and a `#`, so the
 /// plugin's quoting (two shells and a format expansion) is exercised.
 fn park_wrapper(sb: &Sandbox, log: &Path) -> PathBuf {
     let dir = sb.root.join("plugin bin #1");
