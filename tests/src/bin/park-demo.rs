@@ -134,6 +134,18 @@ fn main() {
     std::thread::sleep(Duration::from_millis(500));
     d.park(&["ls"]);
 
+    say("The picker (what prefix P opens in the tmux plugin's popup), in a third window");
+    let ctl =
+        d.sb.new_shell_window("demo", "picker", &d.sb.work, &[] as &[(&str, &str)]);
+    d.sb.type_line(&ctl, &format!("park pick --pane {pane}"));
+    if d.sb
+        .wait_for(&ctl, "q quit", Duration::from_secs(15))
+        .is_ok()
+    {
+        d.screen_tail(&ctl, 8);
+    }
+    d.sb.send_keys(&ctl, &["q"]);
+
     say("Unpark the Claude pane from outside: the same session resumes in the same pane");
     d.park(&["unpark", &pane]);
     std::thread::sleep(Duration::from_secs(2));
