@@ -69,17 +69,22 @@ fn map_key(k: event::KeyEvent) -> Option<Key> {
     })
 }
 
-fn rescan(ctx: &Ctx, app: &mut App) {
-    match crate::scan::scan(ctx.platform.as_ref(), ctx.mux.as_ref(), true) {
-        Ok(s) => {
-            let out = crate::cli::rows(ctx, &s);
-            app.set_rows(out.rows, out.warnings);
-        }
-        Err(e) => {
-            app.scanning = false;
-            app.say(format!("cannot read the process table: {e}"), true);
-        }
-    }
+type ScanResult = Result<park_protocol::LsOutput, String>;
+
+/// Scans on a thread of its own (with its own context: the UI's is not `Send`), so the picker keeps
+/// drawing and reading keys while `/proc`, tmux and `smaps_rollup` are read. Views may reuse
+/// USS/PSS readings from the memory cache; the park itself always re-reads.
+fn spawn_scan(tx: mpsc::Sender<ScanResult>) {
+    std::thread::spawn(move || {
+        let r = crate::cli::build_ctx().and_then(|ctx| {
+            let cache = ctx.ledger.home.join("cache").join("mem.json");
+            let s =
+                crate::scan::scan_with(ctx.platform.as_ref(), ctx.mux.as_ref(), true, Some(&cache))
+                    .map_err(|e| format!("cannot read the process table: {e}"))?;
+            Ok(crate::cli::rows(&ctx, &s))
+        });
+        let _ = tx.send(r);
+    });
 }
 
 fn event_loop(
@@ -92,8 +97,10 @@ fn event_loop(
     app.home = std::env::var("HOME").ok();
     let mut offset = 0usize;
     let (tx, rx) = mpsc::channel::<worker::Done>();
+    let (stx, srx) = mpsc::channel::<ScanResult>();
     term.draw(|f| view::draw(f, &app, &mut offset))?;
-    rescan(ctx, &mut app);
+    spawn_scan(stx.clone());
+    let mut scan_in_flight = true;
     let mut last_scan = Instant::now();
     loop {
         term.draw(|f| view::draw(f, &app, &mut offset))?;
@@ -112,6 +119,17 @@ fn event_loop(
                 }
                 if !event::poll(Duration::ZERO)? {
                     break;
+                }
+            }
+        }
+        while let Ok(r) = srx.try_recv() {
+            scan_in_flight = false;
+            last_scan = Instant::now();
+            match r {
+                Ok(out) => app.set_rows(out.rows, out.warnings),
+                Err(e) => {
+                    app.scanning = false;
+                    app.say(e, true);
                 }
             }
         }
@@ -145,9 +163,11 @@ fn event_loop(
                     }
                 }
                 Action::Rescan => {
-                    term.draw(|f| view::draw(f, &app, &mut offset))?;
-                    rescan(ctx, &mut app);
-                    last_scan = Instant::now();
+                    if !scan_in_flight {
+                        app.scanning = true;
+                        spawn_scan(stx.clone());
+                        scan_in_flight = true;
+                    }
                 }
             }
         }

@@ -347,7 +347,8 @@ pub fn draw(f: &mut Frame, app: &App, offset: &mut usize) {
 fn draw_list(f: &mut Frame, app: &App, offset: &mut usize, area: Rect) {
     let w = area.width as usize;
     let h = area.height as usize;
-    if app.scanning {
+    // Only the first scan blanks the list; a rescan keeps the rows on screen until new ones arrive.
+    if app.scanning && app.rows.is_empty() {
         f.render_widget(Paragraph::new(" scanning…"), area);
         return;
     }
@@ -445,6 +446,19 @@ mod tests {
     fn snapshot_mixed_screen() {
         let a = app_with(mixed(), Some("%6"));
         insta::assert_snapshot!(render(&a, 100, 20));
+    }
+
+    #[test]
+    fn a_rescan_keeps_the_rows_on_screen() {
+        let mut a = app_with(mixed(), Some("%6"));
+        a.scanning = true;
+        let out = render(&a, 100, 20);
+        assert!(out.contains("%6") && !out.contains("scanning…"), "{out}");
+        let first = App::new(None, None);
+        assert!(
+            render(&first, 100, 20).contains("scanning…"),
+            "the first scan shows it"
+        );
     }
 
     #[test]
