@@ -105,7 +105,13 @@ fn event_loop(
     loop {
         term.draw(|f| view::draw(f, &app, &mut offset))?;
         let mut actions = vec![];
-        if event::poll(Duration::from_millis(150))? {
+        // Short waits while a scan is out, so its rows are drawn as soon as they arrive.
+        let wait = if scan_in_flight {
+            Duration::from_millis(15)
+        } else {
+            Duration::from_millis(150)
+        };
+        if event::poll(wait)? {
             // Drain what is queued so a burst of keys costs one frame.
             loop {
                 match event::read()? {
