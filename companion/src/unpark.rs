@@ -726,48 +726,18 @@ fn wait_for_verdict(ctx: &Ctx, sent: &Entry, target: &str) -> ActionResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ledger::MuxPlace;
     use proptest::prelude::*;
 
     fn entry(agent: Agent, cwd: &str, program: &str, flags: Vec<String>) -> Entry {
-        Entry {
-            schema: 1,
-            id: "claude-35c98558-0920-4e29-b81c-9304ca43fccb".into(),
-            state: EntryState::Parked,
-            agent,
-            session_id: "35c98558-0920-4e29-b81c-9304ca43fccb".into(),
-            session_source: "status-file".into(),
-            cwd: cwd.into(),
-            program: program.into(),
-            flags,
-            dropped_flags: vec![],
-            transcript: None,
-            config_dir: Some("/h/.claude".into()),
-            config_var: Some("HOME".into()),
-            place: MuxPlace {
-                kind: "tmux".into(),
-                server: "/s".into(),
-                pane: "%1".into(),
-                session: "s".into(),
-                window_index: 0,
-                window_name: "w".into(),
-                pane_index: 0,
-                title: "t".into(),
-                pane_title: "t".into(),
-            },
-            pane_owned: false,
-            parked_at: "2026-12-02T00:00:00Z".into(),
-            last_active: None,
-            bytes: 0,
-            uss_bytes: 0,
-            pss_bytes: 0,
-            anon_bytes: 0,
-            freed_bytes: None,
-            killed_pids: vec![],
-            resumer: None,
-            last_error: None,
-            handoff_pane: None,
-        }
+        let mut e = crate::ledger::tests::sample("ccb");
+        e.session_id = "35c98558-0920-4e29-b81c-9304ca43fccb".into();
+        e.agent = agent;
+        e.cwd = cwd.into();
+        e.program = program.into();
+        e.flags = flags;
+        e.config_dir = Some("/h/.claude".into());
+        e.config_var = Some("HOME".into());
+        e
     }
 
     #[test]
