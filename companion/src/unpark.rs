@@ -124,10 +124,12 @@ pub fn restorable(e: &Entry) -> Result<(), String> {
     }
 }
 
+/// The argv that resumes the entry. The recorded flags pass the same whitelist again: a ledger file
+/// edited by hand (or by anything else) can never smuggle another flag, or a session flag, into argv.
 pub fn resume_argv(e: &Entry) -> Vec<String> {
     match e.agent {
-        Agent::Claude => claude::resume_argv(&e.program, &e.session_id, &e.flags),
-        Agent::Codex => codex::resume_argv(&e.program, &e.session_id, &e.flags),
+        Agent::Claude => claude::resume_argv(&e.program, &e.session_id, &claude::flags(&e.flags).0),
+        Agent::Codex => codex::resume_argv(&e.program, &e.session_id, &codex::flags(&e.flags).0),
     }
 }
 
@@ -767,6 +769,54 @@ mod tests {
             resume_argv(&e),
             vec![
                 "/n/.bin/codex",
+                "resume",
+                "--no-daemon",
+                "35c98558-0920-4e29-b81c-9304ca43fccb"
+            ]
+        );
+    }
+
+    #[test]
+    fn recorded_flags_are_whitelisted_again_at_resume() {
+        let e = entry(
+            Agent::Claude,
+            "/w",
+            "claude",
+            [
+                "--model",
+                "opus",
+                "--mcp-config",
+                "/tmp/evil.json",
+                "--resume",
+                "00000000-0000-4000-8000-000000000000",
+                "--dangerously-skip-permissions",
+            ]
+            .map(String::from)
+            .to_vec(),
+        );
+        assert_eq!(
+            resume_argv(&e),
+            [
+                "claude",
+                "--resume",
+                "35c98558-0920-4e29-b81c-9304ca43fccb",
+                "--model",
+                "opus",
+                "--dangerously-skip-permissions"
+            ]
+        );
+        let e = entry(
+            Agent::Codex,
+            "/w",
+            "codex",
+            ["-c", "notify=[\"sh\"]", "--no-daemon"]
+                .map(String::from)
+                .to_vec(),
+        );
+        assert_eq!(
+            resume_argv(&e),
+            [
+                "codex",
                 "resume",
                 "--no-daemon",
                 "35c98558-0920-4e29-b81c-9304ca43fccb"
