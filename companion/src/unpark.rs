@@ -114,6 +114,14 @@ pub fn expected_transcript(e: &Entry) -> Option<PathBuf> {
 }
 
 pub fn restorable(e: &Entry) -> Result<(), String> {
+    // The program must still read as the agent: an edited ledger cannot make unpark run anything else.
+    if crate::agent::classify(std::slice::from_ref(&e.program)).map(|(a, _)| a) != Some(e.agent) {
+        return Err(format!(
+            "recorded program {:?} is not {}",
+            e.program,
+            e.agent.as_str()
+        ));
+    }
     if !Path::new(&e.cwd).is_dir() {
         return Err(format!("recorded cwd {} no longer exists", e.cwd));
     }
@@ -821,6 +829,24 @@ mod tests {
                 "--no-daemon",
                 "35c98558-0920-4e29-b81c-9304ca43fccb"
             ]
+        );
+    }
+
+    #[test]
+    fn a_recorded_program_that_is_not_the_agent_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let cwd = d.path().to_string_lossy().into_owned();
+        for bad in ["/bin/sh", "vim", "codex"] {
+            let e = entry(Agent::Claude, &cwd, bad, vec![]);
+            assert!(
+                restorable(&e).unwrap_err().contains("is not claude"),
+                "{bad}"
+            );
+        }
+        let e = entry(Agent::Claude, &cwd, "/x/node_modules/.bin/claude", vec![]);
+        assert!(
+            !restorable(&e).unwrap_err().contains("is not claude"),
+            "a real path passes this check"
         );
     }
 
