@@ -335,6 +335,14 @@ fn exec_in_pane_inner(ctx: &Ctx, eid: &str, target: &str) -> ActionResult {
             Some(format!("cannot update the ledger: {err}")),
         );
     }
+    // The agent becomes the pane's own process: if it dies at once, keep the pane (the verifier
+    // puts the placeholder back) instead of letting tmux close it.
+    let keep_pane = e.pane_owned && my_pane.as_deref() == Some(e.place.pane.as_str());
+    if keep_pane {
+        let _ = ctx
+            .mux
+            .set_pane_option(&e.place.pane, "remain-on-exit", Some("on"));
+    }
     point("before-exec");
     let err = exec(&argv, &config_env(&e));
     // exec failed: put the entry back; the verifier will also see us not become the agent.
@@ -498,6 +506,11 @@ pub fn verify(ctx: &Ctx, eid: &str, pid: u32, start: u64) -> Result<(), String> 
         Ok(()) => {
             let _ = ctx.ledger.remove(&e.id);
             teardown(ctx, &e);
+            if e.pane_owned {
+                let _ = ctx
+                    .mux
+                    .set_pane_option(&e.place.pane, "remain-on-exit", None);
+            }
             ctx.publish_status();
             Ok(())
         }
@@ -507,9 +520,46 @@ pub fn verify(ctx: &Ctx, eid: &str, pid: u32, start: u64) -> Result<(), String> 
                 cur.resumer = None;
                 cur.last_error = Some(why.clone());
                 let _ = ctx.ledger.save(&cur);
+                if cur.pane_owned {
+                    restore_placeholder(ctx, &cur);
+                }
             }
             Err(why)
         }
+    }
+}
+
+/// A resume in a placeholder pane failed and the pane is dead (kept by remain-on-exit): put the
+/// placeholder back, with this process's environment (the placeholder's, i.e. the agent's).
+fn restore_placeholder(ctx: &Ctx, e: &Entry) {
+    let dead = (0..40).any(|_| {
+        let d = ctx
+            .mux
+            .list_panes()
+            .ok()
+            .and_then(|ps| ps.into_iter().find(|p| p.id == e.place.pane))
+            .is_some_and(|p| p.dead);
+        if !d {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        d
+    });
+    if !dead {
+        return;
+    }
+    let here: Vec<(String, String)> = std::env::vars().collect();
+    let mut env = crate::park::placeholder_env(&here);
+    env.retain(|(k, _)| k != "PARK_HOME" && k != "PARK_TMUX_SOCKET");
+    env.extend(ctx.park_env());
+    let argv = vec![
+        ctx.exe.to_string_lossy().into_owned(),
+        "hold".into(),
+        e.id.clone(),
+    ];
+    if ctx.mux.respawn(&e.place.pane, &e.cwd, &env, &argv).is_ok() {
+        let _ = ctx
+            .mux
+            .set_pane_option(&e.place.pane, "remain-on-exit", None);
     }
 }
 

@@ -878,3 +878,34 @@ fn unpark_leaves_copy_mode_before_typing() {
         r.state == RowState::Live && r.session_id.as_deref() == Some(sid.as_str())
     });
 }
+
+/// In a placeholder pane, a resume that starts and then dies at once does not cost the pane: the
+/// entry stays parked with the error, and the placeholder comes back.
+#[test]
+fn a_failed_resume_in_a_placeholder_pane_keeps_the_pane_and_the_entry() {
+    let s = Setup::new();
+    let sb = &s.sb;
+    let dir = sb.project_dir("fr");
+    let pane = sb.new_agent_window(
+        "w",
+        "fr",
+        &dir,
+        &[("FAKE_AGENT_MODE", "fail-resume")],
+        &["claude"],
+    );
+    sb.wait_for(&pane, "for shortcuts", SECS(15)).unwrap();
+    sb.type_line(&pane, "hello");
+    sb.wait_for(&pane, "PARKTEST-OK", SECS(15)).unwrap();
+    wait_row(sb, &pane, SECS(10), |r| r.status == Status::Idle);
+    assert_eq!(outcome(sb, &["park", &pane]).1, "parked");
+    sb.wait_for(&pane, "Press Enter to resume", SECS(5))
+        .unwrap();
+    let (c, oc, why) = outcome(sb, &["unpark", &pane]);
+    assert_eq!((c, oc.as_str()), (1, "failed"), "{why:?}");
+    assert!(why.unwrap().contains("exited"));
+    assert_eq!(entries(sb).len(), 1, "the session is still recorded");
+    assert!(sb.pane_alive(&pane), "the pane survived the failed start");
+    sb.wait_for(&pane, "last attempt: the agent exited", SECS(5))
+        .unwrap();
+    assert_eq!(row(sb, &pane).unwrap().state, RowState::Parked);
+}

@@ -55,7 +55,7 @@
 //!   `dev-server` (a re-exec of this binary with argv `vite --port 5173 --strictPort` and comm `vite`,
 //!   same process group), `zombie` (an exited `/bin/true` child that is never reaped),
 //!   `eat-ram=<MB>` (that much anonymous memory touched at start), `slow-exit=<ms>` (delay before a
-//!   signalled graceful exit), `sticky-busy` (the status file always says `busy`), `no-status-file`.
+//!   signalled graceful exit), `sticky-busy` (the status file always says `busy`), `no-status-file`, `fail-resume` (a `--resume` start exits 1 after 300 ms, like an agent missing its API key).
 //!   An unknown item exits 2. `FAKE_AGENT_CPU=1` burns one core in a thread.
 //! * Graceful exit (SIGTERM, SIGHUP, stdin hang-up, Ctrl-C, `/exit`): SIGKILL and reap the tool
 //!   children (`[bg]` shells, as Claude kills its tools, and the dev server), append `last-prompt`,
@@ -114,6 +114,13 @@ fn main() {
     let cwd = cwd.to_string_lossy().into_owned();
     let proj_dir = config.join("projects").join(encode_cwd(&cwd));
     let (session_id, resumed) = resolve_session(&cli, &proj_dir);
+    if resumed && modes.fail_resume {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        fail(
+            1,
+            "fake-agent: fail-resume: exiting as a misconfigured agent would",
+        );
+    }
 
     let mut app = App::new(cli, modes, config, cwd, proj_dir, session_id);
     if resumed {
@@ -239,6 +246,8 @@ struct Modes {
     slow_exit_ms: Option<u64>,
     sticky_busy: bool,
     no_status_file: bool,
+    /// `fail-resume`: a resume starts and then dies at once (like a Claude missing its API key).
+    fail_resume: bool,
 }
 
 impl Modes {
@@ -264,6 +273,7 @@ impl Modes {
                 "slow-exit" => m.slow_exit_ms = Some(num()?),
                 "sticky-busy" => m.sticky_busy = true,
                 "no-status-file" => m.no_status_file = true,
+                "fail-resume" => m.fail_resume = true,
                 _ => return Err(format!("fake-agent: unknown FAKE_AGENT_MODE item {item:?}")),
             }
         }
