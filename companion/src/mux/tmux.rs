@@ -26,6 +26,23 @@ const FIELDS: &[&str] = &[
     "pane_in_mode",
 ];
 
+/// The leading tmux args selecting the server: `PARK_TMUX_SOCKET` (a path → `-S`, a label → `-L`),
+/// else the socket in `$TMUX` (as tmux itself does), else none (tmux's default server).
+pub fn server_args() -> Vec<String> {
+    if let Ok(s) = std::env::var("PARK_TMUX_SOCKET") {
+        if !s.is_empty() {
+            let flag = if s.contains('/') { "-S" } else { "-L" };
+            return vec![flag.into(), s];
+        }
+    }
+    if let Ok(t) = std::env::var("TMUX") {
+        if let Some(path) = t.split(',').next().filter(|p| !p.is_empty()) {
+            return vec!["-S".into(), path.to_string()];
+        }
+    }
+    vec![]
+}
+
 #[derive(Debug, Clone)]
 pub struct Tmux {
     /// Leading args selecting the server: `["-S", path]` or `["-L", label]` or none.
@@ -34,27 +51,7 @@ pub struct Tmux {
 
 impl Tmux {
     pub fn from_env() -> Self {
-        if let Ok(s) = std::env::var("PARK_TMUX_SOCKET") {
-            if !s.is_empty() {
-                return if s.contains('/') {
-                    Tmux {
-                        sel: vec!["-S".into(), s],
-                    }
-                } else {
-                    Tmux {
-                        sel: vec!["-L".into(), s],
-                    }
-                };
-            }
-        }
-        if let Ok(t) = std::env::var("TMUX") {
-            if let Some(path) = t.split(',').next().filter(|p| !p.is_empty()) {
-                return Tmux {
-                    sel: vec!["-S".into(), path.to_string()],
-                };
-            }
-        }
-        Tmux { sel: vec![] }
+        Tmux { sel: server_args() }
     }
 
     fn run(&self, args: &[&str]) -> Result<String, MuxError> {

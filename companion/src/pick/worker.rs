@@ -79,21 +79,9 @@ pub fn spawn(exe: PathBuf, op: Op, job: String, panes: Vec<String>, bulk: bool, 
     });
 }
 
-/// The leading tmux args selecting the server, as `mux::tmux::Tmux::from_env` picks it:
-/// `PARK_TMUX_SOCKET` (a path → `-S`, a label → `-L`), else the socket in `$TMUX`, else none.
+/// The leading tmux args selecting the server (the adapter owns the rule).
 pub fn tmux_server_args() -> Vec<String> {
-    if let Ok(s) = std::env::var("PARK_TMUX_SOCKET") {
-        if !s.is_empty() {
-            let flag = if s.contains('/') { "-S" } else { "-L" };
-            return vec![flag.into(), s];
-        }
-    }
-    if let Ok(t) = std::env::var("TMUX") {
-        if let Some(path) = t.split(',').next().filter(|p| !p.is_empty()) {
-            return vec!["-S".into(), path.to_string()];
-        }
-    }
-    vec![]
+    crate::mux::tmux::server_args()
 }
 
 /// Brings `pane` to the front: `tmux select-window -t <pane>` then `select-pane -t <pane>`.
