@@ -6,6 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod picker;
+
 /// Bumped when a field changes meaning or disappears. Additive changes keep the version.
 pub const SCHEMA_VERSION: u32 = 1;
 

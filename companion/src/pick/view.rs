@@ -378,9 +378,9 @@ fn draw_list(f: &mut Frame, app: &App, offset: &mut usize, area: Rect) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::app::tests::{busy_row, fixture, parked_row, row, untargetable_row};
     use super::super::app::{JobResult, Key, Op};
     use super::*;
+    use park_protocol::picker::fixtures::{busy_row, fixture, parked_row, row, untargetable_row};
     use park_protocol::{ActionOutput, ActionResult, Status, SCHEMA_VERSION};
     use ratatui::backend::TestBackend;
     use ratatui::Terminal;

@@ -1,0 +1,1127 @@
+//! The picker's pure state machine: rows, grouping, cursor, filter, in-flight toggles, prompts.
+//! Shared by the tmux popup picker (`park pick`) and the zellij plugin, so both surfaces group, move
+//! and toggle the same way.
+//!
+//! Contract: nothing here does I/O or reads a clock. Keys go in through [`App::key`], finished
+//! subprocesses through [`App::done`], fresh scans through [`App::set_rows`], the passage of time
+//! through [`App::tick`]; each returns the [`Action`] the event loop must carry out (run a toggle,
+//! rescan, focus a pane, quit). Whether a row may be toggled is read from the library's verdict in
+//! the row (`state`, `status`, `reason`); nothing is re-decided here.
+//!
+//! The cursor is a pane identity, not a screen position: a rescan or a filter change keeps it on the
+//! same pane id while that pane has a visible row.
+
+use crate::{human_bytes, ActionOutput, Row, RowState, Status};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// How often the picker rescans on its own while it runs (never while a toggle is in flight).
+pub const BACKGROUND_RESCAN: Duration = Duration::from_secs(30);
+/// After a toggle whose pane has no row yet (an agent still starting), rescan this soon.
+pub const FOLLOWUP_RESCAN: Duration = Duration::from_millis(1000);
+/// How many quick follow-up rescans a toggle may ask for.
+pub const FOLLOWUP_TRIES: u32 = 5;
+
+/// A key, already decoded from the terminal (the event loop maps crossterm keys onto this).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Key {
+    Char(char),
+    Enter,
+    Esc,
+    Backspace,
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+    Home,
+    End,
+    CtrlC,
+}
+
+/// What a toggle does to a row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Park,
+    Unpark,
+}
+
+impl Op {
+    pub fn verb(self) -> &'static str {
+        match self {
+            Op::Park => "park",
+            Op::Unpark => "unpark",
+        }
+    }
+    /// The progress text a row shows while its subprocess runs.
+    pub fn progress(self) -> &'static str {
+        match self {
+            Op::Park => "freezing…",
+            Op::Unpark => "resuming…",
+        }
+    }
+    fn gerund(self) -> &'static str {
+        match self {
+            Op::Park => "parking",
+            Op::Unpark => "resuming",
+        }
+    }
+}
+
+/// What the event loop must do after an event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    None,
+    /// Run `park <op> <pane> --json` on a worker thread; report back through [`App::done`].
+    Toggle {
+        pane: String,
+        op: Op,
+    },
+    /// Run `park park <target> --yes --json` (a whole window); report back through [`App::done`].
+    Bulk {
+        target: String,
+        panes: Vec<String>,
+    },
+    /// `tmux select-window` + `select-pane` on this pane; the picker stays open.
+    Focus {
+        pane: String,
+    },
+    Rescan,
+    Quit(i32),
+}
+
+/// What the footer's prompt line is doing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mode {
+    Normal,
+    /// Typing a filter (`/`); the text is [`App::filter`], updated as it is typed.
+    Filter,
+    /// Waiting for y/N before parking a whole window.
+    ConfirmBulk {
+        target: String,
+        label: String,
+        panes: Vec<String>,
+        frees: u64,
+    },
+}
+
+/// A job that was started and has not reported yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InFlight {
+    pub op: Op,
+    /// The job's target (a pane, or `session:window` for a bulk park).
+    pub job: String,
+}
+
+/// How a finished job went, as the worker saw it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JobResult {
+    /// The subprocess printed its `--json` document (whatever its exit code).
+    Output(ActionOutput),
+    /// It could not be run, or printed no parseable document (the text says what it said instead).
+    Error(String),
+}
+
+/// One line of the list: a group header or an agent row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Line {
+    /// Index into [`App::groups`].
+    Header(usize),
+    /// Index into [`App::rows`].
+    Row(usize),
+}
+
+/// A session/window group and what parking its parkable rows would free.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Group {
+    pub session: String,
+    pub window_index: Option<u32>,
+    pub window: String,
+    /// Sum of `anon_bytes` of the group's live rows that park would take now (`reason == None`).
+    pub parkable: u64,
+    /// Live rows park would take now.
+    pub parkable_panes: Vec<String>,
+}
+
+impl Group {
+    /// `work:1 api`, or `(no pane)`.
+    pub fn label(&self) -> String {
+        if self.session.is_empty() {
+            "(no pane)".into()
+        } else {
+            format!("{}:{} {}", self.session, self.index_str(), self.window)
+        }
+    }
+    /// The bulk target park accepts: `session:window_index`.
+    pub fn target(&self) -> Option<String> {
+        if self.session.is_empty() || self.window_index.is_none() {
+            return None;
+        }
+        Some(format!("{}:{}", self.session, self.index_str()))
+    }
+    fn index_str(&self) -> String {
+        self.window_index.map(|i| i.to_string()).unwrap_or_default()
+    }
+}
+
+fn group_key(r: &Row) -> (String, Option<u32>, String) {
+    (r.session.clone(), r.window_index, r.window.clone())
+}
+
+/// The library's verdict on whether park would take this row now.
+pub fn parkable(r: &Row) -> bool {
+    r.state == RowState::Live && r.reason.is_none()
+}
+
+/// Busy in the sense of the picker's `●`: the agent is doing something (or has a draft).
+pub fn busy(r: &Row) -> bool {
+    r.state == RowState::Live
+        && matches!(
+            r.status,
+            Status::Busy | Status::Waiting | Status::Shell | Status::Unknown | Status::Draft
+        )
+}
+
+#[derive(Debug, Clone)]
+pub struct App {
+    pub rows: Vec<Row>,
+    pub warnings: Vec<String>,
+    pub groups: Vec<Group>,
+    /// Headers and the rows that pass the filter, in display order.
+    pub lines: Vec<Line>,
+    /// Index into `lines` of the cursor (always a `Line::Row` when there is one), else `None`.
+    pub cursor: Option<usize>,
+    pub filter: String,
+    pub mode: Mode,
+    /// Pane id → job in flight for it.
+    pub inflight: BTreeMap<String, InFlight>,
+    /// The last result or message, shown in the footer.
+    pub message: Option<String>,
+    /// Whether `message` reports a refusal or failure (drawn as such).
+    pub message_bad: bool,
+    /// The pane the picker was opened for (`--pane`): toggling it successfully quits with 0.
+    pub focus_pane: Option<String>,
+    /// Set until the first scan arrives.
+    pub scanning: bool,
+    /// A rescan was asked for while a toggle was in flight; done when the last one finishes.
+    pub rescan_pending: bool,
+    /// Pane whose row should reappear after a toggle (quick follow-up rescans until it does).
+    followup: Option<(String, u32)>,
+    /// Whether the cursor has been placed from `--pane` yet (only the first scan does it).
+    placed: bool,
+    /// The `--pane` row was toggled while others were in flight: quit once they finish.
+    quit_when_idle: bool,
+    /// `$HOME`, shown as `~` in paths (unset in tests, so snapshots do not depend on it).
+    pub home: Option<String>,
+}
+
+impl App {
+    pub fn new(filter: Option<&str>, focus_pane: Option<&str>) -> App {
+        App {
+            rows: vec![],
+            warnings: vec![],
+            groups: vec![],
+            lines: vec![],
+            cursor: None,
+            filter: filter.unwrap_or_default().to_string(),
+            mode: Mode::Normal,
+            inflight: BTreeMap::new(),
+            message: None,
+            message_bad: false,
+            focus_pane: focus_pane.map(str::to_string),
+            scanning: true,
+            rescan_pending: false,
+            followup: None,
+            placed: false,
+            quit_when_idle: false,
+            home: None,
+        }
+    }
+
+    /// The row under the cursor.
+    pub fn current(&self) -> Option<&Row> {
+        match self.cursor.and_then(|c| self.lines.get(c)) {
+            Some(Line::Row(i)) => self.rows.get(*i),
+            _ => None,
+        }
+    }
+
+    /// The group the cursor row belongs to.
+    pub fn current_group(&self) -> Option<&Group> {
+        let r = self.current()?;
+        let k = group_key(r);
+        self.groups
+            .iter()
+            .find(|g| (g.session.clone(), g.window_index, g.window.clone()) == k)
+    }
+
+    fn matches(&self, r: &Row) -> bool {
+        if self.filter.is_empty() {
+            return true;
+        }
+        let f = self.filter.to_lowercase();
+        [&r.pane, &r.title, &r.cwd, &r.session]
+            .iter()
+            .any(|s| s.to_lowercase().contains(&f))
+    }
+
+    /// Replaces the rows with a fresh scan, keeping the cursor on the same pane id.
+    pub fn set_rows(&mut self, rows: Vec<Row>, warnings: Vec<String>) {
+        let keep = if !self.placed {
+            self.placed = true;
+            self.focus_pane.clone()
+        } else {
+            self.current().map(|r| r.pane.clone())
+        };
+        let old_pos = self.cursor;
+        self.rows = rows;
+        self.warnings = warnings;
+        self.scanning = false;
+        self.rebuild(keep.as_deref(), old_pos);
+        if let Some((pane, tries)) = self.followup.take() {
+            if !self.rows.iter().any(|r| r.pane == pane) && tries > 1 {
+                self.followup = Some((pane, tries - 1));
+            }
+        }
+    }
+
+    /// Recomputes groups and visible lines; puts the cursor on `keep` if visible, else near `old`.
+    fn rebuild(&mut self, keep: Option<&str>, old: Option<usize>) {
+        self.groups.clear();
+        self.lines.clear();
+        let mut last = None;
+        for r in &self.rows {
+            let k = group_key(r);
+            if last.as_ref() != Some(&k) {
+                self.groups.push(Group {
+                    session: k.0.clone(),
+                    window_index: k.1,
+                    window: k.2.clone(),
+                    parkable: 0,
+                    parkable_panes: vec![],
+                });
+                last = Some(k);
+            }
+            let g = self.groups.last_mut().expect("group just pushed");
+            if parkable(r) {
+                g.parkable += r.anon_bytes;
+                g.parkable_panes.push(r.pane.clone());
+            }
+        }
+        let mut gi = None;
+        let mut shown = None;
+        let mut last = None;
+        for (i, r) in self.rows.iter().enumerate() {
+            let k = group_key(r);
+            if last.as_ref() != Some(&k) {
+                gi = Some(gi.map_or(0, |g| g + 1));
+                last = Some(k);
+            }
+            if !self.matches(r) {
+                continue;
+            }
+            let g = gi.expect("a group for every row");
+            if shown != Some(g) {
+                self.lines.push(Line::Header(g));
+                shown = Some(g);
+            }
+            self.lines.push(Line::Row(i));
+        }
+        let by_pane = keep.and_then(|p| {
+            self.lines
+                .iter()
+                .position(|l| matches!(l, Line::Row(i) if self.rows[*i].pane == p))
+        });
+        self.cursor = by_pane.or_else(|| {
+            let rows: Vec<usize> = self.row_lines();
+            if rows.is_empty() {
+                return None;
+            }
+            // The row now nearest to where the cursor was, else the first.
+            let at = old.unwrap_or(0);
+            rows.iter()
+                .copied()
+                .find(|l| *l >= at)
+                .or_else(|| rows.last().copied())
+        });
+    }
+
+    fn row_lines(&self) -> Vec<usize> {
+        self.lines
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| matches!(l, Line::Row(_)))
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    fn move_by(&mut self, delta: isize) {
+        let rows = self.row_lines();
+        if rows.is_empty() {
+            self.cursor = None;
+            return;
+        }
+        let at = self
+            .cursor
+            .and_then(|c| rows.iter().position(|l| *l == c))
+            .unwrap_or(0) as isize;
+        let to = (at + delta).clamp(0, rows.len() as isize - 1) as usize;
+        self.cursor = Some(rows[to]);
+    }
+
+    pub fn say(&mut self, text: impl Into<String>, bad: bool) {
+        self.message = Some(text.into());
+        self.message_bad = bad;
+    }
+
+    /// `wait: parking %3…` when anything is in flight.
+    pub fn wait_text(&self) -> Option<String> {
+        let (pane, f) = self.inflight.iter().next()?;
+        let what = if f.job != *pane { &f.job } else { pane };
+        let more = self.inflight.len().saturating_sub(1);
+        Some(format!(
+            "wait: {} {what}…{}",
+            f.op.gerund(),
+            if more > 0 {
+                format!(" (+{more} more)")
+            } else {
+                String::new()
+            }
+        ))
+    }
+
+    pub fn key(&mut self, k: Key) -> Action {
+        match self.mode.clone() {
+            Mode::Filter => self.key_filter(k),
+            Mode::ConfirmBulk {
+                target,
+                label,
+                panes,
+                ..
+            } => {
+                self.mode = Mode::Normal;
+                if matches!(k, Key::Char('y') | Key::Char('Y')) {
+                    for p in &panes {
+                        self.inflight.insert(
+                            p.clone(),
+                            InFlight {
+                                op: Op::Park,
+                                job: target.clone(),
+                            },
+                        );
+                    }
+                    self.say(format!("{label}: parking {} agents…", panes.len()), false);
+                    Action::Bulk { target, panes }
+                } else {
+                    self.say(format!("{label}: not parked (not confirmed)"), false);
+                    Action::None
+                }
+            }
+            Mode::Normal => self.key_normal(k),
+        }
+    }
+
+    fn key_filter(&mut self, k: Key) -> Action {
+        let keep = self.current().map(|r| r.pane.clone());
+        match k {
+            Key::Enter => self.mode = Mode::Normal,
+            Key::Esc | Key::CtrlC => {
+                self.mode = Mode::Normal;
+                self.filter.clear();
+            }
+            Key::Backspace => {
+                self.filter.pop();
+            }
+            Key::Char(c) => self.filter.push(c),
+            Key::Up => self.move_by(-1),
+            Key::Down => self.move_by(1),
+            _ => {}
+        }
+        let keep = self.current().map(|r| r.pane.clone()).or(keep);
+        let old = self.cursor;
+        self.rebuild(keep.as_deref(), old);
+        Action::None
+    }
+
+    fn key_normal(&mut self, k: Key) -> Action {
+        match k {
+            Key::Up | Key::Char('k') => self.move_by(-1),
+            Key::Down | Key::Char('j') => self.move_by(1),
+            Key::PageUp => self.move_by(-10),
+            Key::PageDown => self.move_by(10),
+            Key::Home | Key::Char('g') => self.move_by(isize::MIN / 2),
+            Key::End | Key::Char('G') => self.move_by(isize::MAX / 2),
+            Key::Char('q') | Key::Esc | Key::CtrlC => {
+                if let Some(w) = self.wait_text() {
+                    self.say(w, true);
+                    return Action::None;
+                }
+                return Action::Quit(0);
+            }
+            Key::Char('/') => {
+                self.mode = Mode::Filter;
+            }
+            Key::Char('r') => {
+                if self.inflight.is_empty() {
+                    self.say("rescanning…", false);
+                    return Action::Rescan;
+                }
+                self.rescan_pending = true;
+                self.say("rescan after the running toggle", false);
+            }
+            Key::Enter | Key::Char(' ') => return self.toggle(),
+            Key::Char('f') => {
+                return match self.current() {
+                    Some(r) if !r.pane.is_empty() => {
+                        let pane = r.pane.clone();
+                        self.say(format!("{pane}: focused"), false);
+                        Action::Focus { pane }
+                    }
+                    Some(_) => {
+                        self.say("this agent is not in a pane", true);
+                        Action::None
+                    }
+                    None => Action::None,
+                }
+            }
+            Key::Char('w') => return self.bulk(),
+            _ => {}
+        }
+        Action::None
+    }
+
+    fn toggle(&mut self) -> Action {
+        let Some(r) = self.current() else {
+            return Action::None;
+        };
+        let pane = r.pane.clone();
+        if let Some(f) = self.inflight.get(&pane) {
+            let t = format!("{pane}: {} already", f.op.progress());
+            self.say(t, true);
+            return Action::None;
+        }
+        let op = match r.state {
+            RowState::Untargetable => {
+                let why = r.reason.clone().unwrap_or_else(|| "untargetable".into());
+                self.say(format!("{}: untargetable: {why}", show_pane(&pane)), true);
+                return Action::None;
+            }
+            RowState::Parked => Op::Unpark,
+            RowState::Live => {
+                if let Some(why) = r.reason.clone() {
+                    let st = r.status.as_str();
+                    self.say(format!("{pane}: {st}, not parked: {why}"), true);
+                    return Action::None;
+                }
+                if busy(r) {
+                    let st = r.status.as_str();
+                    self.say(format!("{pane}: {st}, not parked"), true);
+                    return Action::None;
+                }
+                Op::Park
+            }
+        };
+        if pane.is_empty() {
+            self.say("this agent is not in a pane", true);
+            return Action::None;
+        }
+        self.inflight.insert(
+            pane.clone(),
+            InFlight {
+                op,
+                job: pane.clone(),
+            },
+        );
+        self.say(format!("{pane}: {}", op.progress()), false);
+        Action::Toggle { pane, op }
+    }
+
+    fn bulk(&mut self) -> Action {
+        if let Some(w) = self.wait_text() {
+            self.say(w, true);
+            return Action::None;
+        }
+        let Some(g) = self.current_group().cloned() else {
+            return Action::None;
+        };
+        let Some(target) = g.target() else {
+            self.say("these agents are not in a tmux window", true);
+            return Action::None;
+        };
+        if g.parkable_panes.is_empty() {
+            self.say(
+                format!("{}: nothing parkable in this window", g.label()),
+                true,
+            );
+            return Action::None;
+        }
+        self.mode = Mode::ConfirmBulk {
+            target,
+            label: g.label(),
+            panes: g.parkable_panes.clone(),
+            frees: g.parkable,
+        };
+        Action::None
+    }
+
+    /// A job finished. `job` is the pane (single toggle) or the bulk target; `panes` what it covered.
+    pub fn done(&mut self, job: &str, panes: &[String], op: Op, res: JobResult) -> Action {
+        for p in panes {
+            self.inflight.remove(p);
+        }
+        let single = panes.len() == 1 && panes[0] == job;
+        let (line, ok) = result_line(job, op, &res, single);
+        self.message = Some(line);
+        self.message_bad = !ok;
+        if single && ok {
+            if self.focus_pane.as_deref() == Some(job) {
+                self.quit_when_idle = true;
+            }
+            self.followup = Some((job.to_string(), FOLLOWUP_TRIES));
+        }
+        if self.inflight.is_empty() && self.quit_when_idle {
+            return Action::Quit(0);
+        }
+        if self.inflight.is_empty() {
+            self.rescan_pending = false;
+            Action::Rescan
+        } else {
+            self.rescan_pending = true;
+            Action::None
+        }
+    }
+
+    /// Time passed; `since_scan` is how long ago the last scan finished. Rescans in the background
+    /// only while nothing is in flight and no prompt is open.
+    pub fn tick(&mut self, since_scan: Duration) -> Action {
+        if !self.inflight.is_empty() || self.mode != Mode::Normal || self.scanning {
+            return Action::None;
+        }
+        if self.rescan_pending {
+            self.rescan_pending = false;
+            return Action::Rescan;
+        }
+        let every = if self.followup.is_some() {
+            FOLLOWUP_RESCAN
+        } else {
+            BACKGROUND_RESCAN
+        };
+        if since_scan >= every {
+            return Action::Rescan;
+        }
+        Action::None
+    }
+}
+
+fn show_pane(p: &str) -> &str {
+    if p.is_empty() {
+        "-"
+    } else {
+        p
+    }
+}
+
+/// The footer line for a finished job, and whether everything reached the asked state.
+/// `%3: parked (freed 145M)`, `%3: refused: unsent text in the composer: "…"`.
+pub fn result_line(job: &str, op: Op, res: &JobResult, single: bool) -> (String, bool) {
+    let out = match res {
+        JobResult::Error(e) => return (format!("{job}: failed: {e}"), false),
+        JobResult::Output(o) => o,
+    };
+    let good = |o: &str| {
+        matches!(
+            o,
+            "parked" | "unparked" | "already-parked" | "already-running"
+        )
+    };
+    let one = |r: &crate::ActionResult| {
+        let freed = match (r.outcome.as_str(), r.freed_bytes) {
+            ("parked", Some(b)) => format!(" (freed {})", human_bytes(b)),
+            _ => String::new(),
+        };
+        let why = r
+            .reason
+            .as_ref()
+            .map(|w| format!(": {w}"))
+            .unwrap_or_default();
+        format!("{}{freed}{why}", r.outcome)
+    };
+    if out.results.is_empty() {
+        return (format!("{job}: {}: no result", op.verb()), false);
+    }
+    if single {
+        let r = &out.results[0];
+        return (format!("{job}: {}", one(r)), good(&r.outcome));
+    }
+    let ok = out.results.iter().all(|r| good(&r.outcome));
+    let parked: Vec<_> = out.results.iter().filter(|r| good(&r.outcome)).collect();
+    let freed: u64 = parked.iter().filter_map(|r| r.freed_bytes).sum();
+    let mut s = format!("{job}: parked {}", parked.len());
+    if freed > 0 {
+        s.push_str(&format!(" (freed {})", human_bytes(freed)));
+    }
+    for r in out.results.iter().filter(|r| !good(&r.outcome)) {
+        let who = r.pane.clone().unwrap_or_else(|| r.target.clone());
+        s.push_str(&format!("; {who}: {}", one(r)));
+    }
+    (s, ok)
+}
+
+/// Sample rows for tests of the picker's surfaces (the tmux view, the zellij plugin).
+#[doc(hidden)]
+pub mod fixtures {
+    use crate::{Agent, Row, RowState, Status};
+
+    pub fn row(pane: &str, session: &str, wi: u32, window: &str) -> Row {
+        Row {
+            pane: pane.into(),
+            mux: "tmux".into(),
+            session: session.into(),
+            window_index: Some(wi),
+            window: window.into(),
+            agent: Agent::Claude,
+            session_id: Some(format!("sid-{pane}")),
+            session_source: Some("status-file".into()),
+            cwd: format!("/home/u/{window}"),
+            title: format!("task in {window}"),
+            state: RowState::Live,
+            status: Status::Idle,
+            reason: None,
+            idle_seconds: Some(300),
+            bytes: 400 << 20,
+            uss_bytes: 300 << 20,
+            pss_bytes: 320 << 20,
+            anon_bytes: 145 << 20,
+            freed_bytes: None,
+            pid: Some(100),
+            entry: None,
+            parked_at: None,
+        }
+    }
+
+    pub fn busy_row(pane: &str, session: &str, wi: u32, window: &str) -> Row {
+        Row {
+            status: Status::Busy,
+            reason: Some("a turn is in flight (spinner on screen)".into()),
+            ..row(pane, session, wi, window)
+        }
+    }
+
+    pub fn parked_row(pane: &str, session: &str, wi: u32, window: &str) -> Row {
+        Row {
+            state: RowState::Parked,
+            status: Status::Parked,
+            freed_bytes: Some(200 << 20),
+            pid: None,
+            entry: Some(format!("e-{pane}")),
+            ..row(pane, session, wi, window)
+        }
+    }
+
+    pub fn untargetable_row(pane: &str, session: &str, wi: u32, window: &str) -> Row {
+        Row {
+            state: RowState::Untargetable,
+            status: Status::Unknown,
+            session_id: None,
+            reason: Some("no exact session id (no status file, no --resume)".into()),
+            ..row(pane, session, wi, window)
+        }
+    }
+
+    pub fn fixture() -> Vec<Row> {
+        vec![
+            row("%1", "work", 1, "api"),
+            busy_row("%2", "work", 1, "api"),
+            parked_row("%3", "work", 2, "web"),
+            untargetable_row("%4", "work", 2, "web"),
+            row("%5", "play", 0, "notes"),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixtures::*;
+    use super::*;
+    use crate::{ActionResult, SCHEMA_VERSION};
+
+    fn app(pane: Option<&str>) -> App {
+        let mut a = App::new(None, pane);
+        a.set_rows(fixture(), vec![]);
+        a
+    }
+
+    fn out(outcome: &str, reason: Option<&str>, freed: Option<u64>) -> JobResult {
+        JobResult::Output(ActionOutput {
+            schema: SCHEMA_VERSION,
+            results: vec![ActionResult {
+                freed_bytes: freed,
+                ..ActionResult::new("%1", outcome, reason.map(str::to_string))
+            }],
+        })
+    }
+
+    fn cur(a: &App) -> &str {
+        &a.current().expect("a cursor row").pane
+    }
+
+    #[test]
+    fn groups_and_totals() {
+        let a = app(None);
+        assert_eq!(a.groups.len(), 3);
+        assert_eq!(a.groups[0].label(), "work:1 api");
+        // Only the idle live row counts; the busy one has a reason.
+        assert_eq!(a.groups[0].parkable, 145 << 20);
+        assert_eq!(a.groups[1].parkable, 0);
+        assert_eq!(a.lines.len(), 8);
+        assert_eq!(a.lines[0], Line::Header(0));
+    }
+
+    #[test]
+    fn cursor_starts_on_the_pane_given_else_the_first_row() {
+        assert_eq!(cur(&app(None)), "%1");
+        assert_eq!(cur(&app(Some("%4"))), "%4");
+        assert_eq!(cur(&app(Some("%99"))), "%1");
+    }
+
+    #[test]
+    fn moving_skips_headers_and_stops_at_the_ends() {
+        let mut a = app(None);
+        a.key(Key::Char('k'));
+        assert_eq!(cur(&a), "%1");
+        a.key(Key::Down);
+        a.key(Key::Char('j'));
+        assert_eq!(cur(&a), "%3");
+        a.key(Key::End);
+        assert_eq!(cur(&a), "%5");
+        a.key(Key::Down);
+        assert_eq!(cur(&a), "%5");
+        a.key(Key::Home);
+        assert_eq!(cur(&a), "%1");
+    }
+
+    #[test]
+    fn filter_narrows_rows_and_esc_clears_it() {
+        let mut a = app(None);
+        assert_eq!(a.key(Key::Char('/')), Action::None);
+        assert_eq!(a.mode, Mode::Filter);
+        for c in "NOTES".chars() {
+            a.key(Key::Char(c));
+        }
+        assert_eq!(a.filter, "NOTES");
+        assert_eq!(a.lines, vec![Line::Header(2), Line::Row(4)]);
+        assert_eq!(cur(&a), "%5");
+        a.key(Key::Enter);
+        assert_eq!(a.mode, Mode::Normal);
+        // Typing `q` in the filter is text, not quit; Enter ended it so `q` now quits.
+        assert_eq!(a.key(Key::Char('q')), Action::Quit(0));
+        a.key(Key::Char('/'));
+        a.key(Key::Char('q'));
+        assert_eq!(a.filter, "NOTESq");
+        assert!(a.current().is_none());
+        a.key(Key::Backspace);
+        a.key(Key::Esc);
+        assert_eq!(a.filter, "");
+        assert_eq!(a.lines.len(), 8);
+        assert_eq!(cur(&a), "%5", "the cursor stays on its pane");
+    }
+
+    #[test]
+    fn filter_matches_pane_title_cwd_and_session() {
+        for (f, n) in [
+            ("%3", 1),
+            ("task in web", 2),
+            ("/home/u/api", 2),
+            ("play", 1),
+        ] {
+            let mut a = App::new(Some(f), None);
+            a.set_rows(fixture(), vec![]);
+            let rows = a.lines.iter().filter(|l| matches!(l, Line::Row(_))).count();
+            assert_eq!(rows, n, "filter {f:?}");
+        }
+    }
+
+    #[test]
+    fn enter_parks_a_live_row_and_unparks_a_parked_one() {
+        let mut a = app(None);
+        assert_eq!(
+            a.key(Key::Enter),
+            Action::Toggle {
+                pane: "%1".into(),
+                op: Op::Park
+            }
+        );
+        assert_eq!(a.inflight["%1"].op, Op::Park);
+        a.key(Key::Down);
+        a.key(Key::Down);
+        assert_eq!(
+            a.key(Key::Enter),
+            Action::Toggle {
+                pane: "%3".into(),
+                op: Op::Unpark
+            }
+        );
+        assert_eq!(a.inflight.len(), 2);
+    }
+
+    #[test]
+    fn a_busy_row_refuses_enter_with_its_reason() {
+        let mut a = app(Some("%2"));
+        assert_eq!(a.key(Key::Enter), Action::None);
+        assert!(a.inflight.is_empty());
+        let m = a.message.clone().unwrap();
+        assert!(
+            m.starts_with("%2: busy, not parked: a turn is in flight"),
+            "{m}"
+        );
+        assert!(a.message_bad);
+    }
+
+    #[test]
+    fn a_draft_row_without_reason_is_still_refused() {
+        let mut rows = fixture();
+        rows[0].status = Status::Draft;
+        let mut a = App::new(None, None);
+        a.set_rows(rows, vec![]);
+        assert_eq!(a.key(Key::Enter), Action::None);
+        assert_eq!(a.message.as_deref(), Some("%1: draft, not parked"));
+    }
+
+    #[test]
+    fn an_untargetable_row_refuses_enter() {
+        let mut a = app(Some("%4"));
+        assert_eq!(a.key(Key::Enter), Action::None);
+        assert!(a
+            .message
+            .as_deref()
+            .unwrap()
+            .starts_with("%4: untargetable: no exact session id"));
+    }
+
+    #[test]
+    fn q_is_refused_while_a_toggle_is_in_flight() {
+        let mut a = app(Some("%1"));
+        a.key(Key::Enter);
+        assert_eq!(a.key(Key::Char('q')), Action::None);
+        assert_eq!(a.message.as_deref(), Some("wait: parking %1…"));
+        assert_eq!(a.key(Key::Esc), Action::None);
+        assert_eq!(a.key(Key::CtrlC), Action::None);
+        // It finishes (refused): the picker stays, and q quits now.
+        let act = a.done(
+            "%1",
+            &["%1".into()],
+            Op::Park,
+            out("refused", Some("x"), None),
+        );
+        assert_eq!(act, Action::Rescan);
+        assert_eq!(a.key(Key::Char('q')), Action::Quit(0));
+    }
+
+    #[test]
+    fn toggling_the_popup_pane_successfully_quits() {
+        let mut a = app(Some("%1"));
+        a.key(Key::Enter);
+        let act = a.done(
+            "%1",
+            &["%1".into()],
+            Op::Park,
+            out("parked", None, Some(145 << 20)),
+        );
+        assert_eq!(act, Action::Quit(0));
+        // Another pane toggled from the same popup keeps it open.
+        let mut a = app(Some("%1"));
+        a.key(Key::End);
+        a.key(Key::Enter);
+        let act = a.done("%5", &["%5".into()], Op::Park, out("parked", None, None));
+        assert_eq!(act, Action::Rescan);
+        // The popup pane done while another toggle still runs: quit only once that one is done.
+        let mut a = app(Some("%1"));
+        a.key(Key::Enter);
+        a.key(Key::End);
+        a.key(Key::Enter);
+        let act = a.done("%1", &["%1".into()], Op::Park, out("parked", None, None));
+        assert_eq!(act, Action::None);
+        assert_eq!(a.key(Key::Char('q')), Action::None, "still waiting for %5");
+        let act = a.done(
+            "%5",
+            &["%5".into()],
+            Op::Park,
+            out("refused", Some("x"), None),
+        );
+        assert_eq!(act, Action::Quit(0));
+    }
+
+    #[test]
+    fn a_refusal_keeps_the_popup_open_with_the_reason() {
+        let mut a = app(Some("%1"));
+        a.key(Key::Enter);
+        let act = a.done(
+            "%1",
+            &["%1".into()],
+            Op::Park,
+            out(
+                "refused",
+                Some("unsent text in the composer: \"hello\""),
+                None,
+            ),
+        );
+        assert_eq!(act, Action::Rescan);
+        assert_eq!(
+            a.message.as_deref(),
+            Some("%1: refused: unsent text in the composer: \"hello\"")
+        );
+        assert!(a.message_bad);
+    }
+
+    #[test]
+    fn result_lines() {
+        let (l, ok) = result_line("%3", Op::Park, &out("parked", None, Some(145 << 20)), true);
+        assert_eq!((l.as_str(), ok), ("%3: parked (freed 145M)", true));
+        let (l, ok) = result_line("%3", Op::Unpark, &out("unparked", None, None), true);
+        assert_eq!((l.as_str(), ok), ("%3: unparked", true));
+        let (l, ok) = result_line("%3", Op::Park, &JobResult::Error("boom".into()), true);
+        assert_eq!((l.as_str(), ok), ("%3: failed: boom", false));
+        let bulk = JobResult::Output(ActionOutput {
+            schema: SCHEMA_VERSION,
+            results: vec![
+                ActionResult {
+                    pane: Some("%1".into()),
+                    freed_bytes: Some(100 << 20),
+                    ..ActionResult::new("work:1", "parked", None)
+                },
+                ActionResult {
+                    pane: Some("%2".into()),
+                    ..ActionResult::new("work:1", "refused", Some("busy".into()))
+                },
+            ],
+        });
+        let (l, ok) = result_line("work:1", Op::Park, &bulk, false);
+        assert_eq!(
+            (l.as_str(), ok),
+            ("work:1: parked 1 (freed 100M); %2: refused: busy", false)
+        );
+    }
+
+    #[test]
+    fn rescan_keeps_the_cursor_on_the_same_pane() {
+        let mut a = app(None);
+        a.key(Key::End);
+        assert_eq!(cur(&a), "%5");
+        // A new agent appears before it and another disappears: the cursor follows %5.
+        let mut rows = fixture();
+        rows.remove(1);
+        rows.insert(0, row("%0", "aaa", 0, "new"));
+        a.set_rows(rows, vec![]);
+        assert_eq!(cur(&a), "%5");
+        // The --pane placement happens only once: later scans keep the user's choice.
+        let mut a = app(Some("%3"));
+        a.key(Key::Down);
+        assert_eq!(cur(&a), "%4");
+        a.set_rows(fixture(), vec![]);
+        assert_eq!(cur(&a), "%4");
+        // If the pane went away the cursor stays near where it was.
+        let mut rows = fixture();
+        rows.remove(3);
+        a.set_rows(rows, vec![]);
+        assert_eq!(cur(&a), "%5");
+    }
+
+    #[test]
+    fn background_rescan_every_30s_but_never_while_in_flight() {
+        let mut a = app(None);
+        assert_eq!(a.tick(Duration::from_secs(5)), Action::None);
+        assert_eq!(a.tick(Duration::from_secs(30)), Action::Rescan);
+        a.key(Key::Enter);
+        assert_eq!(a.tick(Duration::from_secs(300)), Action::None);
+        // A manual rescan asked meanwhile waits for the toggle.
+        assert_eq!(a.key(Key::Char('r')), Action::None);
+        assert!(a.rescan_pending);
+        a.done(
+            "%1",
+            &["%1".into()],
+            Op::Park,
+            out("refused", Some("x"), None),
+        );
+        assert!(!a.rescan_pending);
+        // No background rescan while a prompt is open either.
+        a.key(Key::Char('/'));
+        assert_eq!(a.tick(Duration::from_secs(300)), Action::None);
+    }
+
+    #[test]
+    fn a_toggled_pane_missing_from_the_scan_gets_quick_followups() {
+        let mut a = app(None);
+        a.key(Key::End);
+        a.key(Key::Enter);
+        a.done("%5", &["%5".into()], Op::Park, out("parked", None, None));
+        let mut rows = fixture();
+        rows.pop();
+        a.set_rows(rows.clone(), vec![]);
+        assert_eq!(a.tick(FOLLOWUP_RESCAN), Action::Rescan);
+        a.set_rows(fixture(), vec![]);
+        assert_eq!(a.tick(FOLLOWUP_RESCAN), Action::None);
+    }
+
+    #[test]
+    fn bulk_asks_then_parks_the_parkable_rows_of_the_window() {
+        let mut a = app(Some("%2"));
+        assert_eq!(a.key(Key::Char('w')), Action::None);
+        match &a.mode {
+            Mode::ConfirmBulk {
+                target,
+                panes,
+                frees,
+                ..
+            } => {
+                assert_eq!(target, "work:1");
+                assert_eq!(panes, &vec!["%1".to_string()]);
+                assert_eq!(*frees, 145 << 20);
+            }
+            m => panic!("{m:?}"),
+        }
+        // Anything but y declines.
+        assert_eq!(a.key(Key::Char('n')), Action::None);
+        assert_eq!(a.mode, Mode::Normal);
+        assert_eq!(
+            a.message.as_deref(),
+            Some("work:1 api: not parked (not confirmed)")
+        );
+        a.key(Key::Char('w'));
+        assert_eq!(
+            a.key(Key::Char('y')),
+            Action::Bulk {
+                target: "work:1".into(),
+                panes: vec!["%1".into()]
+            }
+        );
+        assert_eq!(a.inflight["%1"].job, "work:1");
+        assert_eq!(a.wait_text().as_deref(), Some("wait: parking work:1…"));
+        // A second bulk waits.
+        assert_eq!(a.key(Key::Char('w')), Action::None);
+        assert!(matches!(a.mode, Mode::Normal));
+        let act = a.done(
+            "work:1",
+            &["%1".into()],
+            Op::Park,
+            out("parked", None, Some(1 << 20)),
+        );
+        assert_eq!(act, Action::Rescan);
+        assert!(a.inflight.is_empty());
+    }
+
+    #[test]
+    fn bulk_on_a_window_with_nothing_parkable_says_so() {
+        let mut a = app(Some("%3"));
+        assert_eq!(a.key(Key::Char('w')), Action::None);
+        assert_eq!(a.mode, Mode::Normal);
+        assert_eq!(
+            a.message.as_deref(),
+            Some("work:2 web: nothing parkable in this window")
+        );
+    }
+
+    #[test]
+    fn focus_keeps_the_picker_open() {
+        let mut a = app(Some("%3"));
+        assert_eq!(a.key(Key::Char('f')), Action::Focus { pane: "%3".into() });
+    }
+}
