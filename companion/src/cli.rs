@@ -6,7 +6,7 @@
 use crate::ctx::{status_text, Ctx};
 use crate::guards::Overrides;
 use crate::ledger::{Entry, EntryState, Ledger};
-use crate::mux::tmux::Tmux;
+use crate::mux::MuxSet;
 use crate::park::{self, ParkOpts};
 use crate::scan::{self, Scan};
 use crate::target::{self, Target};
@@ -124,7 +124,7 @@ pub fn build_ctx() -> Result<Ctx, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot locate the park binary: {e}"))?;
     Ok(Ctx {
         platform: crate::platform::native(),
-        mux: Box::new(Tmux::from_env()),
+        mux: Box::new(MuxSet::from_env()),
         ledger: Ledger::new(home),
         exe,
     })
@@ -205,7 +205,10 @@ fn live_row(s: &Scan, f: &scan::Found) -> Row {
     };
     Row {
         pane: p.map(|p| p.id.clone()).unwrap_or_default(),
-        mux: "tmux".into(),
+        mux: p
+            .map(|p| crate::mux::kind_of(&p.id))
+            .unwrap_or("none")
+            .into(),
         session: p.map(|p| p.session.clone()).unwrap_or_default(),
         window_index: p.map(|p| p.window_index),
         window: p.map(|p| p.window_name.clone()).unwrap_or_default(),
@@ -474,11 +477,12 @@ fn park_cmd(ctx: &Ctx, targets: &[String], o: &ParkFlags) -> i32 {
         Ok(s) => s,
         Err(c) => return c,
     };
+    let here_raw = crate::mux::here(ctx.platform.as_ref());
     let here = s
         .caller
         .pane
         .clone()
-        .or_else(|| std::env::var("TMUX_PANE").ok().filter(|p| !p.is_empty()));
+        .or_else(|| here_raw.as_ref().map(|h| h.pane.clone()));
     let mut results = vec![];
     let mut seen = vec![];
     // Every target is validated before anything is done to any of them.
@@ -488,15 +492,14 @@ fn park_cmd(ctx: &Ctx, targets: &[String], o: &ParkFlags) -> i32 {
     };
     for (t, parsed) in parsed_all {
         let t = &t;
-        if parsed == Target::Here
-            && std::env::var("TMUX_PANE")
-                .map(|p| p.is_empty())
-                .unwrap_or(true)
-        {
+        if parsed == Target::Here && here_raw.is_none() {
             results.push(ActionResult::new(
                 t,
                 "refused",
-                Some("`.` means the pane park runs in, but TMUX_PANE is not set".into()),
+                Some(
+                    "`.` means the pane park runs in, but TMUX_PANE / ZELLIJ_PANE_ID is not set"
+                        .into(),
+                ),
             ));
             continue;
         }
@@ -625,9 +628,8 @@ fn unpark_cmd(ctx: &Ctx, targets: &[String], dry_run: bool, json: bool) -> i32 {
     for b in &bad {
         eprintln!("warning: {b}");
     }
-    let here = std::env::var("TMUX_PANE").ok().filter(|p| !p.is_empty());
-    let in_this_server =
-        scan::same_server(std::env::var("TMUX").ok().as_deref(), s.server.as_deref());
+    let here_at = crate::mux::here(ctx.platform.as_ref());
+    let here = here_at.as_ref().map(|h| h.pane.clone());
     let mut results = vec![];
     let mut done: Vec<String> = vec![];
     // Every target is validated before anything is done to any of them.
@@ -654,8 +656,10 @@ fn unpark_cmd(ctx: &Ctx, targets: &[String], dry_run: bool, json: bool) -> i32 {
                 continue;
             }
             done.push(e.id.clone());
-            let inside =
-                in_this_server && here.as_deref() == Some(e.place.pane.as_str()) && !dry_run;
+            let inside = here_at
+                .as_ref()
+                .is_some_and(|h| h.pane == e.place.pane && h.server == e.place.server)
+                && !dry_run;
             let r = if inside {
                 // Returns only when the exec did not happen.
                 unpark::exec_in_pane(ctx, &e.id, t)
@@ -676,7 +680,7 @@ fn show(ctx: &Ctx, t: &str) -> i32 {
             return 2;
         }
     };
-    let here = std::env::var("TMUX_PANE").ok();
+    let here = crate::mux::here(ctx.platform.as_ref()).map(|h| h.pane);
     let (entries, _) = ctx.ledger.all();
     if let Ok(es) = target::resolve_entries(&parsed, &entries, here.as_deref(), t) {
         for e in es {
@@ -724,7 +728,7 @@ fn show(ctx: &Ctx, t: &str) -> i32 {
 
 fn forget(ctx: &Ctx, targets: &[String]) -> i32 {
     let (entries, _) = ctx.ledger.all();
-    let here = std::env::var("TMUX_PANE").ok();
+    let here = crate::mux::here(ctx.platform.as_ref()).map(|h| h.pane);
     let mut results = vec![];
     // Every target is validated before anything is done to any of them.
     let parsed_all = match parse_targets(targets) {

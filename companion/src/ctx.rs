@@ -38,12 +38,11 @@ impl Ctx {
     /// Rewrites `$PARK_HOME/status` and pushes `@park_status` to tmux (push, never poll).
     pub fn publish_status(&self) {
         let s = self.status_summary();
+        let json = serde_json::to_string(&s).unwrap_or_default();
         if self.ledger.ensure().is_ok() {
-            let _ = crate::ledger::write_atomic(
-                &self.ledger.home.join("status"),
-                serde_json::to_string(&s).unwrap_or_default().as_bytes(),
-            );
+            let _ = crate::ledger::write_atomic(&self.ledger.home.join("status"), json.as_bytes());
         }
+        self.mux.push_status(&json);
         let text = status_text(&s);
         let _ = self.mux.set_global_option(
             STATUS_OPTION,

@@ -58,7 +58,7 @@ pub fn bound(f: &Found) -> Result<(), Refusal> {
     if f.pane.is_none() && !disabled("bound") {
         return refuse(
             "bound",
-            "not bound to a pane of this tmux server (no TMUX_PANE, no pane ancestor)",
+            "not bound to a pane of this tmux server or zellij socket root (no TMUX_PANE / ZELLIJ_PANE_ID, no pane ancestor)",
         );
     }
     Ok(())

@@ -49,7 +49,7 @@ pub fn refused(target: &str, f: &Found, why: impl Into<String>) -> ActionResult 
 
 fn place(server: &str, p: &Pane, title: &str) -> MuxPlace {
     MuxPlace {
-        kind: "tmux".into(),
+        kind: crate::mux::kind_of(&p.id).into(),
         server: server.to_string(),
         pane: p.id.clone(),
         session: p.session.clone(),
@@ -84,9 +84,11 @@ pub fn park_one(ctx: &Ctx, s: &Scan, f: &Found, target: &str, o: ParkOpts) -> Ac
     if let Err(r) = guards::check(f, &s.caller, s.pane_error.as_deref(), o.overrides) {
         return refused(target, f, r.why);
     }
-    let (Some(pane), Some(server), Some(sid)) =
-        (f.pane.clone(), s.server.clone(), f.ident.session_id.clone())
-    else {
+    let (Some(pane), Some(server), Some(sid)) = (
+        f.pane.clone(),
+        f.pane.as_ref().map(|p| p.server.clone()),
+        f.ident.session_id.clone(),
+    ) else {
         return refused(target, f, "not bound to a pane or session");
     };
     let eid = entry_id(f.proc.agent, &sid);

@@ -21,7 +21,7 @@ pub struct Found {
     pub proc: AgentProc,
     pub main_start: u64,
     pub pane: Option<Pane>,
-    /// How the pane was bound: `env` (TMUX_PANE), `ancestry`, or `none`.
+    /// How the pane was bound: `env` (TMUX_PANE / ZELLIJ_PANE_ID), `ancestry`, or `none`.
     pub bind: &'static str,
     pub ident: Identity,
     /// The kill set: (pid, start ticks), parents first; the Codex daemon and never-kill programs excluded.
@@ -50,7 +50,7 @@ pub struct Found {
 pub struct Caller {
     pub pid: u32,
     pub ancestry: Vec<u32>,
-    /// `TMUX_PANE` of park itself, when park runs inside this server.
+    /// The pane park itself runs in (`mux::here`), when park talks to that pane's server.
     pub pane: Option<String>,
     /// Session ids of agents park is running under (e.g. an agent ran `park` from its tool shell).
     pub session_ids: Vec<String>,
@@ -111,11 +111,9 @@ pub fn scan_with(
     let agents = agent::find_agents(&table, platform);
     let me = std::process::id();
     let ancestry = table.ancestry(me);
-    let my_tmux = std::env::var("TMUX").ok();
-    let caller_pane = std::env::var("TMUX_PANE")
-        .ok()
-        .filter(|p| !p.is_empty())
-        .filter(|_| same_server(my_tmux.as_deref(), server.as_deref()));
+    let caller_pane = crate::mux::here(platform)
+        .filter(|h| mux.serves(&h.server))
+        .map(|h| h.pane);
 
     // All screens in one multiplexer call.
     let bound: Vec<(Option<Pane>, &'static str)> = agents
@@ -373,21 +371,51 @@ pub fn same_server(tmux_env: Option<&str>, server: Option<&str>) -> bool {
     }
 }
 
-/// Binds an agent to its pane: the `TMUX_PANE` it inherited (on this server), then pane-pid ancestry.
+/// Binds an agent to its pane: the pane id it inherited — `TMUX_PANE` (on this tmux server) or
+/// `ZELLIJ_PANE_ID` + `ZELLIJ_SESSION_NAME` (under this zellij socket root) — then pane-pid
+/// ancestry. An agent can carry both sets (zellij run inside a tmux pane leaks the outer tmux's
+/// variables into every zellij pane); the multiplexer server nearest among its ancestors wins.
 pub fn bind_pane(
     a: &AgentProc,
     table: &ProcTable,
     panes: &[Pane],
     server: Option<&str>,
 ) -> (Option<Pane>, &'static str) {
-    if same_server(env_get(&a.env, "TMUX"), server) {
-        if let Some(id) = env_get(&a.env, "TMUX_PANE") {
-            if let Some(p) = panes.iter().find(|p| p.id == id) {
-                return (Some(p.clone()), "env");
-            }
-        }
-    }
     let chain = table.ancestry(a.root);
+    let by_tmux = || -> Option<Pane> {
+        if !same_server(env_get(&a.env, "TMUX"), server) {
+            return None;
+        }
+        let id = env_get(&a.env, "TMUX_PANE")?;
+        panes.iter().find(|p| p.id == id).cloned()
+    };
+    let by_zellij = || -> Option<Pane> {
+        let id: u32 = env_get(&a.env, "ZELLIJ_PANE_ID")?.parse().ok()?;
+        let session = env_get(&a.env, "ZELLIJ_SESSION_NAME")?;
+        let root = env_get(&a.env, "ZELLIJ_SOCKET_DIR")
+            .filter(|d| !d.is_empty())
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(crate::mux::zellij::socket_root);
+        let want = crate::mux::zellij::handle(id, session);
+        let srv = crate::mux::zellij::server_id_for(&root);
+        panes
+            .iter()
+            .find(|p| p.id == want && p.server == srv)
+            .cloned()
+    };
+    let zellij_nearer = chain
+        .iter()
+        .filter_map(|pid| table.get(*pid))
+        .find(|p| p.comm.starts_with("tmux") || p.comm == "zellij")
+        .is_some_and(|p| p.comm == "zellij");
+    let bound = if zellij_nearer {
+        by_zellij().or_else(by_tmux)
+    } else {
+        by_tmux().or_else(by_zellij)
+    };
+    if let Some(p) = bound {
+        return (Some(p), "env");
+    }
     for pid in chain {
         if let Some(p) = panes.iter().find(|p| p.pid == pid) {
             return (Some(p.clone()), "ancestry");

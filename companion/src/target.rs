@@ -24,6 +24,9 @@ pub fn parse(t: &str) -> Result<Target, String> {
     if t == "." {
         return Ok(Target::Here);
     }
+    if crate::mux::zellij::parse_handle(t).is_some() {
+        return Ok(Target::Pane(t.to_string()));
+    }
     if let Some(n) = t.strip_prefix('%') {
         if !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) {
             return Ok(Target::Pane(t.to_string()));
@@ -61,7 +64,10 @@ pub fn resolve_live(
     let idx: Vec<usize> = match t {
         Target::Here => {
             let Some(h) = here else {
-                return Err("`.` needs TMUX_PANE: run it inside a tmux pane".into());
+                return Err(
+                    "`.` needs TMUX_PANE or ZELLIJ_PANE_ID: run it inside a tmux or zellij pane"
+                        .into(),
+                );
             };
             found
                 .iter()
@@ -155,7 +161,10 @@ pub fn resolve_entries<'a>(
     let hits: Vec<&Entry> = match t {
         Target::Here => {
             let Some(h) = here else {
-                return Err("`.` needs TMUX_PANE: run it inside a tmux pane".into());
+                return Err(
+                    "`.` needs TMUX_PANE or ZELLIJ_PANE_ID: run it inside a tmux or zellij pane"
+                        .into(),
+                );
             };
             entries.iter().filter(|e| e.place.pane == h).collect()
         }

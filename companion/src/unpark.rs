@@ -159,14 +159,14 @@ fn resumer_alive(ctx: &Ctx, e: &Entry) -> bool {
 
 /// Clears what park put on the pane.
 pub fn teardown(ctx: &Ctx, e: &Entry) {
-    if ctx.mux.server_id().ok().as_deref() == Some(e.place.server.as_str()) {
+    if ctx.mux.serves(&e.place.server) {
         let _ = ctx.mux.set_pane_option(&e.place.pane, PILL_OPTION, None);
         let title = if e.place.pane_title.is_empty() {
             &e.place.title
         } else {
             &e.place.pane_title
         };
-        let _ = ctx.mux.set_title(&e.place.pane, title);
+        let _ = ctx.mux.restore_title(&e.place.pane, title);
     }
 }
 
@@ -239,7 +239,12 @@ pub fn exec_in_pane(ctx: &Ctx, eid: &str, target: &str) -> ActionResult {
     let r = exec_in_pane_inner(ctx, eid, target);
     // A hand-off that this pane cannot complete: give the entry back at once, with the reason, so
     // the sender reports it instead of waiting for a resume that will not come.
-    if let (Ok(Some(mut e)), Ok(me)) = (ctx.ledger.load(eid), std::env::var("TMUX_PANE")) {
+    if let (Ok(Some(mut e)), Ok(me)) = (
+        ctx.ledger.load(eid),
+        crate::mux::here(ctx.platform.as_ref())
+            .map(|h| h.pane)
+            .ok_or(()),
+    ) {
         if e.state == EntryState::Resuming && e.handoff_pane.as_deref() == Some(me.as_str()) {
             e.state = EntryState::Parked;
             e.resumer = None;
@@ -256,7 +261,7 @@ pub fn exec_in_pane(ctx: &Ctx, eid: &str, target: &str) -> ActionResult {
 }
 
 fn exec_in_pane_inner(ctx: &Ctx, eid: &str, target: &str) -> ActionResult {
-    let my_pane = std::env::var("TMUX_PANE").ok();
+    let my_pane = crate::mux::here(ctx.platform.as_ref()).map(|h| h.pane);
     // A hand-off's sender may still hold the locks for a moment.
     let session_key = match ctx.ledger.load(eid) {
         Ok(Some(e)) => session_lock_key(&e.session_id),
@@ -300,8 +305,12 @@ fn exec_in_pane_inner(ctx: &Ctx, eid: &str, target: &str) -> ActionResult {
     let argv = resume_argv(&e);
     // The pane may have moved (pane gone → new window): record where the session now lives.
     if let Some(p) = my_pane.as_deref() {
-        if s.server.as_deref() == Some(e.place.server.as_str()) {
-            if let Some(pane) = s.panes.iter().find(|x| x.id == p) {
+        if ctx.mux.serves(&e.place.server) {
+            if let Some(pane) = s
+                .panes
+                .iter()
+                .find(|x| x.id == p && x.server == e.place.server)
+            {
                 e.place.pane = pane.id.clone();
                 e.place.session = pane.session.clone();
                 e.place.window_index = pane.window_index;
@@ -594,8 +603,22 @@ pub fn unpark_remote(
         Gate::Go(e) => *e,
         Gate::Done(r) => return r,
     };
-    if s.server.as_deref() != Some(e.place.server.as_str()) {
-        return res(target, &e, "refused", Some(format!("this session was parked on tmux server {}, not the one park talks to ({}); set PARK_TMUX_SOCKET", e.place.server, s.server.as_deref().unwrap_or("none"))));
+    if !ctx.mux.serves(&e.place.server) {
+        let hint = if e.place.server.starts_with("zellij:") {
+            "set ZELLIJ_SOCKET_DIR"
+        } else {
+            "set PARK_TMUX_SOCKET"
+        };
+        return res(
+            target,
+            &e,
+            "refused",
+            Some(format!(
+                "this session was parked on {}, not a server park talks to now (tmux: {}); {hint}",
+                e.place.server,
+                s.server.as_deref().unwrap_or("none")
+            )),
+        );
     }
     if let Some(err) = &s.pane_error {
         return res(
@@ -696,6 +719,7 @@ pub fn unpark_remote(
                 "--now".into(),
             ];
             match ctx.mux.new_window(
+                &e.place.server.clone(),
                 &e.place.session.clone(),
                 &e.cwd.clone(),
                 &ctx.park_env(),

@@ -316,7 +316,7 @@ fn park_refuses_the_pane_it_runs_in() {
     assert!(text(&o).contains("the pane park is running in"));
     let o = park(sb, &["park", "."]);
     assert_eq!(code(&o), 1);
-    assert!(text(&o).contains("TMUX_PANE is not set"));
+    assert!(text(&o).contains("TMUX_PANE / ZELLIJ_PANE_ID is not set"));
     assert_eq!(row(sb, &pane).unwrap().state, RowState::Live);
 }
 

@@ -1,10 +1,17 @@
-//! Multiplexer adapters: everything park asks of tmux (later zellij) goes through `Mux`.
+//! Multiplexer adapters: everything park asks of tmux and zellij goes through `Mux`.
 //!
 //! Contract: `list_panes` returns the whole map or an error — a failed or partial listing is never an
 //! empty list, because parking from a partial map hands sessions to the wrong pane. Pane handles are
-//! opaque strings outside the adapter (`%3` for tmux).
+//! opaque strings outside the adapters, and say which multiplexer owns them: `%3` (tmux),
+//! `terminal_3@main` (zellij pane 3 of session `main`). [`MuxSet`] puts both behind one `Mux`,
+//! routing each call by its handle, so every guard, the ledger and the park/unpark code are the same
+//! for both. [`here`] says which pane park itself runs in.
 
+pub mod set;
 pub mod tmux;
+pub mod zellij;
+
+pub use set::{here, kind_of, Here, MuxSet};
 
 use thiserror::Error;
 
@@ -44,6 +51,10 @@ pub trait Mux {
     fn kind(&self) -> &'static str;
     /// Identity of the server (tmux: its socket path), matched against the `TMUX` env of processes.
     fn server_id(&self) -> Result<String, MuxError>;
+    /// Whether `server` (a ledger entry's `place.server`) is one this adapter talks to now.
+    fn serves(&self, server: &str) -> bool {
+        self.server_id().ok().as_deref() == Some(server)
+    }
     fn list_panes(&self) -> Result<Vec<Pane>, MuxError>;
     fn capture(&self, pane: &str, escapes: bool) -> Result<String, MuxError>;
     /// Several captures at once (one multiplexer call where it can); `None` for a pane that failed.
@@ -67,6 +78,12 @@ pub trait Mux {
         value: Option<&str>,
     ) -> Result<(), MuxError>;
     fn set_title(&self, pane: &str, title: &str) -> Result<(), MuxError>;
+    /// Puts back the title a pane had before park pinned one (`title` is what was recorded).
+    fn restore_title(&self, pane: &str, title: &str) -> Result<(), MuxError> {
+        self.set_title(pane, title)
+    }
+    /// Pushes the status summary (JSON) to plugins that render it; tmux reads user options instead.
+    fn push_status(&self, _json: &str) {}
     /// Replace the pane's (dead) process with `argv` in `cwd` with extra `env`.
     fn respawn(
         &self,
@@ -75,9 +92,11 @@ pub trait Mux {
         env: &[(String, String)],
         argv: &[String],
     ) -> Result<(), MuxError>;
-    /// Open a new window in `session` (created if missing) running argv; returns the new pane handle.
+    /// Open a new window (zellij: pane) in `session` of `server` (tmux: created if missing) running
+    /// argv; returns the new pane handle.
     fn new_window(
         &self,
+        server: &str,
         session: &str,
         cwd: &str,
         env: &[(String, String)],

@@ -54,6 +54,11 @@ impl Tmux {
         Tmux { sel: server_args() }
     }
 
+    /// A server was named (`PARK_TMUX_SOCKET` or `$TMUX`), rather than tmux's default one.
+    pub fn explicit(&self) -> bool {
+        !self.sel.is_empty()
+    }
+
     fn run(&self, args: &[&str]) -> Result<String, MuxError> {
         let out = Command::new("tmux")
             .args(&self.sel)
@@ -296,6 +301,7 @@ impl Mux for Tmux {
 
     fn new_window(
         &self,
+        _server: &str,
         session: &str,
         cwd: &str,
         env: &[(String, String)],

@@ -13,7 +13,7 @@ mod macos;
 use std::path::PathBuf;
 
 /// One row of the process table.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ProcInfo {
     pub pid: u32,
     pub ppid: u32,
