@@ -34,6 +34,7 @@ pub mod harness {
     pub mod procs;
     pub mod sandbox;
     pub mod util;
+    pub mod zellij;
 }
 
 pub use harness::agents::{Agents, CLAUDE_VERSION, CODEX_VERSION};
@@ -49,6 +50,7 @@ pub use harness::mock::MockServer;
 pub use harness::procs::{descendants, kill_and_reap, pid_alive, processes_referencing, wait_gone};
 pub use harness::sandbox::{current_uid, Sandbox, SHELL_PROMPT};
 pub use harness::util::{poll, sh_quote, uuid_v4, Env};
+pub use harness::zellij::{env_of, zellij_bin, Zellij};
 
 /// Starts the package's `mock-llm` binary, writing its logs under `$log_dir`.
 ///

@@ -35,6 +35,8 @@ pub struct Server {
     pub session: String,
     /// The value of `ZELLIJ_SOCKET_DIR` that reaches this session.
     pub socket_root: PathBuf,
+    /// The server's own executable when its argv names it by path: the CLI that speaks its version.
+    pub exe: Option<PathBuf>,
 }
 
 /// One entry of `zellij action list-panes --json --all` (only the fields park reads).
@@ -57,9 +59,12 @@ struct ZPane {
 }
 
 pub struct Zellij {
-    bin: String,
+    /// `PARK_ZELLIJ_BIN`, when set: used for every session.
+    bin: Option<String>,
     root: PathBuf,
     platform: Box<dyn Platform>,
+    /// session → the executable its server runs (learnt from the process table).
+    exes: std::sync::Mutex<HashMap<String, PathBuf>>,
 }
 
 /// The socket root park talks to: `$ZELLIJ_SOCKET_DIR`, else zellij's default.
@@ -112,10 +117,12 @@ pub fn servers_in(procs: &[ProcInfo], root: &Path) -> Vec<Server> {
                 return None;
             }
             let session = sock.file_name()?.to_string_lossy().into_owned();
+            let exe = Some(PathBuf::from(&p.argv[0])).filter(|e| e.is_absolute());
             (contract.parent()? == root).then(|| Server {
                 pid: p.pid,
                 session,
                 socket_root: root.to_path_buf(),
+                exe,
             })
         })
         .collect();
@@ -166,20 +173,46 @@ impl Zellij {
     pub fn from_env(platform: Box<dyn Platform>) -> Self {
         let bin = std::env::var("PARK_ZELLIJ_BIN")
             .ok()
-            .filter(|b| !b.is_empty())
-            .unwrap_or_else(|| "zellij".into());
+            .filter(|b| !b.is_empty());
         Zellij {
             bin,
             root: socket_root(),
             platform,
+            exes: Default::default(),
         }
     }
 
     pub fn servers(&self) -> Vec<Server> {
-        match self.platform.processes() {
+        let v = match self.platform.processes() {
             Ok(p) => servers_in(&p, &self.root),
             Err(_) => vec![],
+        };
+        self.learn(&v);
+        v
+    }
+
+    fn learn(&self, servers: &[Server]) {
+        if let Ok(mut m) = self.exes.lock() {
+            for s in servers {
+                if let Some(e) = &s.exe {
+                    m.insert(s.session.clone(), e.clone());
+                }
+            }
         }
+    }
+
+    /// The zellij CLI for `session`: `PARK_ZELLIJ_BIN`, else the server's own executable (so a
+    /// pane whose PATH lacks zellij still reaches it, and the CLI's version matches), else `zellij`.
+    fn bin_for(&self, session: &str) -> PathBuf {
+        if let Some(b) = &self.bin {
+            return PathBuf::from(b);
+        }
+        let known = |z: &Self| z.exes.lock().ok()?.get(session).cloned();
+        if let Some(e) = known(self) {
+            return e;
+        }
+        self.servers();
+        known(self).unwrap_or_else(|| PathBuf::from("zellij"))
     }
 
     fn session_of<'a>(&self, pane: &'a str) -> Result<(u32, &'a str), MuxError> {
@@ -188,7 +221,7 @@ impl Zellij {
 
     /// One CLI call against `session`, under the timeout. Non-zero exit is an error.
     fn call(&self, session: &str, args: &[&str]) -> Result<String, MuxError> {
-        let mut child = Command::new(&self.bin)
+        let mut child = Command::new(self.bin_for(session))
             .env("ZELLIJ_SOCKET_DIR", &self.root)
             .env_remove("ZELLIJ")
             .arg("--session")
@@ -327,7 +360,7 @@ impl Zellij {
         for s in self.servers() {
             let _ = Command::new("timeout")
                 .arg("3")
-                .arg(&self.bin)
+                .arg(self.bin_for(&s.session))
                 .env("ZELLIJ_SOCKET_DIR", &self.root)
                 .env_remove("ZELLIJ")
                 .args([
@@ -370,7 +403,9 @@ impl Mux for Zellij {
             .processes()
             .map_err(|e| MuxError::Unreachable("zellij", e.to_string()))?;
         let mut all = vec![];
-        for s in servers_in(&table, &self.root) {
+        let servers = servers_in(&table, &self.root);
+        self.learn(&servers);
+        for s in servers {
             all.extend(self.list_session(&s, &table)?);
         }
         Ok(all)
@@ -591,7 +626,8 @@ mod tests {
             vec![Server {
                 pid: 10,
                 session: "p1".into(),
-                socket_root: root.into()
+                socket_root: root.into(),
+                exe: Some("/opt/bin/zellij".into()),
             }]
         );
     }

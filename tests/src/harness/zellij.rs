@@ -1,0 +1,260 @@
+//! A real zellij 0.45 session for end-to-end tests, its client running in a window of the sandbox's
+//! private tmux server (a real client, so panes render and resize as for a user).
+//!
+//! Contract: zellij runs with the sandbox HOME (its config dir is `$HOME/.config/zellij`, which
+//! must exist or `--layout` is ignored), a socket dir inside the sandbox (`ZELLIJ_SOCKET_DIR`), and
+//! its cache (permissions) under the sandbox HOME; the sandbox's cleanup kills its server like any
+//! other process pointing into the sandbox. No CLI call is made until the client has drawn the
+//! shell prompt (CLI clients hitting a server that is still starting can kill the session), and
+//! every call runs under `timeout` and is retried when zellij loses the reply.
+
+use crate::harness::sandbox::{Sandbox, SHELL_PROMPT};
+use crate::harness::util::{poll, Env};
+use regex::Regex;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// zellij 0.45.1: `$PARK_ZELLIJ_BIN`, else where `scripts/setup` installs it, else `zellij` on PATH.
+pub fn zellij_bin() -> PathBuf {
+    if let Some(p) = std::env::var_os("PARK_ZELLIJ_BIN") {
+        return PathBuf::from(p);
+    }
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    let cached = home.join(".cache/park/zellij/bin/zellij");
+    if cached.is_file() {
+        return cached;
+    }
+    let on_path = std::env::var_os("PATH").map(|p| {
+        std::env::split_paths(&p)
+            .map(|d| d.join("zellij"))
+            .find(|f| f.is_file())
+    });
+    on_path
+        .flatten()
+        .unwrap_or_else(|| panic!("zellij not found: run scripts/setup (installs zellij 0.45.1)"))
+}
+
+pub struct Zellij {
+    pub session: String,
+    pub bin: PathBuf,
+    pub sock: PathBuf,
+    /// The tmux pane running the zellij client.
+    pub client: String,
+    env: Env,
+}
+
+impl Zellij {
+    /// Starts session `session` with `layout` (KDL body of a `layout { … }`), `config_extra`
+    /// appended to config.kdl, and `env` added to the environment of the server (every pane).
+    pub fn start(
+        sb: &Sandbox,
+        session: &str,
+        env: &Env,
+        layout: &str,
+        config_extra: &str,
+    ) -> Zellij {
+        let bin = zellij_bin();
+        let cfg = sb.home.join(".config/zellij");
+        std::fs::create_dir_all(&cfg).expect("zellij config dir");
+        std::fs::create_dir_all(sb.home.join(".cache/zellij")).expect("zellij cache dir");
+        let sock = sb.root.join("zsock");
+        std::fs::create_dir_all(&sock).expect("zellij socket dir");
+        let shell = sb.bin.join("zj-shell");
+        std::fs::write(&shell, "#!/bin/sh\nexec bash --norc --noprofile\n").expect("zj-shell");
+        std::fs::set_permissions(&shell, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .expect("chmod zj-shell");
+        std::fs::write(
+            cfg.join("config.kdl"),
+            format!(
+                "show_startup_tips false\nshow_release_notes false\nsession_serialization false\n\
+                 default_shell \"{}\"\n{config_extra}\n",
+                shell.display()
+            ),
+        )
+        .expect("config.kdl");
+        let layout_file = sb.root.join(format!("layout-{session}.kdl"));
+        std::fs::write(&layout_file, format!("layout {{\n{layout}\n}}\n")).expect("layout");
+        let mut all: Env = env.clone();
+        all.push((
+            "ZELLIJ_SOCKET_DIR".into(),
+            sock.to_string_lossy().into_owned(),
+        ));
+        all.push((
+            "XDG_CACHE_HOME".into(),
+            sb.home.join(".cache").to_string_lossy().into_owned(),
+        ));
+        all.push(("PS1".into(), SHELL_PROMPT.into()));
+        let b = bin.to_string_lossy().into_owned();
+        let l = layout_file.to_string_lossy().into_owned();
+        let client = sb.new_agent_window(
+            "zj",
+            session,
+            &sb.work,
+            &all,
+            &[&b, "-n", &l, "-s", session],
+        );
+        let z = Zellij {
+            session: session.into(),
+            bin,
+            sock,
+            client,
+            env: sb.base_env().into_iter().chain(all).collect(),
+        };
+        if let Err(e) = sb.wait_for(&z.client, r"park-test\$", Duration::from_secs(30)) {
+            panic!("zellij client never showed a shell prompt: {e}");
+        }
+        z
+    }
+
+    /// Variables park needs to reach this session from outside it.
+    pub fn park_env(&self) -> Vec<(String, String)> {
+        vec![
+            (
+                "ZELLIJ_SOCKET_DIR".into(),
+                self.sock.to_string_lossy().into_owned(),
+            ),
+            (
+                "PARK_ZELLIJ_BIN".into(),
+                self.bin.to_string_lossy().into_owned(),
+            ),
+        ]
+    }
+
+    /// `zellij --session <s> <args>` under a 10 s timeout: stdout, or the error with stderr.
+    pub fn cli(&self, args: &[&str]) -> Result<String, String> {
+        let out = Command::new("timeout")
+            .arg("10")
+            .arg(&self.bin)
+            .arg("--session")
+            .arg(&self.session)
+            .args(args)
+            .env_clear()
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot run zellij: {e}"))?;
+        if out.status.success() {
+            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        } else {
+            Err(format!(
+                "zellij {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ))
+        }
+    }
+
+    /// A query whose answer is never empty, retried while zellij loses replies.
+    pub fn query(&self, args: &[&str]) -> String {
+        poll(Duration::from_secs(5), || {
+            self.cli(args).ok().filter(|s| !s.trim().is_empty())
+        })
+        .unwrap_or_else(|| panic!("zellij {args:?} gave no answer"))
+    }
+
+    pub fn panes(&self) -> Vec<serde_json::Value> {
+        let j = self.query(&["action", "list-panes", "--json", "--all"]);
+        serde_json::from_str(&j).expect("list-panes --json parses")
+    }
+
+    /// Terminal pane ids (`terminal_N`) in listing order.
+    pub fn terminals(&self) -> Vec<String> {
+        self.panes()
+            .iter()
+            .filter(|p| p["is_plugin"] == false)
+            .map(|p| format!("terminal_{}", p["id"]))
+            .collect()
+    }
+
+    /// park's handle for a pane of this session.
+    pub fn handle(&self, id: &str) -> String {
+        format!("{id}@{}", self.session)
+    }
+
+    pub fn title(&self, id: &str) -> Option<String> {
+        let n: u64 = id.trim_start_matches("terminal_").parse().ok()?;
+        self.panes()
+            .into_iter()
+            .find(|p| p["is_plugin"] == false && p["id"] == n)
+            .and_then(|p| p["title"].as_str().map(str::to_string))
+    }
+
+    pub fn dump(&self, id: &str) -> String {
+        self.cli(&["action", "dump-screen", "--pane-id", id])
+            .unwrap_or_default()
+    }
+
+    /// Polls the pane's screen until `regex` matches.
+    pub fn wait_for(&self, id: &str, regex: &str, timeout: Duration) -> Result<String, String> {
+        let re = Regex::new(regex).map_err(|e| e.to_string())?;
+        let mut last = String::new();
+        poll(timeout, || {
+            let s = self.dump(id);
+            if !s.is_empty() {
+                last = s.clone();
+            }
+            re.is_match(&s).then_some(s)
+        })
+        .ok_or_else(|| format!("timed out waiting for /{regex}/ in {id}; last screen:\n{last}"))
+    }
+
+    /// Types literally, then pauses (TUIs read keys that arrive together as a paste).
+    pub fn type_text(&self, id: &str, text: &str) {
+        self.cli(&["action", "write-chars", "--pane-id", id, "--", text])
+            .unwrap_or_else(|e| panic!("{e}"));
+        std::thread::sleep(Duration::from_millis(300));
+    }
+
+    pub fn press_enter(&self, id: &str) {
+        self.cli(&["action", "write", "--pane-id", id, "13"])
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    pub fn type_line(&self, id: &str, text: &str) {
+        self.type_text(id, text);
+        self.press_enter(id);
+    }
+
+    /// Root pid of a pane: the server's child that inherited `ZELLIJ_PANE_ID=<n>`.
+    pub fn pane_pid(&self, id: &str) -> Option<u32> {
+        let n = id.trim_start_matches("terminal_");
+        let want_sock = self.sock.join("contract_version_1").join(&self.session);
+        let server = std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+            let args: Vec<&[u8]> = cmd.split(|b| *b == 0).collect();
+            let s = want_sock.to_string_lossy();
+            args.iter().any(|a| *a == s.as_bytes()).then_some(pid)
+        })?;
+        children_with_env(server, "ZELLIJ_PANE_ID", n)
+    }
+}
+
+fn children_with_env(ppid: u32, key: &str, val: &str) -> Option<u32> {
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let after = &stat[stat.rfind(')')? + 2..];
+        let pp: u32 = after.split(' ').nth(1)?.parse().ok()?;
+        if pp != ppid {
+            return None;
+        }
+        let env = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+        let want = format!("{key}={val}");
+        env.split(|b| *b == 0)
+            .any(|kv| kv == want.as_bytes())
+            .then_some(pid)
+    })
+}
+
+/// Reads `key` from a process's environment.
+pub fn env_of(pid: u32, key: &str) -> Option<String> {
+    let env = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+    let prefix = format!("{key}=");
+    env.split(|b| *b == 0).find_map(|kv| {
+        let s = String::from_utf8_lossy(kv);
+        s.strip_prefix(&prefix).map(str::to_string)
+    })
+}

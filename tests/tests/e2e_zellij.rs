@@ -1,0 +1,232 @@
+//! End-to-end in REAL zellij 0.45.1 (its client in a private tmux pane) with the REAL Claude Code
+//! CLI against the mock model server: a Claude pane in zellij is listed with a `terminal_N@session`
+//! handle, parked (tree gone, pane kept, ❄ title, `park unpark .` prefilled), and unparked twice —
+//! once from the CLI outside zellij, once by pressing Enter on the prefilled line inside the pane —
+//! each time the same session id comes back in the same pane.
+
+mod common;
+use common::*;
+use park_e2e::*;
+use park_protocol::{ActionOutput, LsOutput, Row, RowState, Status};
+use std::time::{Duration, Instant};
+
+struct Z {
+    sb: Sandbox,
+    _mock: MockServer,
+    zj: Zellij,
+}
+
+fn zenv(z: &Zellij) -> Vec<(String, String)> {
+    z.park_env()
+}
+
+fn zpark(sb: &Sandbox, z: &Zellij, args: &[&str]) -> std::process::Output {
+    let env = zenv(z);
+    let refs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    park_env(sb, args, &refs)
+}
+
+fn zls(sb: &Sandbox, z: &Zellij) -> LsOutput {
+    let o = zpark(sb, z, &["ls", "--json"]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    serde_json::from_slice(&o.stdout).expect("ls --json parses")
+}
+
+fn zrow(sb: &Sandbox, z: &Zellij, pane: &str) -> Option<Row> {
+    zls(sb, z).rows.into_iter().find(|r| r.pane == pane)
+}
+
+fn zwait_row(sb: &Sandbox, z: &Zellij, pane: &str, pred: impl Fn(&Row) -> bool) -> Row {
+    let mut last = None;
+    poll(SECS(40), || {
+        let r = zrow(sb, z, pane);
+        last = r.clone();
+        r.filter(|r| pred(r))
+    })
+    .unwrap_or_else(|| panic!("row {pane} never matched; last {last:?}"))
+}
+
+fn zaction(sb: &Sandbox, z: &Zellij, args: &[&str]) -> (i32, ActionOutput) {
+    let mut a = args.to_vec();
+    a.push("--json");
+    let o = zpark(sb, z, &a);
+    let parsed =
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{a:?}: {e}: {}", text(&o)));
+    (code(&o), parsed)
+}
+
+/// Parks, retrying while the only refusal is the CPU corroboration (Claude settles after a reply).
+fn park_when_quiet(sb: &Sandbox, z: &Zellij, pane: &str) -> park_protocol::ActionResult {
+    let deadline = Instant::now() + SECS(30);
+    loop {
+        let (_, out) = zaction(sb, z, &["park", pane]);
+        let r = out.results.into_iter().next().unwrap();
+        let cpu = r.reason.as_deref().is_some_and(|w| w.contains("% CPU"));
+        if !cpu || Instant::now() > deadline {
+            return r;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+fn start() -> (Z, String) {
+    let sb = Sandbox::new();
+    let mock = mock_server!(&sb.logs);
+    seed_claude_home(&sb.home, &sb.work, CLAUDE_API_KEY).unwrap();
+    install_shims(&sb, None);
+    let mut env = sb.claude_env(&mock);
+    env.push(("DISABLE_AUTOUPDATER".into(), "1".into()));
+    let zj = Zellij::start(&sb, "zp", &env, "pane", "");
+    let id = zj.terminals().into_iter().next().expect("a terminal pane");
+    (
+        Z {
+            sb,
+            _mock: mock,
+            zj,
+        },
+        id,
+    )
+}
+
+/// `claude` typed at the pane's prompt in project `api`, one turn answered, the row idle.
+fn run_claude(z: &Z, id: &str) -> String {
+    let dir = z.sb.project_dir("api");
+    z.zj.wait_for(id, r"park-test\$", SECS(15)).unwrap();
+    z.zj.type_line(
+        id,
+        &format!(
+            "cd {} && claude --dangerously-skip-permissions",
+            dir.display()
+        ),
+    );
+    z.zj.wait_for(id, "bypass permissions on", SECS(60))
+        .unwrap();
+    for _ in 0..3 {
+        z.zj.type_text(id, "hello from zellij");
+        if z.zj.wait_for(id, "❯.hello from zellij", SECS(5)).is_ok() {
+            break;
+        }
+        z.zj.cli(&["action", "write", "--pane-id", id, "21"])
+            .unwrap();
+    }
+    z.zj.press_enter(id);
+    z.zj.wait_for(id, "PARKTEST-OK", SECS(60)).unwrap();
+    let h = z.zj.handle(id);
+    let r = zwait_row(&z.sb, &z.zj, &h, |r| {
+        r.state == RowState::Live && r.status == Status::Idle
+    });
+    assert_eq!(r.mux, "zellij");
+    assert_eq!(r.session, "zp");
+    r.session_id.expect("exact session id")
+}
+
+#[test]
+fn real_claude_in_zellij_parks_and_resumes_in_the_same_pane() {
+    let (z, id) = start();
+    let (sb, zj) = (&z.sb, &z.zj);
+    let h = zj.handle(&id);
+    let sid = run_claude(&z, &id);
+    let live = zrow(sb, zj, &h).unwrap();
+    let pid = live.pid.unwrap();
+    assert_eq!(
+        env_of(pid, "ZELLIJ_PANE_ID").as_deref(),
+        Some(id.trim_start_matches("terminal_"))
+    );
+    let tree: Vec<u32> = std::iter::once(pid).chain(descendants(pid)).collect();
+
+    // Park from outside zellij.
+    let t0 = Instant::now();
+    let r = park_when_quiet(sb, zj, &h);
+    let took = t0.elapsed();
+    assert_eq!(r.outcome, "parked", "{:?}", r.reason);
+    eprintln!("zellij park took {took:?}, freed {:?}", r.freed_bytes);
+    for p in &tree {
+        assert!(
+            wait_gone(*p, SECS(5)),
+            "pid {p} of the agent's tree survived"
+        );
+    }
+    assert!(zj.terminals().contains(&id), "the pane stays");
+    let title = poll(SECS(5), || zj.title(&id).filter(|t| t.starts_with('❄'))).unwrap_or_default();
+    assert!(title.starts_with('❄'), "❄ title: {title:?}");
+    zj.wait_for(&id, r"park unpark \.\s*$", SECS(10)).unwrap();
+    let parked = zrow(sb, zj, &h).unwrap();
+    assert_eq!(parked.state, RowState::Parked);
+    let status = std::fs::read_to_string(sb.park_home.join("status")).unwrap();
+    assert!(status.contains("\"parked\":1"), "{status}");
+
+    // Unpark from the CLI, outside zellij.
+    let t0 = Instant::now();
+    let (c, out) = zaction(sb, zj, &["unpark", &h]);
+    eprintln!("zellij unpark took {:?}", t0.elapsed());
+    assert_eq!(
+        (c, out.results[0].outcome.as_str()),
+        (0, "unparked"),
+        "{:?}",
+        out.results[0].reason
+    );
+    let back = zwait_row(sb, zj, &h, |r| r.state == RowState::Live);
+    assert_eq!(
+        back.session_id.as_deref(),
+        Some(sid.as_str()),
+        "same session, same pane"
+    );
+    let new_pid = back.pid.unwrap();
+    let argv = String::from_utf8(std::fs::read(format!("/proc/{new_pid}/cmdline")).unwrap())
+        .unwrap()
+        .replace('\0', " ");
+    assert!(
+        argv.contains(&format!("--resume {sid}"))
+            && argv.contains("--dangerously-skip-permissions"),
+        "{argv}"
+    );
+    assert_eq!(
+        env_of(new_pid, "ZELLIJ_PANE_ID").as_deref(),
+        Some(id.trim_start_matches("terminal_"))
+    );
+    assert!(
+        entries(sb).is_empty(),
+        "the entry is gone once the resume is verified"
+    );
+    let t = poll(SECS(5), || zj.title(&id).filter(|t| !t.starts_with('❄')));
+    assert!(
+        t.is_some(),
+        "the ❄ title is cleared on unpark: {:?}",
+        zj.title(&id)
+    );
+
+    // Park again, then resume by pressing Enter on the prefilled `park unpark .` in the pane.
+    zj.wait_for(&id, "bypass permissions on", SECS(30)).unwrap();
+    let r = park_when_quiet(sb, zj, &h);
+    assert_eq!(r.outcome, "parked", "{:?}", r.reason);
+    zj.wait_for(&id, r"park unpark \.\s*$", SECS(10)).unwrap();
+    zj.press_enter(&id);
+    let again = zwait_row(sb, zj, &h, |r| r.state == RowState::Live);
+    assert_eq!(again.session_id.as_deref(), Some(sid.as_str()));
+    poll(SECS(10), || entries(sb).is_empty().then_some(()))
+        .expect("entry removed after in-pane resume");
+    assert_eq!(
+        claude_pids_for(&sb.home, &sid).len(),
+        1,
+        "exactly one process on the transcript"
+    );
+}
+
+#[test]
+fn zellij_targets_are_validated_and_a_missing_pane_is_refused() {
+    let (z, id) = start();
+    let (sb, zj) = (&z.sb, &z.zj);
+    // A shell pane without an agent: listed as nothing, parking it is refused (exit 1).
+    let (c, out) = zaction(sb, zj, &["park", &zj.handle(&id)]);
+    assert_eq!(c, 1, "{out:?}");
+    assert_eq!(out.results[0].outcome, "refused");
+    // A handle of a session that does not exist.
+    let (c, out) = zaction(sb, zj, &["park", "terminal_9@nosuch"]);
+    assert_eq!((c, out.results[0].outcome.as_str()), (1, "refused"));
+    // A hostile handle is a usage error before anything runs.
+    let o = zpark(sb, zj, &["park", "terminal_1@x\n;rm -rf /", "--json"]);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    // ls lists nothing for the session but does not fail.
+    let ls = zls(sb, zj);
+    assert!(ls.rows.iter().all(|r| r.mux != "zellij"), "{:?}", ls.rows);
+}
