@@ -832,4 +832,68 @@ mod tests {
         assert!(!is_interactive_shell(&v(&["sh", "-c", "env A=1 claude"])));
         assert!(!is_interactive_shell(&v(&["claude"])));
     }
+
+    fn pi(pid: u32, ppid: u32, comm: &str) -> crate::platform::ProcInfo {
+        crate::platform::ProcInfo {
+            pid,
+            ppid,
+            comm: comm.into(),
+            ..Default::default()
+        }
+    }
+
+    fn pane(id: &str, server: &str) -> Pane {
+        Pane {
+            id: id.into(),
+            server: server.into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn an_agent_with_both_multiplexers_env_binds_to_the_nearest_server() {
+        let zsrv = crate::mux::zellij::server_id_for(std::path::Path::new("/z/sock"));
+        let panes = vec![pane("%0", "/tmp/tmux-0/t"), pane("terminal_2@zp", &zsrv)];
+        let kv = |k: &str, v: &str| (k.to_string(), v.to_string());
+        let a = AgentProc {
+            agent: Agent::Claude,
+            root: 50,
+            main: 50,
+            prog_index: 0,
+            argv: vec![],
+            // zellij started in tmux pane %0 leaked TMUX/TMUX_PANE into its panes.
+            env: vec![
+                kv("TMUX", "/tmp/tmux-0/t,1,0"),
+                kv("TMUX_PANE", "%0"),
+                kv("ZELLIJ_PANE_ID", "2"),
+                kv("ZELLIJ_SESSION_NAME", "zp"),
+                kv("ZELLIJ_SOCKET_DIR", "/z/sock"),
+            ],
+        };
+        // claude → bash → zellij server (a daemon, parent init); the tmux server is elsewhere.
+        let in_zellij = ProcTable::new(vec![
+            pi(50, 40, "claude"),
+            pi(40, 30, "bash"),
+            pi(30, 1, "zellij"),
+            pi(20, 1, "tmux: server"),
+        ]);
+        let (p, how) = bind_pane(&a, &in_zellij, &panes, Some("/tmp/tmux-0/t"));
+        assert_eq!(
+            (p.map(|p| p.id), how),
+            (Some("terminal_2@zp".into()), "env")
+        );
+        // tmux started from a zellij pane: the tmux server is the nearer one.
+        let in_tmux = ProcTable::new(vec![
+            pi(50, 40, "claude"),
+            pi(40, 20, "bash"),
+            pi(20, 1, "tmux: server"),
+            pi(30, 1, "zellij"),
+        ]);
+        let (p, _) = bind_pane(&a, &in_tmux, &panes, Some("/tmp/tmux-0/t"));
+        assert_eq!(p.map(|p| p.id), Some("%0".into()));
+        // A zellij pane under another socket root is a different pane, never this one.
+        let other = vec![pane("terminal_2@zp", "zellij:/elsewhere")];
+        let (p, how) = bind_pane(&a, &in_zellij, &other, None);
+        assert_eq!((p, how), (None, "none"));
+    }
 }
