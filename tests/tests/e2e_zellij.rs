@@ -116,7 +116,7 @@ fn run_claude(z: &Z, id: &str) -> String {
         r.state == RowState::Live && r.status == Status::Idle
     });
     assert_eq!(r.mux, "zellij");
-    assert_eq!(r.session, "zp");
+    assert_eq!(r.session, z.zj.session);
     r.session_id.expect("exact session id")
 }
 
@@ -229,4 +229,92 @@ fn zellij_targets_are_validated_and_a_missing_pane_is_refused() {
     // ls lists nothing for the session but does not fail.
     let ls = zls(sb, zj);
     assert!(ls.rows.iter().all(|r| r.mux != "zellij"), "{:?}", ls.rows);
+}
+
+/// The plugin built by `scripts/build-plugin` (scripts/test runs it first), or `$PARK_ZELLIJ_WASM`.
+fn plugin_wasm() -> std::path::PathBuf {
+    if let Some(p) = std::env::var_os("PARK_ZELLIJ_WASM") {
+        return p.into();
+    }
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugin-zellij/target/park.wasm");
+    assert!(p.is_file(), "{} missing: run scripts/build-plugin", p.display());
+    p.canonicalize().unwrap()
+}
+
+#[test]
+fn plugin_keys_open_the_picker_on_the_focused_pane_and_toggle_it() {
+    let sb = Sandbox::new();
+    let mock = mock_server!(&sb.logs);
+    seed_claude_home(&sb.home, &sb.work, CLAUDE_API_KEY).unwrap();
+    install_shims(&sb, None);
+    let wasm = plugin_wasm();
+    let w = wasm.display().to_string();
+    let park_bin = sb.bin.join("park").display().to_string();
+    std::fs::create_dir_all(sb.home.join(".cache/zellij")).unwrap();
+    // The permission cache is zellij's non-interactive grant (keyed by the wasm's absolute path).
+    std::fs::write(
+        sb.home.join(".cache/zellij/permissions.kdl"),
+        format!("\"{w}\" {{\n    ReadApplicationState\n    ChangeApplicationState\n    RunCommands\n    ReadCliPipes\n}}\n"),
+    )
+    .unwrap();
+    let config = format!(
+        r#"plugins {{
+    park location="file:{w}" {{ mode "strip"; park_bin "{park_bin}"; }}
+}}
+keybinds {{
+    shared {{
+        bind "Alt p" {{ LaunchOrFocusPlugin "file:{w}" {{ floating true; move_to_focused_tab true; mode "picker"; park_bin "{park_bin}"; }}; }}
+    }}
+}}"#
+    );
+    let mut env = sb.claude_env(&mock);
+    env.push(("DISABLE_AUTOUPDATER".into(), "1".into()));
+    let zj = Zellij::start(
+        &sb,
+        "zk",
+        &env,
+        "pane size=1 borderless=true { plugin location=\"park\"; }\npane",
+        &config,
+    );
+    let z = Z { sb, _mock: mock, zj };
+    let id = z.zj.terminals().into_iter().next().unwrap();
+    let h = z.zj.handle(&id);
+    let sid = run_claude(&z, &id);
+    let (sb, zj) = (&z.sb, &z.zj);
+    // The strip renders the (empty) count.
+    sb.wait_for(&zj.client, "❄ 0", SECS(15)).unwrap();
+
+    let t0 = Instant::now();
+    sb.send_keys(&zj.client, &["M-p"]);
+    let screen = sb
+        .wait_for(&zj.client, &format!("▶ {}", regex::escape(&h)), SECS(15))
+        .unwrap();
+    eprintln!("Alt p → picker rows with the focused pane preselected: {:?}", t0.elapsed());
+    assert!(screen.contains("park · 1 running"), "{screen}");
+    std::fs::write(sb.logs.join("picker-screen.txt"), &screen).unwrap();
+
+    let pid = zrow(sb, zj, &h).unwrap().pid.unwrap();
+    let sel = format!("▶ {}", regex::escape(&h));
+    // Enter parks the preselected row; like the tmux popup, the picker closes once that row is
+    // done. A refusal (Claude's CPU still settling) keeps it open with the reason: press again.
+    let parked = poll(SECS(40), || {
+        sb.wait_for(&zj.client, &sel, SECS(5)).ok()?;
+        sb.send_keys(&zj.client, &["Enter"]);
+        wait_gone(pid, SECS(4)).then_some(())
+    });
+    assert!(parked.is_some(), "{}", sb.capture(&zj.client));
+    sb.wait_for(&zj.client, "❄ 1 · ", SECS(15)).expect("the strip shows the count");
+    assert_eq!(zrow(sb, zj, &h).unwrap().state, RowState::Parked);
+    let title = poll(SECS(5), || zj.title(&id).filter(|t| t.starts_with('❄')));
+    assert!(title.is_some(), "❄ title");
+
+    // Alt p again: the parked row is preselected; Enter unparks it into the same pane.
+    sb.wait_for(&zj.client, r"park unpark \.", SECS(10)).unwrap();
+    sb.send_keys(&zj.client, &["M-p"]);
+    sb.wait_for(&zj.client, &format!("{sel}.*❄ parked"), SECS(15)).unwrap();
+    sb.send_keys(&zj.client, &["Enter"]);
+    let back = zwait_row(sb, zj, &h, |r| r.state == RowState::Live);
+    assert_eq!(back.session_id.as_deref(), Some(sid.as_str()));
+    sb.wait_for(&zj.client, "❄ 0", SECS(15)).expect("the strip clears");
+    assert_eq!(claude_pids_for(&sb.home, &sid).len(), 1, "one process on the transcript");
 }

@@ -1,0 +1,466 @@
+//! The plugin's pure state: permissions, the picker (the shared `park_protocol::picker::App`), the
+//! status strip, and the park commands to run. No zellij calls here: [`Plugin`] takes decoded
+//! inputs and returns [`Cmd`]s that `main.rs` carries out, so all of it is tested on the host.
+//!
+//! Contract: nothing runs before permissions are granted (work is queued and replayed); a denial
+//! leaves one line saying what to grant. Every park call is `park … --json`; its output is parsed
+//! with the shared types, anything else becomes a readable error line.
+
+use park_protocol::picker::{Action, App, JobResult, Key, Op};
+use park_protocol::{ActionOutput, LsOutput, StatusSummary};
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Picker,
+    Strip,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Perm {
+    Pending,
+    Granted,
+    Denied,
+}
+
+/// What `main.rs` must do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cmd {
+    /// Run `park_bin args…`; the result comes back through [`Plugin::command_done`] with `ctx`.
+    Run {
+        args: Vec<String>,
+        ctx: BTreeMap<String, String>,
+    },
+    FocusTerminal(u32),
+    Close,
+    Timer(f64),
+    Selectable(bool),
+}
+
+/// What the plugin still has to do once permissions arrive.
+#[derive(Debug, Clone, PartialEq)]
+enum Queued {
+    Start,
+    ParkFocused,
+}
+
+pub struct Plugin {
+    pub mode: Mode,
+    pub park_bin: String,
+    pub poll_secs: f64,
+    pub perm: Perm,
+    pub app: App,
+    pub session: Option<String>,
+    /// The focused terminal pane of this client (zellij pane id).
+    pub focused: Option<u32>,
+    pub summary: Option<StatusSummary>,
+    /// A short result line the strip shows instead of the count, and how many ticks it has left.
+    pub flash: Option<(String, u32)>,
+    queue: Vec<Queued>,
+    since_scan: f64,
+    started: bool,
+}
+
+pub const JOB: &str = "park_job";
+
+impl Plugin {
+    pub fn new(config: &BTreeMap<String, String>) -> Plugin {
+        let mode = match config.get("mode").map(String::as_str) {
+            Some("strip") => Mode::Strip,
+            _ => Mode::Picker,
+        };
+        Plugin {
+            mode,
+            park_bin: config
+                .get("park_bin")
+                .cloned()
+                .unwrap_or_else(|| "park".into()),
+            poll_secs: config
+                .get("poll_secs")
+                .and_then(|s| s.parse().ok())
+                .filter(|s: &f64| *s >= 1.0)
+                .unwrap_or(10.0),
+            perm: Perm::Pending,
+            app: App::new(None, None),
+            session: None,
+            focused: None,
+            summary: None,
+            flash: None,
+            queue: vec![Queued::Start],
+            since_scan: 0.0,
+            started: false,
+        }
+    }
+
+    fn run(&self, args: &[&str], job: &str) -> Cmd {
+        let mut ctx = BTreeMap::new();
+        ctx.insert(JOB.to_string(), job.to_string());
+        Cmd::Run {
+            args: std::iter::once(self.park_bin.clone())
+                .chain(args.iter().map(|s| s.to_string()))
+                .collect(),
+            ctx,
+        }
+    }
+
+    pub fn handle(&self, id: u32) -> Option<String> {
+        Some(format!("terminal_{id}@{}", self.session.as_ref()?))
+    }
+
+    pub fn permissions(&mut self, granted: bool) -> Vec<Cmd> {
+        if !granted {
+            self.perm = Perm::Denied;
+            return vec![];
+        }
+        self.perm = Perm::Granted;
+        let mut out = vec![];
+        if self.mode == Mode::Strip {
+            out.push(Cmd::Selectable(false));
+        }
+        for q in std::mem::take(&mut self.queue) {
+            out.extend(self.replay(q));
+        }
+        out
+    }
+
+    fn replay(&mut self, q: Queued) -> Vec<Cmd> {
+        match q {
+            Queued::Start if !self.started => {
+                self.started = true;
+                match self.mode {
+                    Mode::Picker => vec![self.run(&["ls", "--json"], "ls"), Cmd::Timer(1.0)],
+                    Mode::Strip => vec![self.run(&["status", "--json"], "status"), Cmd::Timer(1.0)],
+                }
+            }
+            Queued::Start => vec![],
+            Queued::ParkFocused => match self.focused.and_then(|f| self.handle(f)) {
+                Some(h) => {
+                    self.flash = Some((format!("❄ parking {h}…"), 30));
+                    vec![self.run(&["park", &h, "--json"], &format!("park:{h}"))]
+                }
+                None => {
+                    self.flash = Some(("park: no focused terminal pane".into(), 5));
+                    vec![]
+                }
+            },
+        }
+    }
+
+    fn gate(&mut self, q: Queued) -> Vec<Cmd> {
+        match self.perm {
+            Perm::Granted => self.replay(q),
+            Perm::Pending => {
+                self.queue.push(q);
+                vec![]
+            }
+            Perm::Denied => vec![],
+        }
+    }
+
+    pub fn session_name(&mut self, name: Option<String>) {
+        if name.is_some() {
+            self.session = name;
+        }
+    }
+
+    /// The client's focused terminal pane changed (from the pane manifest).
+    pub fn focus(&mut self, pane: Option<u32>) {
+        if pane.is_some() {
+            self.focused = pane;
+            if self.mode == Mode::Picker && self.app.rows.is_empty() {
+                self.app.focus_pane = pane.and_then(|p| self.handle(p));
+            }
+        }
+    }
+
+    /// A pipe message (keybinding or CLI); `None` payloads (the CLI's end-of-input) are ignored.
+    pub fn pipe(&mut self, name: &str, payload: Option<&str>) -> (Vec<Cmd>, bool) {
+        let Some(payload) = payload else {
+            return (vec![], false);
+        };
+        match name {
+            "park:status" => match serde_json::from_str::<StatusSummary>(payload) {
+                Ok(s) => {
+                    self.summary = Some(s);
+                    (vec![], true)
+                }
+                Err(_) => (vec![], false),
+            },
+            "park:park-focused" if self.mode == Mode::Strip => {
+                (self.gate(Queued::ParkFocused), true)
+            }
+            _ => (vec![], false),
+        }
+    }
+
+    pub fn key(&mut self, k: Key) -> Vec<Cmd> {
+        if self.mode != Mode::Picker || self.perm != Perm::Granted {
+            return if k == Key::Char('q') || k == Key::Esc {
+                vec![Cmd::Close]
+            } else {
+                vec![]
+            };
+        }
+        let a = self.app.key(k);
+        self.act(a)
+    }
+
+    fn act(&mut self, a: Action) -> Vec<Cmd> {
+        match a {
+            Action::None => vec![],
+            Action::Quit(_) => vec![Cmd::Close],
+            Action::Toggle { pane, op } => {
+                vec![self.run(
+                    &[op.verb(), &pane, "--json"],
+                    &format!("{}:{pane}", op.verb()),
+                )]
+            }
+            Action::Bulk { target, .. } => vec![self.run(
+                &["park", &target, "--yes", "--json"],
+                &format!("bulk:{target}"),
+            )],
+            Action::Focus { pane } => {
+                let here = self.session.as_deref();
+                match pane
+                    .strip_prefix("terminal_")
+                    .and_then(|r| r.split_once('@'))
+                    .filter(|(_, s)| Some(*s) == here)
+                    .and_then(|(n, _)| n.parse().ok())
+                {
+                    Some(id) => vec![Cmd::FocusTerminal(id)],
+                    None => {
+                        self.app
+                            .say(format!("{pane}: not a pane of this zellij session"), true);
+                        vec![]
+                    }
+                }
+            }
+            Action::Rescan => {
+                self.app.scanning = true;
+                self.since_scan = 0.0;
+                vec![self.run(&["ls", "--json"], "ls")]
+            }
+        }
+    }
+
+    /// One second passed (the plugin's timer).
+    pub fn tick(&mut self, secs: f64) -> Vec<Cmd> {
+        let mut out = vec![Cmd::Timer(1.0)];
+        self.since_scan += secs;
+        if let Some((_, n)) = &mut self.flash {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.flash = None;
+            }
+        }
+        if self.perm != Perm::Granted {
+            return out;
+        }
+        match self.mode {
+            Mode::Picker => {
+                let a = self
+                    .app
+                    .tick(std::time::Duration::from_secs_f64(self.since_scan));
+                out.extend(self.act(a));
+            }
+            Mode::Strip => {
+                if self.since_scan >= self.poll_secs {
+                    self.since_scan = 0.0;
+                    out.push(self.run(&["status", "--json"], "status"));
+                }
+            }
+        }
+        out
+    }
+
+    /// A park command finished.
+    pub fn command_done(
+        &mut self,
+        ctx: &BTreeMap<String, String>,
+        stdout: &[u8],
+        stderr: &[u8],
+    ) -> Vec<Cmd> {
+        let Some(job) = ctx.get(JOB) else {
+            return vec![];
+        };
+        let err_line = || {
+            String::from_utf8_lossy(stderr)
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .map(|l| l.trim().to_string())
+                .unwrap_or_else(|| "park printed nothing".into())
+        };
+        if job == "ls" {
+            self.since_scan = 0.0;
+            match serde_json::from_slice::<LsOutput>(stdout) {
+                Ok(o) => self.app.set_rows(o.rows, o.warnings),
+                Err(_) => {
+                    self.app.scanning = false;
+                    self.app.say(format!("park ls: {}", err_line()), true);
+                }
+            }
+            return vec![];
+        }
+        if job == "status" {
+            if let Ok(s) = serde_json::from_slice::<StatusSummary>(stdout) {
+                self.summary = Some(s);
+            }
+            return vec![];
+        }
+        let res = match serde_json::from_slice::<ActionOutput>(stdout) {
+            Ok(o) => JobResult::Output(o),
+            Err(_) => JobResult::Error(err_line()),
+        };
+        if let Some(h) = job
+            .strip_prefix("park:")
+            .filter(|_| self.mode == Mode::Strip)
+        {
+            let (line, _) = park_protocol::picker::result_line(h, Op::Park, &res, true);
+            self.flash = Some((line, 6));
+            return vec![self.run(&["status", "--json"], "status")];
+        }
+        let (op, target) = match job.split_once(':') {
+            Some(("park", t)) => (Op::Park, t),
+            Some(("unpark", t)) => (Op::Unpark, t),
+            Some(("bulk", t)) => (Op::Park, t),
+            _ => return vec![],
+        };
+        let panes: Vec<String> = match &res {
+            JobResult::Output(o) => o.results.iter().filter_map(|r| r.pane.clone()).collect(),
+            JobResult::Error(_) => vec![target.to_string()],
+        };
+        let a = self.app.done(target, &panes, op, res);
+        self.act(a)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use park_protocol::picker::fixtures::{fixture, row};
+    use park_protocol::SCHEMA_VERSION;
+
+    fn cfg(mode: &str) -> BTreeMap<String, String> {
+        [("mode".to_string(), mode.to_string())]
+            .into_iter()
+            .collect()
+    }
+
+    fn ls_json() -> Vec<u8> {
+        serde_json::to_vec(&LsOutput {
+            schema: SCHEMA_VERSION,
+            rows: vec![
+                row("terminal_1@zp", "zp", 0, "api"),
+                row("terminal_2@zp", "zp", 1, "web"),
+            ],
+            warnings: vec![],
+        })
+        .unwrap()
+    }
+
+    fn job(j: &str) -> BTreeMap<String, String> {
+        [(JOB.to_string(), j.to_string())].into_iter().collect()
+    }
+
+    fn args(c: &Cmd) -> Vec<String> {
+        match c {
+            Cmd::Run { args, .. } => args.clone(),
+            _ => vec![],
+        }
+    }
+
+    #[test]
+    fn nothing_runs_until_permissions_are_granted_then_queued_work_replays() {
+        let mut p = Plugin::new(&cfg("picker"));
+        assert!(p.key(Key::Enter).is_empty());
+        let cmds = p.permissions(true);
+        assert_eq!(args(&cmds[0]), ["park", "ls", "--json"]);
+        // Granting twice does not start twice.
+        assert!(p.permissions(true).iter().all(|c| args(c).is_empty()));
+    }
+
+    #[test]
+    fn a_denial_runs_nothing() {
+        let mut p = Plugin::new(&cfg("strip"));
+        assert!(p.permissions(false).is_empty());
+        assert_eq!(p.perm, Perm::Denied);
+        let (c, _) = p.pipe("park:park-focused", Some("x"));
+        assert!(c.is_empty());
+    }
+
+    #[test]
+    fn picker_toggles_the_preselected_focused_pane() {
+        let mut p = Plugin::new(&cfg("picker"));
+        p.session_name(Some("zp".into()));
+        p.focus(Some(2));
+        p.permissions(true);
+        p.command_done(&job("ls"), &ls_json(), b"");
+        assert_eq!(p.app.current().unwrap().pane, "terminal_2@zp");
+        let c = p.key(Key::Enter);
+        assert_eq!(args(&c[0]), ["park", "park", "terminal_2@zp", "--json"]);
+        let out = br#"{"schema":1,"results":[{"target":"terminal_2@zp","pane":"terminal_2@zp","session_id":"s","outcome":"parked","reason":null,"freed_bytes":1048576}]}"#;
+        let Cmd::Run { ctx, .. } = &c[0] else {
+            panic!()
+        };
+        let after = p.command_done(ctx, out, b"");
+        assert!(
+            p.app.message.as_deref().unwrap_or("").contains("parked"),
+            "{:?}",
+            p.app.message
+        );
+        // Like the tmux popup: the pane it was opened on is done, so the picker closes.
+        assert_eq!(after, vec![Cmd::Close]);
+    }
+
+    #[test]
+    fn unparseable_output_becomes_an_error_line() {
+        let mut p = Plugin::new(&cfg("picker"));
+        p.permissions(true);
+        p.command_done(&job("ls"), b"", b"park: cannot read the ledger\n");
+        assert!(p.app.message_bad);
+        assert!(p
+            .app
+            .message
+            .as_deref()
+            .unwrap()
+            .contains("cannot read the ledger"));
+    }
+
+    #[test]
+    fn strip_takes_pushed_status_and_ignores_end_of_input() {
+        let mut p = Plugin::new(&cfg("strip"));
+        p.permissions(true);
+        assert_eq!(p.pipe("park:status", None), (vec![], false));
+        let (_, redraw) = p.pipe(
+            "park:status",
+            Some(r#"{"schema":1,"parked":3,"freed_bytes":1181116006,"updated":1}"#),
+        );
+        assert!(redraw);
+        assert_eq!(p.summary.as_ref().unwrap().parked, 3);
+    }
+
+    #[test]
+    fn strip_parks_the_focused_pane_on_the_keybinding() {
+        let mut p = Plugin::new(&cfg("strip"));
+        p.session_name(Some("zp".into()));
+        p.focus(Some(4));
+        let (c, _) = p.pipe("park:park-focused", Some("x"));
+        assert!(c.is_empty(), "queued until granted");
+        let c = p.permissions(true);
+        assert!(c
+            .iter()
+            .any(|c| args(c) == ["park", "park", "terminal_4@zp", "--json"]));
+    }
+
+    #[test]
+    fn focus_only_inside_this_session() {
+        let mut p = Plugin::new(&cfg("picker"));
+        p.session_name(Some("zp".into()));
+        p.permissions(true);
+        let mut rows = fixture();
+        rows[0].pane = "terminal_7@zp".into();
+        p.app.set_rows(rows, vec![]);
+        assert_eq!(p.key(Key::Char('f')), vec![Cmd::FocusTerminal(7)]);
+    }
+}
