@@ -236,8 +236,13 @@ fn plugin_wasm() -> std::path::PathBuf {
     if let Some(p) = std::env::var_os("PARK_ZELLIJ_WASM") {
         return p.into();
     }
-    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugin-zellij/target/park.wasm");
-    assert!(p.is_file(), "{} missing: run scripts/build-plugin", p.display());
+    let p =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugin-zellij/target/park.wasm");
+    assert!(
+        p.is_file(),
+        "{} missing: run scripts/build-plugin",
+        p.display()
+    );
     p.canonicalize().unwrap()
 }
 
@@ -276,7 +281,11 @@ keybinds {{
         "pane size=1 borderless=true { plugin location=\"park\"; }\npane",
         &config,
     );
-    let z = Z { sb, _mock: mock, zj };
+    let z = Z {
+        sb,
+        _mock: mock,
+        zj,
+    };
     let id = z.zj.terminals().into_iter().next().unwrap();
     let h = z.zj.handle(&id);
     let sid = run_claude(&z, &id);
@@ -289,9 +298,12 @@ keybinds {{
     let screen = sb
         .wait_for(&zj.client, &format!("▶ {}", regex::escape(&h)), SECS(15))
         .unwrap();
-    eprintln!("Alt p → picker rows with the focused pane preselected: {:?}", t0.elapsed());
+    eprintln!(
+        "Alt p → picker rows with the focused pane preselected: {:?}",
+        t0.elapsed()
+    );
     assert!(screen.contains("park · 1 running"), "{screen}");
-    std::fs::write(sb.logs.join("picker-screen.txt"), &screen).unwrap();
+    eprintln!("picker screen:\n{screen}");
 
     let pid = zrow(sb, zj, &h).unwrap().pid.unwrap();
     let sel = format!("▶ {}", regex::escape(&h));
@@ -303,18 +315,26 @@ keybinds {{
         wait_gone(pid, SECS(4)).then_some(())
     });
     assert!(parked.is_some(), "{}", sb.capture(&zj.client));
-    sb.wait_for(&zj.client, "❄ 1 · ", SECS(15)).expect("the strip shows the count");
+    sb.wait_for(&zj.client, "❄ 1 · ", SECS(15))
+        .expect("the strip shows the count");
     assert_eq!(zrow(sb, zj, &h).unwrap().state, RowState::Parked);
     let title = poll(SECS(5), || zj.title(&id).filter(|t| t.starts_with('❄')));
     assert!(title.is_some(), "❄ title");
 
     // Alt p again: the parked row is preselected; Enter unparks it into the same pane.
-    sb.wait_for(&zj.client, r"park unpark \.", SECS(10)).unwrap();
+    sb.wait_for(&zj.client, r"park unpark \.", SECS(10))
+        .unwrap();
     sb.send_keys(&zj.client, &["M-p"]);
-    sb.wait_for(&zj.client, &format!("{sel}.*❄ parked"), SECS(15)).unwrap();
+    sb.wait_for(&zj.client, &format!("{sel}.*❄ parked"), SECS(15))
+        .unwrap();
     sb.send_keys(&zj.client, &["Enter"]);
     let back = zwait_row(sb, zj, &h, |r| r.state == RowState::Live);
     assert_eq!(back.session_id.as_deref(), Some(sid.as_str()));
-    sb.wait_for(&zj.client, "❄ 0", SECS(15)).expect("the strip clears");
-    assert_eq!(claude_pids_for(&sb.home, &sid).len(), 1, "one process on the transcript");
+    sb.wait_for(&zj.client, "❄ 0", SECS(15))
+        .expect("the strip clears");
+    assert_eq!(
+        claude_pids_for(&sb.home, &sid).len(),
+        1,
+        "one process on the transcript"
+    );
 }
