@@ -269,6 +269,7 @@ fn plugin_keys_open_the_picker_on_the_focused_pane_and_toggle_it() {
 keybinds {{
     shared {{
         bind "Alt p" {{ LaunchOrFocusPlugin "file:{w}" {{ floating true; move_to_focused_tab true; mode "picker"; park_bin "{park_bin}"; }}; }}
+        bind "Alt P" {{ MessagePlugin "park" {{ name "park:park-focused"; payload "x"; }}; }}
     }}
 }}"#
     );
@@ -341,4 +342,20 @@ keybinds {{
         1,
         "one process on the transcript"
     );
+
+    // Alt P parks the focused pane directly (through the strip), no picker.
+    zj.wait_for(&id, "bypass permissions on", SECS(30)).unwrap();
+    let pid = back.pid.unwrap();
+    let parked = poll(SECS(40), || {
+        sb.send_keys(&zj.client, &["M-P"]);
+        wait_gone(pid, SECS(4)).then_some(())
+    });
+    assert!(
+        parked.is_some(),
+        "Alt P did not park: {}",
+        sb.capture(&zj.client)
+    );
+    sb.wait_for(&zj.client, "❄ 1 · |parked terminal_0@zk", SECS(15))
+        .unwrap();
+    assert_eq!(zrow(sb, zj, &h).unwrap().state, RowState::Parked);
 }
