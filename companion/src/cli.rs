@@ -65,6 +65,11 @@ pub enum Cmd {
         #[arg(required = true)]
         targets: Vec<String>,
     },
+    /// Check every parked entry is still restorable and nothing is in the way; exit 1 when anything needs attention.
+    Doctor {
+        #[arg(long)]
+        json: bool,
+    },
     /// Print the parked summary (`❄ 3 · 1.1G`); a file read, no process scan.
     Status {
         #[arg(long)]
@@ -150,6 +155,7 @@ pub fn run(cli: Cli) -> i32 {
         Cmd::Show { target } => show(&ctx, &target),
         Cmd::Forget { targets } => forget(&ctx, &targets),
         Cmd::Status { json, tmux } => status(&ctx, json, tmux),
+        Cmd::Doctor { json } => doctor(&ctx, json),
         Cmd::Pick { filter, pane } => crate::pick::run(&ctx, filter.as_deref(), pane.as_deref()),
         Cmd::Hold { entry, now } => hold(&ctx, &entry, now),
         Cmd::Verify { entry, pid, start } => match unpark::verify(&ctx, &entry, pid, start) {
@@ -159,6 +165,20 @@ pub fn run(cli: Cli) -> i32 {
                 1
             }
         },
+    }
+}
+
+fn doctor(ctx: &Ctx, json: bool) -> i32 {
+    let r = crate::doctor::diagnose(&crate::doctor::gather(ctx));
+    if json {
+        println!("{}", serde_json::to_string(&r).expect("report serialises"));
+    } else {
+        print!("{}", crate::doctor::render(&r));
+    }
+    if r.ok {
+        0
+    } else {
+        1
     }
 }
 

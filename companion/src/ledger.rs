@@ -79,6 +79,9 @@ pub struct Entry {
     /// While `Resuming` by hand-off: the pane that was asked to run the resume itself.
     #[serde(default)]
     pub handoff_pane: Option<String>,
+    /// The git checkout at park time (branch, HEAD, dirty count), for `doctor`'s drift report.
+    #[serde(default)]
+    pub worktree: Option<crate::worktree::Fingerprint>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -337,6 +340,7 @@ pub mod tests {
             resumer: None,
             last_error: None,
             handoff_pane: None,
+            worktree: None,
         }
     }
 

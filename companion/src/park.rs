@@ -177,6 +177,7 @@ pub fn park_one(ctx: &Ctx, s: &Scan, f: &Found, target: &str, o: ParkOpts) -> Ac
         resumer: None,
         last_error: None,
         handoff_pane: None,
+        worktree: crate::worktree::fingerprint(&f.cwd),
     };
     match ctx.ledger.claim(&entry) {
         Ok(()) => {}
@@ -250,6 +251,15 @@ pub fn park_one(ctx: &Ctx, s: &Scan, f: &Found, target: &str, o: ParkOpts) -> Ac
             report.survivors
         ));
     }
+    // Git is never touched; prove it: the checkout must look the same after the kill.
+    let worktree_note = entry.worktree.as_ref().and_then(|before| {
+        let now = crate::worktree::fingerprint(&entry.cwd)?;
+        let d = crate::worktree::drift(before, &now);
+        (!d.is_empty()).then(|| format!("WORKTREE CHANGED during park: {}", d.join(", ")))
+    });
+    if let Some(n) = &worktree_note {
+        entry.last_error = Some(n.clone());
+    }
     if let Err(e) = ctx.ledger.save(&entry) {
         // The parking-state entry from the claim still records the session: it stays resumable.
         return refused(target, f, format!("agent stopped but the entry could not be finalized ({e}); `park unpark {eid}` still works"));
@@ -270,7 +280,7 @@ pub fn park_one(ctx: &Ctx, s: &Scan, f: &Found, target: &str, o: ParkOpts) -> Ac
             entry.freed_bytes,
         );
     }
-    result(target, f, "parked", None, entry.freed_bytes)
+    result(target, f, "parked", worktree_note, entry.freed_bytes)
 }
 
 /// Environment passed to a placeholder so the resumed agent gets what the killed one had.
