@@ -38,7 +38,7 @@ pub enum Cmd {
     },
     /// Park targets: %pane, session:window, session name, session id, title substring, or `.`.
     Park {
-        #[arg(required = true)]
+        /// What to park (none with --idle/--all).
         targets: Vec<String>,
         #[command(flatten)]
         o: ParkFlags,
@@ -51,12 +51,18 @@ pub enum Cmd {
     },
     /// Resume parked sessions in their panes.
     Unpark {
-        #[arg(required = true)]
+        /// What to resume (none with --all).
         targets: Vec<String>,
         #[arg(long)]
         dry_run: bool,
         #[arg(long)]
         json: bool,
+        /// Resume every parked session.
+        #[arg(long)]
+        all: bool,
+        /// Do not ask before --all (without a terminal, --all needs it).
+        #[arg(long)]
+        yes: bool,
     },
     /// Show everything park knows about a target, and the command that resumes it.
     Show { target: String },
@@ -122,6 +128,12 @@ pub struct ParkFlags {
     /// For a popup: exit at once on success; on a refusal keep the reason on screen until Enter.
     #[arg(long)]
     close_popup: bool,
+    /// Park every agent whose last real turn is at least this old (30m, 6h, 3d, 2w; 0s = every idle one).
+    #[arg(long, value_name = "DUR", conflicts_with = "all")]
+    idle: Option<String>,
+    /// Park every agent park can park (each still passes every guard).
+    #[arg(long)]
+    all: bool,
 }
 
 pub fn build_ctx() -> Result<Ctx, String> {
@@ -146,12 +158,18 @@ pub fn run(cli: Cli) -> i32 {
     match cli.cmd {
         Cmd::Ls { json } => ls(&ctx, json),
         Cmd::Park { targets, o } => park_cmd(&ctx, &targets, &o),
+        Cmd::Here { o } if o.idle.is_some() || o.all => {
+            eprintln!("park: `park .` parks this pane; --idle/--all select agents themselves");
+            2
+        }
         Cmd::Here { o } => park_cmd(&ctx, &[".".to_string()], &o),
         Cmd::Unpark {
             targets,
             dry_run,
             json,
-        } => unpark_cmd(&ctx, &targets, dry_run, json),
+            all,
+            yes,
+        } => unpark_cmd(&ctx, &targets, dry_run, json, all, yes),
         Cmd::Show { target } => show(&ctx, &target),
         Cmd::Forget { targets } => forget(&ctx, &targets),
         Cmd::Status { json, tmux } => status(&ctx, json, tmux),
@@ -505,6 +523,29 @@ fn park_cmd(ctx: &Ctx, targets: &[String], o: &ParkFlags) -> i32 {
         .or_else(|| here_raw.as_ref().map(|h| h.pane.clone()));
     let mut results = vec![];
     let mut seen = vec![];
+    let bulk = o.idle.is_some() || o.all;
+    if bulk && !targets.is_empty() {
+        eprintln!("park: --idle/--all select the agents themselves; name no targets with them");
+        return 2;
+    }
+    if bulk && o.kill_anyway {
+        eprintln!("park: --kill-anyway never combines with --idle/--all (it is for one agent you are looking at)");
+        return 2;
+    }
+    if !bulk && targets.is_empty() {
+        eprintln!("park: name what to park (%pane, session:window, session, id, title), or use --idle DUR / --all");
+        return 2;
+    }
+    if bulk {
+        let min_idle = match o.idle.as_deref().map(crate::duration::parse).transpose() {
+            Ok(d) => d,
+            Err(e) => {
+                eprintln!("park: --idle: {e}");
+                return 2;
+            }
+        };
+        return park_bulk(ctx, &s, min_idle, o);
+    }
     // Every target is validated before anything is done to any of them.
     let parsed_all = match parse_targets(targets) {
         Ok(v) => v,
@@ -638,7 +679,113 @@ fn park_cmd(ctx: &Ctx, targets: &[String], o: &ParkFlags) -> i32 {
     code
 }
 
-fn unpark_cmd(ctx: &Ctx, targets: &[String], dry_run: bool, json: bool) -> i32 {
+/// What `--idle`/`--all` would park: (index into `found`, why skipped if it is not selected).
+pub fn bulk_selection(
+    found: &[scan::Found],
+    min_idle: Option<std::time::Duration>,
+) -> (Vec<usize>, Vec<(usize, String)>) {
+    let mut pick = vec![];
+    let mut skip = vec![];
+    for (i, f) in found.iter().enumerate() {
+        if f.pane.is_none() || f.ident.session_id.is_none() {
+            skip.push((i, "untargetable".to_string()));
+            continue;
+        }
+        match (min_idle, f.idle_secs) {
+            (None, _) => pick.push(i),
+            // No measurable idle time is never "idle forever".
+            (Some(_), None) => skip.push((i, "no measurable idle time".to_string())),
+            (Some(d), Some(x)) if x >= d.as_secs() => pick.push(i),
+            (Some(_), Some(x)) => skip.push((i, format!("idle only {}", fmt_idle(Some(x))))),
+        }
+    }
+    (pick, skip)
+}
+
+fn plan_line(f: &scan::Found) -> String {
+    format!(
+        "{:<8} {:<6} {:<24} idle {:>4}  {:>7}",
+        f.pane.as_ref().map(|p| p.id.as_str()).unwrap_or("-"),
+        f.proc.agent.as_str(),
+        f.title.chars().take(24).collect::<String>(),
+        fmt_idle(f.idle_secs),
+        human_bytes(f.mem.anon)
+    )
+}
+
+/// `park park --idle DUR` / `--all`: list the plan, confirm with a typed yes (or `--yes`), then park
+/// each selected agent through the same guarded transaction as a named target.
+fn park_bulk(ctx: &Ctx, s: &Scan, min_idle: Option<std::time::Duration>, o: &ParkFlags) -> i32 {
+    let (pick, skip) = bulk_selection(&s.found, min_idle);
+    let what = match (&o.idle, min_idle) {
+        (Some(d), _) => format!("--idle {d}"),
+        _ => "--all".to_string(),
+    };
+    let total: u64 = pick.iter().map(|i| s.found[*i].mem.anon).sum();
+    if !o.json {
+        eprintln!(
+            "park {what}: {} agent(s), ~{} to free",
+            pick.len(),
+            human_bytes(total)
+        );
+        for i in &pick {
+            eprintln!("  {}", plan_line(&s.found[*i]));
+        }
+        for (i, why) in &skip {
+            eprintln!("  skip {} ({why})", plan_line(&s.found[*i]));
+        }
+    }
+    if pick.is_empty() {
+        return print_results(&[], o.json);
+    }
+    if !o.dry_run && !o.yes {
+        let tty = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+        if !tty {
+            eprintln!("park: {what} parks {} agent(s); without a terminal that needs --yes. Nothing done.", pick.len());
+            return 1;
+        }
+        if !ask_yes(&format!("Park these {} agent(s)?", pick.len())) {
+            eprintln!("park: not confirmed; nothing done");
+            return 1;
+        }
+    }
+    let opts = ParkOpts {
+        dry_run: o.dry_run,
+        overrides: Overrides {
+            force: o.force,
+            kill_anyway: false,
+        },
+    };
+    let results: Vec<ActionResult> = pick
+        .iter()
+        .map(|i| {
+            let f = &s.found[*i];
+            let t = f.pane.as_ref().map(|p| p.id.clone()).unwrap_or_default();
+            park::park_one(ctx, s, f, &t, opts)
+        })
+        .collect();
+    print_results(&results, o.json)
+}
+
+fn unpark_cmd(
+    ctx: &Ctx,
+    targets: &[String],
+    dry_run: bool,
+    json: bool,
+    all: bool,
+    yes: bool,
+) -> i32 {
+    if all && !targets.is_empty() {
+        eprintln!("park: --all resumes every parked session; name no targets with it");
+        return 2;
+    }
+    if !all && targets.is_empty() {
+        eprintln!("park: name what to unpark (%pane, session:window, session, id, entry), or use --all");
+        return 2;
+    }
+    if all {
+        return unpark_all(ctx, dry_run, json, yes);
+    }
     let s = match do_scan(ctx, false) {
         Ok(s) => s,
         Err(c) => return c,
@@ -688,6 +835,68 @@ fn unpark_cmd(ctx: &Ctx, targets: &[String], dry_run: bool, json: bool) -> i32 {
             };
             results.push(r);
         }
+    }
+    print_results(&results, json)
+}
+
+/// `park unpark --all`: every parked entry, each through the normal gated unpark; the pane park runs
+/// in (if it holds one) goes last, because resuming there replaces park with the agent.
+fn unpark_all(ctx: &Ctx, dry_run: bool, json: bool, yes: bool) -> i32 {
+    let s = match do_scan(ctx, false) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    let live = LiveSet::from_scan(&s);
+    let (mut entries, bad) = ctx.ledger.all();
+    for b in &bad {
+        eprintln!("warning: {b}");
+    }
+    let here_at = crate::mux::here(ctx.platform.as_ref());
+    let is_here = |e: &Entry| {
+        here_at
+            .as_ref()
+            .is_some_and(|h| h.pane == e.place.pane && h.server == e.place.server)
+    };
+    entries.sort_by_key(|e| is_here(e));
+    if !json {
+        eprintln!("park unpark --all: {} parked session(s)", entries.len());
+        for e in &entries {
+            eprintln!(
+                "  {:<8} {:<6} {}",
+                e.place.pane,
+                e.agent.as_str(),
+                e.place.title.chars().take(40).collect::<String>()
+            );
+        }
+    }
+    if entries.is_empty() {
+        return print_results(&[], json);
+    }
+    if !dry_run && !yes {
+        let tty = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+        if !tty {
+            eprintln!(
+                "park: --all resumes {} session(s); without a terminal that needs --yes. Nothing done.",
+                entries.len()
+            );
+            return 1;
+        }
+        if !ask_yes(&format!("Resume these {} session(s)?", entries.len())) {
+            eprintln!("park: not confirmed; nothing done");
+            return 1;
+        }
+    }
+    let mut results = vec![];
+    for e in &entries {
+        let r = if is_here(e) && !dry_run {
+            // Print what was done so far: a successful exec does not come back.
+            let _ = print_results(&results, json);
+            results.clear();
+            unpark::exec_in_pane(ctx, &e.id, &e.id)
+        } else {
+            unpark::unpark_remote(ctx, &s, &live, &e.id, &e.id, dry_run)
+        };
+        results.push(r);
     }
     print_results(&results, json)
 }

@@ -9,6 +9,7 @@ pub mod archive;
 pub mod cli;
 pub mod ctx;
 pub mod doctor;
+pub mod duration;
 pub mod fault;
 pub mod guards;
 pub mod kill;

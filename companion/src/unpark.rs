@@ -514,6 +514,7 @@ pub fn verify(ctx: &Ctx, eid: &str, pid: u32, start: u64) -> Result<(), String> 
     match outcome {
         Ok(()) => {
             let _ = ctx.ledger.remove(&e.id);
+            point("before-teardown");
             teardown(ctx, &e);
             if e.pane_owned {
                 let _ = ctx
@@ -684,6 +685,7 @@ pub fn unpark_remote(
         }
         None => How::NewWindow,
     };
+    point("before-resume-sent");
     let me = std::process::id();
     e.state = EntryState::Resuming;
     e.resumer = Some((
