@@ -23,7 +23,12 @@ fn tail(path: &Path, n: u64) -> std::io::Result<(u64, Vec<u8>)> {
 }
 
 pub fn archive(home: &Path, e: &Entry) -> Result<PathBuf, LedgerError> {
-    let d = dir(home, &e.session_id);
+    // The id names a directory: only a validated session id may (never `..` or a path).
+    let Some(sid) = crate::transcript::valid_session_id(&e.session_id) else {
+        return Err(LedgerError::BadId(e.session_id.clone()));
+    };
+    private_dir(home)?;
+    let d = dir(home, &sid);
     private_dir(&home.join("archive"))?;
     private_dir(&d)?;
     let src =

@@ -780,7 +780,9 @@ fn unpark_cmd(
         return 2;
     }
     if !all && targets.is_empty() {
-        eprintln!("park: name what to unpark (%pane, session:window, session, id, entry), or use --all");
+        eprintln!(
+            "park: name what to unpark (%pane, session:window, session, id, entry), or use --all"
+        );
         return 2;
     }
     if all {

@@ -295,14 +295,20 @@ pub fn diagnose(f: &Facts) -> Report {
                     "worktree-drift",
                     id,
                     format!("the checkout changed since park: {}", d.join(", ")),
-                    Some(format!("look at {} before resuming (park never touches git)", e.cwd)),
+                    Some(format!(
+                        "look at {} before resuming (park never touches git)",
+                        e.cwd
+                    )),
                 ));
             }
         } else if e.worktree.is_some() && Path::new(&e.cwd).is_dir() {
             out.push(att(
                 "worktree-drift",
                 id,
-                format!("{} was a git checkout at park time and is not one now", e.cwd),
+                format!(
+                    "{} was a git checkout at park time and is not one now",
+                    e.cwd
+                ),
                 None,
             ));
         }
@@ -505,9 +511,9 @@ fn scan_locks(ctx: &crate::ctx::Ctx) -> Vec<LockFacts> {
         let owner_is_park = proc.as_ref().is_some_and(|p| {
             p.comm == "park"
                 || p.argv.first().is_some_and(|a| {
-                    Path::new(a)
-                        .file_name()
-                        .is_some_and(|n| n == "park" || n == ctx.exe.file_name().unwrap_or_default())
+                    Path::new(a).file_name().is_some_and(|n| {
+                        n == "park" || n == ctx.exe.file_name().unwrap_or_default()
+                    })
                 })
         });
         out.push(LockFacts {
@@ -600,7 +606,11 @@ pub fn render(r: &Report) -> String {
         t.push_str(&format!(
             "ok: {} parked {} restorable, nothing needs attention\n",
             r.entries,
-            if r.entries == 1 { "entry is" } else { "entries are" }
+            if r.entries == 1 {
+                "entry is"
+            } else {
+                "entries are"
+            }
         ));
     } else {
         t.push_str(&format!("{n} finding(s) need attention\n"));
@@ -652,7 +662,11 @@ mod tests {
         let r = diagnose(&facts(vec![(sample("ccb"), x)]));
         assert!(!r.ok);
         assert_eq!(codes(&r), vec![("unrestorable", Level::Attention)]);
-        assert!(r.findings[0].fix.as_deref().unwrap().contains("park forget"));
+        assert!(r.findings[0]
+            .fix
+            .as_deref()
+            .unwrap()
+            .contains("park forget"));
     }
 
     #[test]
@@ -759,7 +773,10 @@ mod tests {
     #[test]
     fn files_locks_and_corrupt_entries() {
         let mut f = facts(vec![]);
-        f.bad.push(LedgerError::Corrupt("/h/parked/x.json".into(), "eof".into()));
+        f.bad.push(LedgerError::Corrupt(
+            "/h/parked/x.json".into(),
+            "eof".into(),
+        ));
         f.files = vec![
             FileFacts {
                 path: "/h/parked/notes.txt".into(),
@@ -812,7 +829,11 @@ mod tests {
         let mut e = sample("ccb");
         e.config_dir = Some(d.path().to_string_lossy().into_owned());
         assert_eq!(cleanup_days(&e), Some(30));
-        std::fs::write(d.path().join("settings.json"), r#"{"cleanupPeriodDays": 90}"#).unwrap();
+        std::fs::write(
+            d.path().join("settings.json"),
+            r#"{"cleanupPeriodDays": 90}"#,
+        )
+        .unwrap();
         assert_eq!(cleanup_days(&e), Some(90));
         e.agent = Agent::Codex;
         assert_eq!(cleanup_days(&e), None);

@@ -61,7 +61,17 @@ mod tests {
 
     #[test]
     fn garbage_is_refused_with_the_input_named() {
-        for s in ["", "30", "m", "5y", "-5m", "1.5h", "5 m", "99999999999999999999w", "$(id)"] {
+        for s in [
+            "",
+            "30",
+            "m",
+            "5y",
+            "-5m",
+            "1.5h",
+            "5 m",
+            "99999999999999999999w",
+            "$(id)",
+        ] {
             let e = parse(s).unwrap_err();
             assert!(e.contains("invalid duration"), "{s}: {e}");
         }

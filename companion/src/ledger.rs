@@ -123,6 +123,12 @@ pub fn private_dir(dir: &Path) -> Result<(), LedgerError> {
         if m.file_type().is_symlink() {
             return Err(LedgerError::Symlink(dir.to_path_buf()));
         }
+        // A dir that already existed with group/other access (made by hand, an old umask) is
+        // tightened: park's files are private however the dir came to be.
+        if m.permissions().mode() & 0o077 != 0 {
+            fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
+                .map_err(|e| LedgerError::Io(dir.to_path_buf(), e))?;
+        }
         return Ok(());
     }
     fs::DirBuilder::new()
@@ -180,15 +186,36 @@ impl Ledger {
         private_dir(&self.home.join("archive"))
     }
 
+    /// Refuses a symlink in place of `$PARK_HOME` or `parked/`: reads, writes and deletes alike
+    /// stay inside park's own directories.
+    fn no_symlinked_dirs(&self) -> Result<(), LedgerError> {
+        for d in [self.home.clone(), self.parked_dir()] {
+            if fs::symlink_metadata(&d).is_ok_and(|m| m.file_type().is_symlink()) {
+                return Err(LedgerError::Symlink(d));
+            }
+        }
+        Ok(())
+    }
+
     fn path(&self, id: &str) -> Result<PathBuf, LedgerError> {
         if !valid_entry_id(id) {
             return Err(LedgerError::BadId(id.to_string()));
         }
+        self.no_symlinked_dirs()?;
         Ok(self.parked_dir().join(format!("{id}.json")))
+    }
+
+    /// An entry park would write must be one park can read back and resume from.
+    fn writable(e: &Entry) -> Result<(), LedgerError> {
+        if crate::transcript::valid_session_id(&e.session_id).is_none() {
+            return Err(LedgerError::BadId(e.session_id.clone()));
+        }
+        Ok(())
     }
 
     /// Claims the entry: fails with `Exists` when any entry for this id is already there.
     pub fn claim(&self, e: &Entry) -> Result<(), LedgerError> {
+        Self::writable(e)?;
         self.ensure()?;
         let p = self.path(&e.id)?;
         let mut f = match OpenOptions::new()
@@ -211,6 +238,7 @@ impl Ledger {
     }
 
     pub fn save(&self, e: &Entry) -> Result<(), LedgerError> {
+        Self::writable(e)?;
         self.ensure()?;
         let p = self.path(&e.id)?;
         write_atomic(&p, &serde_json::to_vec_pretty(e).expect("entry serialises"))
@@ -240,6 +268,10 @@ impl Ledger {
     pub fn all(&self) -> (Vec<Entry>, Vec<LedgerError>) {
         let mut ok = vec![];
         let mut bad = vec![];
+        if let Err(e) = self.no_symlinked_dirs() {
+            bad.push(e);
+            return (ok, bad);
+        }
         let Ok(rd) = fs::read_dir(self.parked_dir()) else {
             return (ok, bad);
         };

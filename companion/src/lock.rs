@@ -36,6 +36,12 @@ pub fn key(parts: &[&str]) -> String {
     if s.len() > 120 {
         s = s[s.len() - 120..].to_string();
     }
+    // Never a hidden name, `.` or `..`.
+    if s.is_empty() {
+        s.push('_');
+    } else if s.starts_with('.') {
+        s.replace_range(..1, "_");
+    }
     s
 }
 
@@ -45,6 +51,15 @@ pub enum TryLock {
 }
 
 pub fn try_lock(home: &Path, key: &str) -> Result<TryLock, LedgerError> {
+    // Keys come from `key()`; anything else (a separator, `..`) is refused, never joined.
+    if key.is_empty()
+        || key.starts_with('.')
+        || !key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_'))
+    {
+        return Err(LedgerError::BadId(key.to_string()));
+    }
     let dir = home.join("locks");
     private_dir(home)?;
     private_dir(&dir)?;

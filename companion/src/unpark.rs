@@ -97,15 +97,24 @@ pub fn expected_transcript(e: &Entry) -> Option<PathBuf> {
             &e.session_id,
         )),
         Agent::Codex => {
+            let home = Path::new(e.config_dir.as_deref()?);
+            // The recorded path counts only when it is this session's rollout under CODEX_HOME.
             if let Some(t) = e
                 .transcript
                 .as_deref()
                 .map(PathBuf::from)
-                .filter(|t| t.is_file())
+                .filter(|t| {
+                    t.is_file()
+                        && t.starts_with(home)
+                        && !t.components().any(|c| c == std::path::Component::ParentDir)
+                })
+                .filter(|t| {
+                    codex::rollout_id(t).is_some_and(|id| id.eq_ignore_ascii_case(&e.session_id))
+                })
             {
                 return Some(t);
             }
-            codex::all_rollouts(Path::new(e.config_dir.as_deref()?))
+            codex::all_rollouts(home)
                 .into_iter()
                 .find(|(id, _)| *id == e.session_id)
                 .map(|(_, p)| p)
@@ -114,6 +123,12 @@ pub fn expected_transcript(e: &Entry) -> Option<PathBuf> {
 }
 
 pub fn restorable(e: &Entry) -> Result<(), String> {
+    if crate::transcript::valid_session_id(&e.session_id).is_none() {
+        return Err(format!(
+            "recorded session id {:?} is not a session id",
+            e.session_id
+        ));
+    }
     // The program must still read as the agent: an edited ledger cannot make unpark run anything else.
     if crate::agent::classify(std::slice::from_ref(&e.program)).map(|(a, _)| a) != Some(e.agent) {
         return Err(format!(
@@ -135,6 +150,10 @@ pub fn restorable(e: &Entry) -> Result<(), String> {
 /// The argv that resumes the entry. The recorded flags pass the same whitelist again: a ledger file
 /// edited by hand (or by anything else) can never smuggle another flag, or a session flag, into argv.
 pub fn resume_argv(e: &Entry) -> Vec<String> {
+    // An id that is not a session id (e.g. `--some-flag`) never reaches argv: nothing to resume.
+    if crate::transcript::valid_session_id(&e.session_id).is_none() {
+        return vec![];
+    }
     match e.agent {
         Agent::Claude => claude::resume_argv(&e.program, &e.session_id, &claude::flags(&e.flags).0),
         Agent::Codex => codex::resume_argv(&e.program, &e.session_id, &codex::flags(&e.flags).0),
@@ -149,7 +168,7 @@ pub fn resume_command_line(e: &Entry) -> String {
             .unwrap_or_else(|_| "''".into())
     };
     let argv: Vec<String> = resume_argv(e).iter().map(|a| q(a)).collect();
-    format!("cd {} && {}", q(&e.cwd), argv.join(" "))
+    format!("cd -- {} && {}", q(&e.cwd), argv.join(" "))
 }
 
 fn resumer_alive(ctx: &Ctx, e: &Entry) -> bool {
@@ -303,6 +322,14 @@ fn exec_in_pane_inner(ctx: &Ctx, eid: &str, target: &str) -> ActionResult {
         );
     }
     let argv = resume_argv(&e);
+    if argv.is_empty() {
+        return res(
+            target,
+            &e,
+            "refused",
+            Some("nothing to resume: invalid session id".into()),
+        );
+    }
     // The pane may have moved (pane gone → new window): record where the session now lives.
     if let Some(p) = my_pane.as_deref() {
         if ctx.mux.serves(&e.place.server) {
@@ -936,7 +963,7 @@ mod tests {
         );
         let line = resume_command_line(&e);
         let words = shlex::split(&line).unwrap();
-        assert_eq!(words[..3], ["cd", "/w/$(rm -rf ~)/a b", "&&"]);
+        assert_eq!(words[..4], ["cd", "--", "/w/$(rm -rf ~)/a b", "&&"]);
         assert_eq!(words.last().unwrap(), "x; touch /tmp/p`id`");
     }
 
@@ -947,7 +974,7 @@ mod tests {
         fn command_line_round_trips(cwd in "[^\u{0}]{1,40}", val in "[^\u{0}]{1,40}") {
             let e = entry(Agent::Claude, &cwd, "claude", vec!["--model".into(), val.clone()]);
             let words = shlex::split(&resume_command_line(&e)).unwrap();
-            let mut want = vec!["cd".to_string(), cwd.clone(), "&&".to_string()];
+            let mut want = vec!["cd".to_string(), "--".to_string(), cwd.clone(), "&&".to_string()];
             want.extend(resume_argv(&e));
             prop_assert_eq!(words, want);
         }

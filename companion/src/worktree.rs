@@ -79,7 +79,11 @@ pub fn drift(before: &Fingerprint, now: &Fingerprint) -> Vec<String> {
         d.push(format!("branch {} → {}", before.branch, now.branch));
     }
     if before.head != now.head {
-        d.push(format!("HEAD {} → {}", short(&before.head), short(&now.head)));
+        d.push(format!(
+            "HEAD {} → {}",
+            short(&before.head),
+            short(&now.head)
+        ));
     }
     if before.dirty != now.dirty {
         d.push(format!("dirty files {} → {}", before.dirty, now.dirty));
@@ -144,7 +148,10 @@ mod tests {
         git(&["init", "-q", "-b", "main"]);
         std::fs::write(d.path().join("a"), "1").unwrap();
         let f0 = fingerprint(p).unwrap();
-        assert_eq!((f0.branch.as_str(), f0.head.as_str(), f0.dirty), ("main", "(initial)", 1));
+        assert_eq!(
+            (f0.branch.as_str(), f0.head.as_str(), f0.dirty),
+            ("main", "(initial)", 1)
+        );
         git(&["add", "a"]);
         git(&["commit", "-qm", "x"]);
         let f1 = fingerprint(p).unwrap();

@@ -7,8 +7,9 @@
 //! `$PARK_HOME` (every test walks its temp root before and after), ledger files are 0600 in 0700
 //! dirs, and symlinks are not followed.
 //!
-//! A test marked `#[ignore = "bug: …"]` pins a real library bug found by this corpus; it fails
-//! until the library is fixed (`cargo test -p park --test injection -- --ignored`).
+//! Eight of these tests first failed on real bugs the corpus found (a symlinked `parked/` read and
+//! deleted through, loose dirs kept loose, unvalidated ids joined into paths, lock files and argv,
+//! `cd` without `--`); the library was fixed and they now guard those rules.
 
 use park::agent::{self, claude, codex, Agent};
 use park::ledger::{
@@ -560,7 +561,6 @@ fn claude_transcript_paths_stay_in_the_config_dir() {
 }
 
 #[test]
-#[ignore = "bug: claude::transcript_path joins an unvalidated id, so `../` or an absolute id leaves the config dir (unreachable through scan/ledger, which validate ids first)"]
 fn claude_transcript_path_with_a_raw_hostile_id_leaves_the_config_dir() {
     let cfg = Path::new("/h/.claude");
     for id in ["../../../escape", "/etc/passwd"] {
@@ -789,7 +789,7 @@ fn resume_command_line_round_trips_through_shlex() {
                 e.program = format!("/opt/{s}/{}", agent.as_str());
                 let line = unpark::resume_command_line(&e);
                 let words = shlex::split(&line).unwrap_or_else(|| panic!("{line:?}"));
-                let mut want = strs(&["cd", &e.cwd, "&&"]);
+                let mut want = strs(&["cd", "--", &e.cwd, "&&"]);
                 want.extend(unpark::resume_argv(&e));
                 assert_eq!(words, want, "{line:?}");
             }
@@ -931,7 +931,6 @@ fn resume_command_line_runs_exactly_resume_argv_in_a_shell() {
 }
 
 #[test]
-#[ignore = "bug: resume_argv does not validate session_id: codex puts it after the flags, so a hostile id becomes a flag (unreachable through the ledger, whose load rejects such ids)"]
 fn resume_argv_with_a_flag_as_session_id_smuggles_it() {
     let mut e = baseline(Agent::Codex);
     e.session_id = "--dangerously-bypass-approvals-and-sandbox".into();
@@ -943,7 +942,6 @@ fn resume_argv_with_a_flag_as_session_id_smuggles_it() {
 }
 
 #[test]
-#[ignore = "bug: resume_command_line writes `cd <cwd>` without `--`, so a recorded cwd starting with `-` is read as an option of cd (`-` → $OLDPWD, `-P` → $HOME) and the agent runs in the wrong directory"]
 fn resume_command_line_with_a_dash_cwd_runs_in_that_cwd() {
     let sb = Sandbox::new();
     let run_dir = sb.fixture_dir("run");
@@ -1177,7 +1175,6 @@ fn ledger_dirs_are_0700_files_0600_and_no_tmp_is_left() {
 }
 
 #[test]
-#[ignore = "bug: ledger::private_dir only sets 0700 on dirs it creates: an existing PARK_HOME or parked/ with 0755/0777 stays that way after claim/save"]
 fn existing_loose_ledger_dirs_are_tightened() {
     let sb = Sandbox::new();
     let l = sb.ledger();
@@ -1271,7 +1268,6 @@ fn sandbox_with_symlinked_parked() -> (Sandbox, Ledger, PathBuf, Vec<u8>) {
 }
 
 #[test]
-#[ignore = "bug: Ledger::load and Ledger::all read entries through a symlinked parked/ (only claim/save check it, via ensure)"]
 fn load_and_all_do_not_follow_a_symlinked_parked_dir() {
     let (sb, l, _, _) = sandbox_with_symlinked_parked();
     let id = entry_id(Agent::Claude, SID);
@@ -1291,7 +1287,6 @@ fn load_and_all_do_not_follow_a_symlinked_parked_dir() {
 }
 
 #[test]
-#[ignore = "bug: Ledger::remove deletes <link target>/<id>.json when parked/ is a symlink (a delete outside PARK_HOME)"]
 fn remove_does_not_delete_through_a_symlinked_parked_dir() {
     let (sb, l, foreign, bytes) = sandbox_with_symlinked_parked();
     let _ = l.remove(&entry_id(Agent::Claude, SID));
@@ -1475,7 +1470,6 @@ fn symlinked_locks_dir_or_lock_file_is_refused() {
 }
 
 #[test]
-#[ignore = "bug: lock::try_lock does not validate its key: `../../x` creates x.lock outside PARK_HOME (callers build keys with lock::key, which is safe)"]
 fn try_lock_with_a_raw_traversal_key_stays_in_park_home() {
     let mut sb = Sandbox::new();
     sb.seal();
@@ -1605,7 +1599,6 @@ fn archive_of_a_symlinked_transcript_copies_it_and_leaves_the_target_alone() {
 }
 
 #[test]
-#[ignore = "bug: archive::archive joins the unvalidated e.session_id under archive/: `../../x` or an absolute id writes transcript.jsonl and meta.json outside PARK_HOME (park passes scanned, validated ids today)"]
 fn archive_with_a_hostile_session_id_writes_only_in_park_home() {
     let mut sb = Sandbox::new();
     let src = sb.fixture_dir("src").join("t.jsonl");

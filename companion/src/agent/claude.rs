@@ -82,7 +82,14 @@ pub fn argv_session_id(args: &[String]) -> Option<String> {
     None
 }
 
+/// Where Claude keeps session `id` of `cwd`. An id that is not a session id (a path, `..`) is
+/// reduced to its id characters, so the result always stays inside `config/projects/<dir>/`.
 pub fn transcript_path(config: &Path, cwd: &str, id: &str) -> PathBuf {
+    let id: String = id
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .collect();
+    let id = if id.is_empty() { "-".to_string() } else { id };
     config
         .join("projects")
         .join(claude_project_dir_name(cwd))

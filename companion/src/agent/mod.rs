@@ -122,7 +122,16 @@ pub type Flags = Vec<String>;
 
 /// Values replayed into argv must be plain: no control characters, bounded length.
 pub fn plain_value(v: &str) -> bool {
-    !v.is_empty() && v.len() <= 256 && !v.chars().any(|c| c.is_control()) && !v.starts_with('-')
+    !v.is_empty()
+        && v.len() <= 256
+        && !v.chars().any(|c| c.is_control() || invisible(c))
+        && !v.starts_with('-')
+}
+
+/// Format characters that change how text displays without being seen: bidi overrides and
+/// isolates, zero-width characters, the BOM. A replayed value must read as what it is.
+fn invisible(c: char) -> bool {
+    matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}')
 }
 
 /// Extracts whitelisted flags from argv (after the program token). `bools` take no value, `valued`
