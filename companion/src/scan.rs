@@ -250,6 +250,9 @@ pub fn scan_with(
             f.tree.iter().any(|(p, _)| ancestry.contains(p)) || ancestry.contains(&f.proc.root)
         })
         .filter_map(|f| f.ident.session_id.clone())
+        .chain(session_ids_in_env(
+            &platform.environ(me).unwrap_or_default(),
+        ))
         .collect();
     if let Some(e) = &pane_error {
         warnings.push(format!(
@@ -275,6 +278,24 @@ pub fn scan_with(
         },
         warnings,
     })
+}
+
+/// Variables an agent sets for the commands its tools run, naming its own session. park run from
+/// such a command (even detached from the agent's tree with `setsid`/`nohup`) is that session's
+/// caller. Claude Code 2.1.197 sets `CLAUDE_CODE_SESSION_ID`; the Codex names are read for the same
+/// reason where a Codex build sets them.
+pub const CALLER_SESSION_VARS: &[&str] = &[
+    "CLAUDE_CODE_SESSION_ID",
+    "CODEX_THREAD_ID",
+    "CODEX_SESSION_ID",
+];
+
+pub fn session_ids_in_env(env: &[(String, String)]) -> Vec<String> {
+    CALLER_SESSION_VARS
+        .iter()
+        .filter_map(|k| crate::platform::env_get(env, k))
+        .filter_map(crate::transcript::valid_session_id)
+        .collect()
 }
 
 /// How long a process's USS/PSS from `smaps_rollup` is reused by `ls` and the picker.
@@ -536,6 +557,29 @@ pub fn derive_status(
             Some("the agent's composer is not on screen".into()),
         ),
         None => (Status::Unknown, Some("pane screen unreadable".into())),
+    }
+}
+
+#[cfg(test)]
+mod caller_env_tests {
+    use super::*;
+
+    #[test]
+    fn caller_session_ids_come_from_the_agents_tool_variables_validated() {
+        let env = |k: &str, v: &str| vec![(k.to_string(), v.to_string())];
+        assert_eq!(
+            session_ids_in_env(&env(
+                "CLAUDE_CODE_SESSION_ID",
+                "BBFEB850-7874-4743-9eb3-8e35f2a00339"
+            )),
+            vec!["bbfeb850-7874-4743-9eb3-8e35f2a00339".to_string()]
+        );
+        assert!(session_ids_in_env(&env("CLAUDE_CODE_SESSION_ID", "$(id)")).is_empty());
+        assert!(session_ids_in_env(&env(
+            "SOME_OTHER_ID",
+            "bbfeb850-7874-4743-9eb3-8e35f2a00339"
+        ))
+        .is_empty());
     }
 }
 

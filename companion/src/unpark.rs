@@ -810,6 +810,20 @@ fn wait_for_verdict(ctx: &Ctx, sent: &Entry, target: &str) -> ActionResult {
                     );
                 }
                 let handed_off_only = cur.resumer.map(|r| r.0) == Some(std::process::id());
+                // The pane's verifier took over and died (crash, kill): nobody will finish this
+                // resume. Say so now rather than wait out the timeout; the next unpark sees
+                // whether the agent runs (already-running) or resumes it.
+                if !handed_off_only && cur.resumer.is_some() && !resumer_alive(ctx, &cur) {
+                    return res(
+                        target,
+                        sent,
+                        "failed",
+                        Some(format!(
+                            "the verifier of this resume died; run `park unpark {}` again to finish or retry",
+                            sent.id
+                        )),
+                    );
+                }
                 if t0.elapsed() > HANDOFF_TIMEOUT
                     || (handed_off_only && t0.elapsed() > Duration::from_secs(20))
                 {
