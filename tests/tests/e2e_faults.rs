@@ -301,7 +301,8 @@ impl World {
             if unpark {
                 self.park_clean();
             }
-            let delay = rng.below(2500);
+            // park finishes in ~0.6-1 s, a hand-off in ~1-3 s: kill inside those windows.
+            let delay = if unpark { rng.below(2000) } else { rng.below(900) };
             let args: Vec<&str> = if unpark {
                 vec!["unpark", &self.pane, "--json"]
             } else {
