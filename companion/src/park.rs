@@ -305,7 +305,7 @@ pub fn placeholder_env(env: &[(String, String)]) -> Vec<(String, String)> {
 /// mouse and focus reporting, application keypad, colours.
 pub const TERMINAL_RESET: &str = "\x1b[?1049l\x1b[?25h\x1b[0m\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?1004l\x1b[?1l\x1b>";
 
-fn write_tty(tty: &str, s: &str) {
+pub fn write_tty(tty: &str, s: &str) {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     if !tty.starts_with("/dev/") {
@@ -424,6 +424,39 @@ fn leave_pane_usable(
         }
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// The pane's foreground is its interactive shell (whatever its screen shows).
+pub fn shell_in_foreground(ctx: &Ctx, p: &Pane) -> bool {
+    let Some(proc) = ctx.platform.process(p.pid) else {
+        return false;
+    };
+    let shell = crate::proctree::program_of(&proc.argv)
+        .map(|(n, _)| n.trim_start_matches('-').to_string())
+        .unwrap_or_default();
+    scan::is_interactive_shell(&proc.argv) && p.current_command.trim_start_matches('-') == shell
+}
+
+/// An agent that died without cleaning up (a park interrupted after SIGTERM, a crash) can leave
+/// its pane on the alternate screen, with the shell's prompt drawn where `capture` cannot tell it
+/// from the agent's last frame. With the shell in the foreground: leave the alternate screen and
+/// ask the shell to redraw its line (Ctrl-L: redraws, never runs what is typed). Returns whether
+/// the pane is now at a bare prompt.
+pub fn repair_shell_screen(ctx: &Ctx, p: &Pane) -> bool {
+    if !shell_in_foreground(ctx, p) {
+        return false;
+    }
+    write_tty(&p.tty, TERMINAL_RESET);
+    let _ = ctx.mux.send_keys(&p.id, &["C-l"]);
+    for _ in 0..20 {
+        std::thread::sleep(Duration::from_millis(50));
+        if let Some(now) = find_pane(ctx, &p.id) {
+            if shell_prompt_ready(ctx, &now) {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 /// The pane's foreground is its interactive shell and the screen ends at a bare prompt.

@@ -692,7 +692,7 @@ pub fn unpark_remote(
             let prefilled = last_line(&screen)
                 .trim_end()
                 .ends_with(&format!("{typed} unpark ."));
-            if prefilled || shell_prompt_ready(ctx, p) {
+            if prefilled || shell_prompt_ready(ctx, p) || crate::park::repair_shell_screen(ctx, p) {
                 if prefilled {
                     // Our own prefill: clear it rather than append to it.
                     let _ = ctx.mux.send_keys(&p.id, &["C-e", "C-u"]);

@@ -191,8 +191,16 @@ impl World {
             .unwrap_or_else(|| "-".into());
         // doctor must see anything unfinished; a cleanly parked or cleanly live session is fine.
         let d = park(&self.sb, &["doctor", "--json"]);
+        // A resume still being verified (Codex: 2 s alive with the id) is in progress, not stuck.
+        let verifying = state == "resuming"
+            && es[0]
+                .get("resumer")
+                .and_then(|r| r.get(0))
+                .and_then(|p| p.as_u64())
+                .is_some_and(|p| pid_alive(p as u32));
         let clean = (live.len() == 1 && es.is_empty())
-            || (live.is_empty() && es.len() == 1 && state == "parked");
+            || (live.is_empty() && es.len() == 1 && state == "parked")
+            || verifying;
         if !clean {
             assert_eq!(
                 code(&d),
@@ -302,7 +310,11 @@ impl World {
                 self.park_clean();
             }
             // park finishes in ~0.6-1 s, a hand-off in ~1-3 s: kill inside those windows.
-            let delay = if unpark { rng.below(2000) } else { rng.below(900) };
+            let delay = if unpark {
+                rng.below(2000)
+            } else {
+                rng.below(900)
+            };
             let args: Vec<&str> = if unpark {
                 vec!["unpark", &self.pane, "--json"]
             } else {
