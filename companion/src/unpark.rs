@@ -603,8 +603,9 @@ fn restore_placeholder(ctx: &Ctx, e: &Entry) {
 /// Unparks from outside the pane: hand the resume to the pane, then wait for the verifier's word.
 pub fn unpark_remote(
     ctx: &Ctx,
-    s: &Scan,
-    live: &LiveSet,
+    // The batch's scan and live set are not trusted here: both are taken again under the locks.
+    _batch_scan: &Scan,
+    _batch_live: &LiveSet,
     eid: &str,
     target: &str,
     dry_run: bool,
@@ -627,6 +628,22 @@ pub fn unpark_remote(
         Ok(l) => l,
         Err(why) => return res(target, &key, "refused", Some(why)),
     };
+    // Judge "already running" on what runs now, under the locks: a park that finished between
+    // the batch's scan and these locks has killed the agent the old scan saw, and its entry is
+    // the only record of the session left.
+    let fresh = match scan::scan(ctx.platform.as_ref(), ctx.mux.as_ref(), false) {
+        Ok(f) => f,
+        Err(err) => {
+            return res(
+                target,
+                &key,
+                "refused",
+                Some(format!("process scan failed: {err}")),
+            )
+        }
+    };
+    let s = &fresh;
+    let live = &LiveSet::from_scan(s);
     let mut e = match gate(ctx, eid, target, live, None) {
         Gate::Go(e) => *e,
         Gate::Done(r) => return r,
