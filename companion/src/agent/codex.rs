@@ -384,7 +384,20 @@ pub fn identify(
 
 pub fn flags(args: &[String]) -> (Flags, Vec<String>) {
     // `resume <id>` is the session; rebuilt from the id, never replayed.
-    let args: Vec<String> = match args.iter().position(|a| a == "resume") {
+    // The subcommand is a positional `resume`, not the value of a flag (`-m resume` is a model).
+    let mut sub = None;
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        if a == "resume" {
+            sub = Some(i);
+            break;
+        }
+        let takes_value =
+            VALUED_FLAGS.contains(&a) || ["-C", "--cd", "-c", "--config"].contains(&a);
+        i += if takes_value { 2 } else { 1 };
+    }
+    let args: Vec<String> = match sub {
         Some(i) => args[..i]
             .iter()
             .chain(
@@ -418,6 +431,22 @@ mod tests {
 
     fn v(s: &[&str]) -> Vec<String> {
         s.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn a_flag_value_named_resume_is_not_the_subcommand() {
+        // Found by the fuzz target `flags`: `-m resume` lost the model.
+        assert_eq!(flags(&v(&["-m", "resume"])).0, v(&["-m", "resume"]));
+        assert_eq!(
+            flags(&v(&[
+                "resume",
+                "-m",
+                "resume",
+                "35c98558-0920-4e29-b81c-9304ca43fccb"
+            ]))
+            .0,
+            v(&["-m", "resume"])
+        );
     }
 
     #[test]
