@@ -136,7 +136,7 @@ fn check_round(sb: &Sandbox, sid: &str, ctx: &str, outs: &[String], max_live: us
     assert!(es.len() <= 1, "{ctx}: two entries: {es:?}");
     assert!(live == 1 || es.len() == 1, "{ctx}: SESSION LOST: {outs:?}");
     assert!(
-        !(live == 1 && !es.is_empty()),
+        live != 1 || es.is_empty(),
         "{ctx}: orphaned entry beside a live session: {es:?}"
     );
     live == 0
@@ -212,7 +212,7 @@ fn two_entries_naming_one_session_resume_it_once() {
         let d = park(&sb, &["doctor", "--json"]);
         assert_eq!(code(&d), 1);
         assert!(text(&d).contains("\"duplicate\""), "{}", text(&d));
-        let ops = vec![
+        let ops = [
             ("unpark", id.clone(), rng.below(300)),
             ("unpark", bak.clone(), rng.below(300)),
         ];
