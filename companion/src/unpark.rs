@@ -151,7 +151,9 @@ pub fn restorable(e: &Entry) -> Result<(), String> {
 /// edited by hand (or by anything else) can never smuggle another flag, or a session flag, into argv.
 pub fn resume_argv(e: &Entry) -> Vec<String> {
     // An id that is not a session id (e.g. `--some-flag`) never reaches argv: nothing to resume.
-    if crate::transcript::valid_session_id(&e.session_id).is_none() {
+    if crate::transcript::valid_session_id(&e.session_id).is_none()
+        && !crate::guards::disabled("resume-id")
+    {
         return vec![];
     }
     match e.agent {
@@ -168,7 +170,12 @@ pub fn resume_command_line(e: &Entry) -> String {
             .unwrap_or_else(|_| "''".into())
     };
     let argv: Vec<String> = resume_argv(e).iter().map(|a| q(a)).collect();
-    format!("cd -- {} && {}", q(&e.cwd), argv.join(" "))
+    let dashdash = if crate::guards::disabled("cd-dashdash") {
+        ""
+    } else {
+        "-- "
+    };
+    format!("cd {dashdash}{} && {}", q(&e.cwd), argv.join(" "))
 }
 
 fn resumer_alive(ctx: &Ctx, e: &Entry) -> bool {

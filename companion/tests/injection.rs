@@ -561,7 +561,7 @@ fn claude_transcript_paths_stay_in_the_config_dir() {
 }
 
 #[test]
-fn claude_transcript_path_with_a_raw_hostile_id_leaves_the_config_dir() {
+fn claude_transcript_path_with_a_raw_hostile_id_stays_in_the_config_dir() {
     let cfg = Path::new("/h/.claude");
     for id in ["../../../escape", "/etc/passwd"] {
         let p = claude::transcript_path(cfg, "/w", id);
@@ -931,7 +931,7 @@ fn resume_command_line_runs_exactly_resume_argv_in_a_shell() {
 }
 
 #[test]
-fn resume_argv_with_a_flag_as_session_id_smuggles_it() {
+fn resume_argv_never_takes_a_flag_as_session_id() {
     let mut e = baseline(Agent::Codex);
     e.session_id = "--dangerously-bypass-approvals-and-sandbox".into();
     let argv = unpark::resume_argv(&e);
@@ -1613,4 +1613,26 @@ fn archive_with_a_hostile_session_id_writes_only_in_park_home() {
         let _ = archive::archive(&sb.home, &e);
     }
     sb.verify();
+}
+
+/// The ledger never writes an entry it could not resume from: a session id that is not one (here a
+/// flag, which `resume_argv` would otherwise pass to the agent) is refused by `claim` and `save`.
+#[test]
+fn claim_and_save_refuse_an_entry_whose_session_id_is_not_one() {
+    let d = tempfile::tempdir().unwrap();
+    let l = Ledger::new(d.path().join("h"));
+    for sid in [
+        "--dangerously-bypass-approvals-and-sandbox",
+        "../../x",
+        "$(id)",
+    ] {
+        let mut e = baseline(Agent::Codex);
+        e.session_id = sid.into();
+        assert!(matches!(l.claim(&e), Err(LedgerError::BadId(_))), "{sid}");
+        assert!(matches!(l.save(&e), Err(LedgerError::BadId(_))), "{sid}");
+        assert!(
+            !l.parked_dir().join(format!("{}.json", e.id)).exists(),
+            "{sid}: nothing written"
+        );
+    }
 }

@@ -87,7 +87,9 @@ pub fn argv_session_id(args: &[String]) -> Option<String> {
 pub fn transcript_path(config: &Path, cwd: &str, id: &str) -> PathBuf {
     let id: String = id
         .chars()
-        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .filter(|c| {
+            c.is_ascii_alphanumeric() || *c == '-' || crate::guards::disabled("transcript-path-id")
+        })
         .collect();
     let id = if id.is_empty() { "-".to_string() } else { id };
     config
