@@ -102,10 +102,8 @@ pub fn home(env: &[(String, String)]) -> Option<PathBuf> {
 pub fn rollout_id(path: &Path) -> Option<String> {
     let name = path.file_name()?.to_str()?;
     let stem = name.strip_prefix("rollout-")?.strip_suffix(".jsonl")?;
-    if stem.len() < 36 {
-        return None;
-    }
-    valid_session_id(&stem[stem.len() - 36..])
+    // By bytes, but never inside a character: a non-ASCII name is simply not a rollout.
+    valid_session_id(stem.get(stem.len().checked_sub(36)?..)?)
 }
 
 /// Ids named by files a process holds open under `home`: rollouts and writer locks.
