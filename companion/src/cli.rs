@@ -713,6 +713,19 @@ fn plan_line(f: &scan::Found) -> String {
     )
 }
 
+/// A bulk action goes ahead only after a typed yes on a terminal; without one, never.
+fn confirm_bulk(what: &str, question: &str) -> bool {
+    if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
+        eprintln!("park: {what}; without a terminal that needs --yes. Nothing done.");
+        return false;
+    }
+    if !ask_yes(question) {
+        eprintln!("park: not confirmed; nothing done");
+        return false;
+    }
+    true
+}
+
 /// `park park --idle DUR` / `--all`: list the plan, confirm with a typed yes (or `--yes`), then park
 /// each selected agent through the same guarded transaction as a named target.
 fn park_bulk(ctx: &Ctx, s: &Scan, min_idle: Option<std::time::Duration>, o: &ParkFlags) -> i32 {
@@ -738,16 +751,14 @@ fn park_bulk(ctx: &Ctx, s: &Scan, min_idle: Option<std::time::Duration>, o: &Par
     if pick.is_empty() {
         return print_results(&[], o.json);
     }
-    if !o.dry_run && !o.yes {
-        let tty = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
-        if !tty {
-            eprintln!("park: {what} parks {} agent(s); without a terminal that needs --yes. Nothing done.", pick.len());
-            return 1;
-        }
-        if !ask_yes(&format!("Park these {} agent(s)?", pick.len())) {
-            eprintln!("park: not confirmed; nothing done");
-            return 1;
-        }
+    if !o.dry_run
+        && !o.yes
+        && !confirm_bulk(
+            &format!("{what} parks {} agent(s)", pick.len()),
+            &format!("Park these {} agent(s)?", pick.len()),
+        )
+    {
+        return 1;
     }
     let opts = ParkOpts {
         dry_run: o.dry_run,
@@ -874,19 +885,14 @@ fn unpark_all(ctx: &Ctx, dry_run: bool, json: bool, yes: bool) -> i32 {
     if entries.is_empty() {
         return print_results(&[], json);
     }
-    if !dry_run && !yes {
-        let tty = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
-        if !tty {
-            eprintln!(
-                "park: --all resumes {} session(s); without a terminal that needs --yes. Nothing done.",
-                entries.len()
-            );
-            return 1;
-        }
-        if !ask_yes(&format!("Resume these {} session(s)?", entries.len())) {
-            eprintln!("park: not confirmed; nothing done");
-            return 1;
-        }
+    if !dry_run
+        && !yes
+        && !confirm_bulk(
+            &format!("--all resumes {} session(s)", entries.len()),
+            &format!("Resume these {} session(s)?", entries.len()),
+        )
+    {
+        return 1;
     }
     let mut results = vec![];
     for e in &entries {

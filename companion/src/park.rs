@@ -461,17 +461,7 @@ pub fn repair_shell_screen(ctx: &Ctx, p: &Pane) -> bool {
 
 /// The pane's foreground is its interactive shell and the screen ends at a bare prompt.
 pub fn shell_prompt_ready(ctx: &Ctx, p: &Pane) -> bool {
-    let Some(proc) = ctx.platform.process(p.pid) else {
-        return false;
-    };
-    if !scan::is_interactive_shell(&proc.argv) {
-        return false;
-    }
-    let fg = p.current_command.trim_start_matches('-');
-    let shell = crate::proctree::program_of(&proc.argv)
-        .map(|(n, _)| n.trim_start_matches('-').to_string())
-        .unwrap_or_default();
-    if fg != shell {
+    if !shell_in_foreground(ctx, p) {
         return false;
     }
     ctx.mux

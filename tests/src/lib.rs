@@ -49,7 +49,7 @@ pub use harness::codex::{
 pub use harness::mock::MockServer;
 pub use harness::procs::{descendants, kill_and_reap, pid_alive, processes_referencing, wait_gone};
 pub use harness::sandbox::{current_uid, Sandbox, SHELL_PROMPT};
-pub use harness::util::{poll, sh_quote, uuid_v4, Env};
+pub use harness::util::{poll, sh_quote, uuid_v4, Env, Rng};
 pub use harness::zellij::{env_of, zellij_bin, Zellij};
 
 /// Starts the package's `mock-llm` binary, writing its logs under `$log_dir`.

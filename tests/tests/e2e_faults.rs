@@ -373,38 +373,12 @@ fn outcome(sb: &Sandbox, args: &[&str]) -> (i32, String, Option<String>) {
     (c, r.outcome, r.reason)
 }
 
-/// A small deterministic generator; the seed is printed so a failure can be replayed
-/// (`PARK_CRASH_SEED=<n>`).
-struct Rng(u64);
-impl Rng {
-    fn new() -> Rng {
-        let seed = std::env::var("PARK_CRASH_SEED")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or_else(|| {
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .unwrap()
-                    .as_nanos() as u64
-                    | 1
-            });
-        eprintln!("PARK_CRASH_SEED={seed}");
-        Rng(seed)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-}
-
 #[test]
 fn real_claude_survives_every_fault_point_and_random_sigkills() {
     let mut w = World::claude();
     w.park_faults();
     w.unpark_faults();
-    let mut rng = Rng::new();
+    let mut rng = Rng::new("PARK_CRASH_SEED", 0);
     w.random_kills(4, &mut rng);
     w.summary();
 }
@@ -414,7 +388,7 @@ fn real_codex_survives_every_fault_point_and_random_sigkills() {
     let mut w = World::codex();
     w.park_faults();
     w.unpark_faults();
-    let mut rng = Rng::new();
+    let mut rng = Rng::new("PARK_CRASH_SEED", 0);
     w.random_kills(3, &mut rng);
     w.summary();
 }

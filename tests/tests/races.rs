@@ -20,29 +20,6 @@ use std::time::Duration;
 
 const FAKE: &str = env!("CARGO_BIN_EXE_fake-agent");
 
-struct Rng(u64);
-impl Rng {
-    fn new(salt: u64) -> Rng {
-        let seed = std::env::var("PARK_RACE_SEED")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or_else(|| {
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .unwrap()
-                    .as_nanos() as u64
-            });
-        eprintln!("PARK_RACE_SEED={seed} (salt {salt})");
-        Rng((seed ^ salt.wrapping_mul(0x9E37_79B9_7F4A_7C15)) | 1)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-}
-
 fn start_agent(sb: &Sandbox, name: &str) -> (String, String) {
     let dir = sb.project_dir(name);
     let pane = sb.new_shell_window("w", name, &dir, &[] as &[(&str, &str)]);
@@ -157,7 +134,7 @@ fn concurrent_park_unpark_park_on_one_pane() {
         for (i, (pane, sid)) in agents.iter().enumerate() {
             let (sb, total) = (&sb, &total);
             s.spawn(move || {
-                let mut rng = Rng::new(i as u64);
+                let mut rng = Rng::new("PARK_RACE_SEED", i as u64);
                 for round in 0..rounds {
                     let ops: Vec<(&str, String, u64)> = ["park", "unpark", "park"]
                         .iter()
@@ -194,7 +171,7 @@ fn two_entries_naming_one_session_resume_it_once() {
     let sb = Sandbox::new();
     install_shims(&sb, Some(FAKE));
     let (pane, sid) = start_agent(&sb, "dup");
-    let mut rng = Rng::new(99);
+    let mut rng = Rng::new("PARK_RACE_SEED", 99);
     for round in 0..12 {
         let (c, out) = action(&sb, &["park", &pane, "--force"]);
         assert_eq!(c, 0, "{out:?}");

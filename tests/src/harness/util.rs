@@ -53,6 +53,35 @@ pub fn poll<T>(timeout: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T>
     }
 }
 
+/// A small deterministic xorshift generator for randomised test schedules. The seed comes from
+/// `$<seed_var>` when set (to replay a failure), else the clock, and is printed either way;
+/// `salt` gives parallel users of one seed their own streams.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed_var: &str, salt: u64) -> Rng {
+        let seed = std::env::var(seed_var)
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_nanos() as u64)
+                    .unwrap_or(1)
+            });
+        eprintln!("{seed_var}={seed} (salt {salt})");
+        Rng((seed ^ salt.wrapping_mul(0x9E37_79B9_7F4A_7C15)) | 1)
+    }
+
+    /// A number in `0..n`.
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
