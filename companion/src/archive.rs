@@ -1,15 +1,133 @@
-//! The transcript archive: `$PARK_HOME/archive/<session id>/{transcript.jsonl, meta.json}`.
+//! The transcript archive: `$PARK_HOME/archive/<session id>/{transcript.jsonl, transcript.md,
+//! meta.json, NOTES.md}`, one directory per session, plus `archive/index.json` (see `graveyard`).
 //!
-//! Contract: `archive` copies the transcript before anything is killed and verifies the copy ends
-//! with the same bytes as the source at the time of the copy (the latest turns are in it). Re-archiving
-//! upserts. Rendering, search and resurrection build on this (issue 6).
+//! Contract:
+//! * `archive` copies the agent's transcript and renders it to Markdown straight from the JSONL
+//!   (never by typing into the agent), then **verifies** before returning: the copy's length and
+//!   tail equal the source as read, and the rendered Markdown holds the session's latest user and
+//!   assistant turns (compared after `render::normalize`). Any failure is an error, and park
+//!   refuses to kill on it.
+//! * The tombstone (`meta.json`, mirrored in the index) is upserted by session id: re-archiving
+//!   keeps the notes, the group and the first park time, and refreshes everything else.
+//! * Session ids name directories only after `valid_session_id`; nothing is written through a
+//!   symlink (`private_dir`, `write_atomic`).
 
-use crate::ledger::{private_dir, write_atomic, Entry, LedgerError};
+use crate::ledger::{private_dir, write_atomic, Entry, LedgerError, MuxPlace};
+use park_protocol::Agent;
+use serde::{Deserialize, Serialize};
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
+pub const TOMB_SCHEMA: u32 = 1;
+/// Summaries are for listing: cut long messages (the full text is in transcript.md).
+const SUMMARY_CHARS: usize = 600;
+
+pub fn root(home: &Path) -> PathBuf {
+    home.join("archive")
+}
+
 pub fn dir(home: &Path, session_id: &str) -> PathBuf {
-    home.join("archive").join(session_id)
+    root(home).join(session_id)
+}
+
+/// A session's record in the archive: who it is, where it lived, how to bring it back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tombstone {
+    pub schema: u32,
+    pub agent: Agent,
+    pub session_id: String,
+    pub cwd: String,
+    pub program: String,
+    pub flags: Vec<String>,
+    #[serde(default)]
+    pub config_dir: Option<String>,
+    #[serde(default)]
+    pub config_var: Option<String>,
+    /// Where the agent kept the transcript when it was archived.
+    #[serde(default)]
+    pub source_transcript: Option<String>,
+    pub place: MuxPlace,
+    #[serde(default)]
+    pub ai_title: Option<String>,
+    #[serde(default)]
+    pub first_prompt: Option<String>,
+    #[serde(default)]
+    pub last_assistant: Option<String>,
+    /// First time it was parked (kept across re-parks).
+    #[serde(default)]
+    pub parked_at: Option<String>,
+    pub archived_at: String,
+    #[serde(default)]
+    pub last_active: Option<String>,
+    #[serde(default)]
+    pub group: Option<String>,
+    #[serde(default)]
+    pub notes: String,
+    #[serde(default)]
+    pub transcript_bytes: u64,
+    #[serde(default)]
+    pub markdown_bytes: u64,
+    #[serde(default)]
+    pub turns: u64,
+}
+
+impl Tombstone {
+    /// The one-line summary every view shows: the first prompt, else the last reply.
+    pub fn summary(&self) -> String {
+        let s = self
+            .first_prompt
+            .as_deref()
+            .or(self.last_assistant.as_deref())
+            .unwrap_or("");
+        let one: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+        cut(&one, 160)
+    }
+
+    /// A ledger entry that resumes this session (for resurrecting a tombstone). The pane is left
+    /// empty: a resurrected session opens a new window, it never types into whatever pane now
+    /// has the old id.
+    pub fn to_entry(&self) -> Entry {
+        let mut place = self.place.clone();
+        place.pane = String::new();
+        Entry {
+            schema: crate::ledger::ENTRY_SCHEMA,
+            id: crate::ledger::entry_id(self.agent, &self.session_id),
+            state: crate::ledger::EntryState::Parked,
+            agent: self.agent,
+            session_id: self.session_id.clone(),
+            session_source: "archive".into(),
+            cwd: self.cwd.clone(),
+            program: self.program.clone(),
+            flags: self.flags.clone(),
+            dropped_flags: vec![],
+            transcript: self.source_transcript.clone(),
+            config_dir: self.config_dir.clone(),
+            config_var: self.config_var.clone(),
+            place,
+            pane_owned: false,
+            parked_at: jiff::Timestamp::now().to_string(),
+            last_active: self.last_active.clone(),
+            bytes: 0,
+            uss_bytes: 0,
+            pss_bytes: 0,
+            anon_bytes: 0,
+            freed_bytes: None,
+            killed_pids: vec![],
+            resumer: None,
+            last_error: None,
+            handoff_pane: None,
+            worktree: None,
+            group: self.group.clone(),
+        }
+    }
+}
+
+pub fn cut(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        s.chars().take(n.saturating_sub(1)).collect::<String>() + "…"
+    }
 }
 
 fn tail(path: &Path, n: u64) -> std::io::Result<(u64, Vec<u8>)> {
@@ -22,24 +140,67 @@ fn tail(path: &Path, n: u64) -> std::io::Result<(u64, Vec<u8>)> {
     Ok((len, b))
 }
 
-pub fn archive(home: &Path, e: &Entry) -> Result<PathBuf, LedgerError> {
+fn checked_id(sid: &str) -> Result<String, LedgerError> {
     // The id names a directory: only a validated session id may (never `..` or a path).
     let checked = if crate::guards::disabled("archive-id") {
-        Some(e.session_id.clone())
+        Some(sid.to_string())
     } else {
-        crate::transcript::valid_session_id(&e.session_id)
+        crate::transcript::valid_session_id(sid)
     };
-    let Some(sid) = checked else {
-        return Err(LedgerError::BadId(e.session_id.clone()));
-    };
+    checked.ok_or_else(|| LedgerError::BadId(sid.to_string()))
+}
+
+fn other(p: &Path, why: impl Into<String>) -> LedgerError {
+    LedgerError::Io(p.to_path_buf(), std::io::Error::other(why.into()))
+}
+
+/// The rendered conversation of `bytes` for `agent`.
+pub fn render(agent: Agent, bytes: &[u8]) -> crate::render::Conversation {
+    match agent {
+        Agent::Claude => crate::render::claude_markdown(bytes),
+        Agent::Codex => crate::render::codex_markdown(bytes),
+    }
+}
+
+fn header(e: &Entry, title: Option<&str>) -> String {
+    let name = title
+        .filter(|t| !t.is_empty())
+        .unwrap_or(e.place.title.as_str());
+    format!(
+        "# {}\n\n- agent: {}\n- session: `{}`\n- cwd: `{}`\n- lived in: {} {}:{} {} (pane {})\n- archived: {}\n\n---\n\n",
+        if name.is_empty() { "Session" } else { name },
+        e.agent.as_str(),
+        e.session_id,
+        e.cwd,
+        e.place.kind,
+        e.place.session,
+        e.place.window_index,
+        e.place.window_name,
+        e.place.pane,
+        jiff::Timestamp::now(),
+    )
+}
+
+/// What `archive` did, for reports and measurements.
+#[derive(Debug, Clone)]
+pub struct Archived {
+    pub dir: PathBuf,
+    pub tomb: Tombstone,
+}
+
+/// Archives `e`'s transcript and upserts its tombstone. `parking`: this is a park (records the
+/// park time); otherwise an on-demand archive of a live session.
+pub fn archive(home: &Path, e: &Entry, parking: bool) -> Result<Archived, LedgerError> {
+    let sid = checked_id(&e.session_id)?;
     private_dir(home)?;
+    private_dir(&root(home))?;
     let d = dir(home, &sid);
-    private_dir(&home.join("archive"))?;
     private_dir(&d)?;
-    let src =
-        PathBuf::from(e.transcript.as_deref().ok_or_else(|| {
-            LedgerError::Io(d.clone(), std::io::Error::other("no transcript path"))
-        })?);
+    let src = PathBuf::from(
+        e.transcript
+            .as_deref()
+            .ok_or_else(|| other(&d, "no transcript path"))?,
+    );
     let bytes = std::fs::read(&src).map_err(|err| LedgerError::Io(src.clone(), err))?;
     let dst = d.join("transcript.jsonl");
     write_atomic(&dst, &bytes)?;
@@ -47,21 +208,214 @@ pub fn archive(home: &Path, e: &Entry) -> Result<PathBuf, LedgerError> {
     let (len, t) = tail(&dst, 4096).map_err(|err| LedgerError::Io(dst.clone(), err))?;
     let want = &bytes[bytes.len().saturating_sub(4096)..];
     if len != bytes.len() as u64 || t != want {
-        return Err(LedgerError::Io(
-            dst,
-            std::io::Error::other("archived copy does not match the transcript"),
+        return Err(other(&dst, "archived copy does not match the transcript"));
+    }
+    let info = match e.agent {
+        Agent::Claude => crate::transcript::parse_claude(&bytes),
+        Agent::Codex => crate::transcript::parse_codex(&bytes),
+    };
+    // A transcript of another session must never be filed under this one.
+    if info.session_id.as_deref().is_some_and(|s| s != sid) {
+        return Err(other(
+            &src,
+            format!(
+                "transcript belongs to session {}, not {sid}",
+                info.session_id.unwrap_or_default()
+            ),
         ));
     }
-    let meta = serde_json::json!({
-        "agent": e.agent, "session_id": e.session_id, "cwd": e.cwd, "title": e.place.title,
-        "parked_at": e.parked_at, "last_active": e.last_active, "flags": e.flags,
-        "place": e.place, "source_transcript": src, "bytes": bytes.len(),
-    });
+    let conv = render(e.agent, &bytes);
+    let md = format!("{}{}", header(e, info.ai_title.as_deref()), conv.markdown);
+    let norm = crate::render::normalize(&md);
+    for (what, msg) in [
+        ("assistant reply", conv.last_assistant.as_deref()),
+        ("prompt", conv.last_user.as_deref()),
+    ] {
+        if let Some(m) = msg {
+            if !norm.contains(&crate::render::normalize(m)) {
+                return Err(other(
+                    &d,
+                    format!("the rendered conversation lacks the latest {what}"),
+                ));
+            }
+        }
+    }
+    if conv.last_assistant.is_some() && conv.last_assistant != info.last_assistant {
+        return Err(other(
+            &d,
+            "the rendered conversation's last reply is not the transcript's",
+        ));
+    }
+    write_atomic(&d.join("transcript.md"), md.as_bytes())?;
+    let old = read_meta(&d).ok();
+    let tomb = Tombstone {
+        schema: TOMB_SCHEMA,
+        agent: e.agent,
+        session_id: sid.clone(),
+        cwd: e.cwd.clone(),
+        program: e.program.clone(),
+        flags: e.flags.clone(),
+        config_dir: e.config_dir.clone(),
+        config_var: e.config_var.clone(),
+        source_transcript: Some(src.to_string_lossy().into_owned()),
+        place: e.place.clone(),
+        ai_title: info.ai_title.clone(),
+        first_prompt: info.first_prompt.as_deref().map(|s| cut(s, SUMMARY_CHARS)),
+        last_assistant: info
+            .last_assistant
+            .as_deref()
+            .map(|s| cut(s, SUMMARY_CHARS)),
+        parked_at: if parking {
+            Some(e.parked_at.clone())
+        } else {
+            old.as_ref().and_then(|o| o.parked_at.clone())
+        },
+        archived_at: jiff::Timestamp::now().to_string(),
+        last_active: info
+            .last_real_turn
+            .map(|t| t.to_string())
+            .or_else(|| e.last_active.clone()),
+        group: e
+            .group
+            .clone()
+            .or_else(|| old.as_ref().and_then(|o| o.group.clone())),
+        notes: old.as_ref().map(|o| o.notes.clone()).unwrap_or_default(),
+        transcript_bytes: bytes.len() as u64,
+        markdown_bytes: md.len() as u64,
+        turns: conv.turns as u64,
+    };
+    crate::graveyard::upsert(home, &tomb)?;
+    Ok(Archived { dir: d, tomb })
+}
+
+pub fn read_meta(d: &Path) -> Result<Tombstone, LedgerError> {
+    let p = d.join("meta.json");
+    let b = crate::ledger::read_nofollow(&p)?;
+    serde_json::from_slice(&b).map_err(|e| LedgerError::Corrupt(p, e.to_string()))
+}
+
+pub fn write_meta(home: &Path, t: &Tombstone) -> Result<(), LedgerError> {
+    let d = dir(home, &checked_id(&t.session_id)?);
+    private_dir(&root(home))?;
+    private_dir(&d)?;
     write_atomic(
         &d.join("meta.json"),
-        serde_json::to_string_pretty(&meta)
-            .unwrap_or_default()
+        serde_json::to_string_pretty(t)
+            .expect("tombstone serialises")
             .as_bytes(),
     )?;
-    Ok(dst)
+    // NOTES.md mirrors the notes for people browsing the archive; `park note` edits them.
+    let notes = d.join("NOTES.md");
+    if t.notes.trim().is_empty() {
+        let _ = std::fs::remove_file(&notes);
+        Ok(())
+    } else {
+        write_atomic(&notes, t.notes.as_bytes())
+    }
+}
+
+/// What restoring an archived transcript for `e` did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Restore {
+    /// The agent's transcript is where it looks: nothing to do.
+    Present,
+    /// The archived copy was put back at this path.
+    Restored(PathBuf),
+    /// It cannot be put back safely; why.
+    Unsafe(String),
+}
+
+/// Puts the archived transcript back where the agent looks for it, when the agent's own copy is
+/// gone (its cleanup ran, or it was deleted) and that is safe: the archived copy is this session's,
+/// the destination is inside the agent's config dir, nothing is there now, and no directory on the
+/// way is a symlink. Never overwrites: the copy is linked into place with `O_EXCL` semantics.
+pub fn restore(home: &Path, e: &Entry) -> Restore {
+    if crate::unpark::expected_transcript(e).is_some_and(|t| t.is_file()) {
+        return Restore::Present;
+    }
+    let Ok(sid) = checked_id(&e.session_id) else {
+        return Restore::Unsafe("invalid session id".into());
+    };
+    let src = dir(home, &sid).join("transcript.jsonl");
+    let Ok(bytes) = crate::ledger::read_nofollow(&src) else {
+        return Restore::Unsafe(format!("no archived copy at {}", src.display()));
+    };
+    let info = match e.agent {
+        Agent::Claude => crate::transcript::parse_claude(&bytes),
+        Agent::Codex => crate::transcript::parse_codex(&bytes),
+    };
+    if info.session_id.as_deref() != Some(sid.as_str()) {
+        return Restore::Unsafe("the archived copy does not name this session".into());
+    }
+    let Some(cfg) = e.config_dir.as_deref().map(PathBuf::from) else {
+        return Restore::Unsafe("the agent's config dir was not recorded".into());
+    };
+    if !std::fs::symlink_metadata(&cfg).is_ok_and(|m| m.is_dir()) {
+        return Restore::Unsafe(format!(
+            "{} is not a directory (or is a symlink)",
+            cfg.display()
+        ));
+    }
+    let dst = match e.agent {
+        Agent::Claude => crate::agent::claude::transcript_path(&cfg, &e.cwd, &sid),
+        Agent::Codex => {
+            // The rollout's own path is where Codex's thread table points; only under sessions/.
+            let Some(t) = e.transcript.as_deref().map(PathBuf::from) else {
+                return Restore::Unsafe("no recorded rollout path".into());
+            };
+            let ok = t.starts_with(cfg.join("sessions"))
+                && !t.components().any(|c| c == std::path::Component::ParentDir)
+                && crate::agent::codex::rollout_id(&t).as_deref() == Some(sid.as_str());
+            if !ok {
+                return Restore::Unsafe(format!(
+                    "recorded rollout {} is not this session's file under {}/sessions",
+                    t.display(),
+                    cfg.display()
+                ));
+            }
+            t
+        }
+    };
+    let Some(parent) = dst.parent() else {
+        return Restore::Unsafe("no parent directory".into());
+    };
+    // Every directory from the config dir down must be a real directory (or not exist yet).
+    let mut cur = cfg.clone();
+    if let Ok(rel) = parent.strip_prefix(&cfg) {
+        for c in rel.components() {
+            cur.push(c);
+            if let Ok(m) = std::fs::symlink_metadata(&cur) {
+                if !m.is_dir() {
+                    return Restore::Unsafe(format!("{} is not a directory", cur.display()));
+                }
+            }
+        }
+    } else {
+        return Restore::Unsafe("destination outside the config dir".into());
+    }
+    if let Err(err) = std::fs::create_dir_all(parent) {
+        return Restore::Unsafe(format!("cannot create {}: {err}", parent.display()));
+    }
+    let tmp = parent.join(format!(".park-restore-{}-{sid}", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .and_then(|mut f| {
+            std::io::Write::write_all(&mut f, &bytes)?;
+            f.sync_all()
+        });
+    if let Err(err) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Restore::Unsafe(format!("cannot write {}: {err}", tmp.display()));
+    }
+    // hard_link fails if the destination exists: a transcript that appeared meanwhile is kept.
+    let linked = std::fs::hard_link(&tmp, &dst);
+    let _ = std::fs::remove_file(&tmp);
+    match linked {
+        Ok(()) => Restore::Restored(dst),
+        Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => Restore::Present,
+        Err(err) => Restore::Unsafe(format!("cannot place {}: {err}", dst.display())),
+    }
 }

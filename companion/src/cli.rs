@@ -35,6 +35,28 @@ pub enum Cmd {
     Ls {
         #[arg(long)]
         json: bool,
+        /// List the archive instead: every session park archived (parked ❄, running again ↑, or only archived ·), newest first.
+        #[arg(long)]
+        archived: bool,
+    },
+    /// Search archived sessions by title, cwd, summary, notes and id (--full-text: also the conversations).
+    Search {
+        term: String,
+        #[arg(long)]
+        full_text: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Add a note to a session (live, parked or archived); without text: $EDITOR on a terminal, else print the notes.
+    Note {
+        target: String,
+        /// Text to append (a new paragraph).
+        text: Vec<String>,
+    },
+    /// Archive live sessions now (transcript copy + rendered Markdown + tombstone) without parking them.
+    Archive {
+        #[arg(required = true)]
+        targets: Vec<String>,
     },
     /// Park targets: %pane, session:window, session name, session id, title substring, or `.`.
     Park {
@@ -156,7 +178,18 @@ pub fn run(cli: Cli) -> i32 {
         }
     };
     match cli.cmd {
-        Cmd::Ls { json } => ls(&ctx, json),
+        Cmd::Ls {
+            json,
+            archived: true,
+        } => crate::graveyard_cli::ls(&ctx, json),
+        Cmd::Ls { json, .. } => ls(&ctx, json),
+        Cmd::Search {
+            term,
+            full_text,
+            json,
+        } => crate::graveyard_cli::search(&ctx, &term, full_text, json),
+        Cmd::Note { target, text } => crate::graveyard_cli::note(&ctx, &target, &text),
+        Cmd::Archive { targets } => crate::graveyard_cli::archive_live(&ctx, &targets),
         Cmd::Park { targets, o } => park_cmd(&ctx, &targets, &o),
         Cmd::Here { o } if o.idle.is_some() || o.all => {
             eprintln!("park: `park .` parks this pane; --idle/--all select agents themselves");
@@ -213,7 +246,7 @@ fn parse_targets(targets: &[String]) -> Result<Vec<(String, Target)>, i32> {
         .collect()
 }
 
-fn do_scan(ctx: &Ctx, screens: bool) -> Result<Scan, i32> {
+pub(crate) fn do_scan(ctx: &Ctx, screens: bool) -> Result<Scan, i32> {
     scan::scan_with(
         ctx.platform.as_ref(),
         ctx.mux.as_ref(),
@@ -648,6 +681,7 @@ fn park_cmd(ctx: &Ctx, targets: &[String], o: &ParkFlags) -> i32 {
     let opts = ParkOpts {
         dry_run: o.dry_run,
         overrides,
+        group: None,
     };
     let mut done: Vec<usize> = vec![];
     for (t, i) in seen {
@@ -667,7 +701,7 @@ fn park_cmd(ctx: &Ctx, targets: &[String], o: &ParkFlags) -> i32 {
             ));
             continue;
         }
-        results.push(park::park_one(ctx, &s, f, &t, opts));
+        results.push(park::park_one(ctx, &s, f, &t, opts.clone()));
     }
     let code = print_results(&results, o.json);
     if o.close_popup && code != 0 && std::io::stdin().is_terminal() {
@@ -766,13 +800,14 @@ fn park_bulk(ctx: &Ctx, s: &Scan, min_idle: Option<std::time::Duration>, o: &Par
             force: o.force,
             kill_anyway: false,
         },
+        group: None,
     };
     let results: Vec<ActionResult> = pick
         .iter()
         .map(|i| {
             let f = &s.found[*i];
             let t = f.pane.as_ref().map(|p| p.id.clone()).unwrap_or_default();
-            park::park_one(ctx, s, f, &t, opts)
+            park::park_one(ctx, s, f, &t, opts.clone())
         })
         .collect();
     print_results(&results, o.json)
@@ -826,7 +861,7 @@ fn unpark_cmd(
                 if target::resolve_live(&parsed, &s.found, here.as_deref(), t).is_ok() {
                     results.push(ActionResult::new(t, "already-running", None));
                 } else {
-                    results.push(ActionResult::new(t, "not-parked", Some(why)));
+                    results.extend(resurrect(ctx, &s, &live, &parsed, t, dry_run, why));
                 }
                 continue;
             }
@@ -850,6 +885,101 @@ fn unpark_cmd(
         }
     }
     print_results(&results, json)
+}
+
+/// `park unpark <target>` naming no parked entry: a tombstone in the archive. It is resurrected
+/// through the same gated unpark (a fresh ledger entry claimed with `O_EXCL`, then the normal
+/// hand-off into a **new** window in its cwd, never into whatever pane now has its old id).
+fn resurrect(
+    ctx: &Ctx,
+    s: &Scan,
+    live: &LiveSet,
+    parsed: &Target,
+    t: &str,
+    dry_run: bool,
+    not_parked: String,
+) -> Vec<ActionResult> {
+    let (rows, _) = crate::graveyard::rows(ctx);
+    let hits = match crate::graveyard::resolve(parsed, &rows, t) {
+        Ok(h) => h,
+        Err(why) if why.contains(" matches ") => {
+            return vec![ActionResult::new(t, "refused", Some(why))]
+        }
+        Err(_) => return vec![ActionResult::new(t, "not-parked", Some(not_parked))],
+    };
+    let mut out = vec![];
+    for r in hits {
+        let base = ActionResult {
+            session_id: Some(r.session_id.clone()),
+            ..ActionResult::new(t, "", None)
+        };
+        if live.contains(&r.session_id) {
+            out.push(ActionResult {
+                outcome: "already-running".into(),
+                ..base
+            });
+            continue;
+        }
+        let tomb = match crate::archive::read_meta(std::path::Path::new(&r.archive_dir)) {
+            Ok(x) => x,
+            Err(e) => {
+                out.push(ActionResult {
+                    outcome: "refused".into(),
+                    reason: Some(e.to_string()),
+                    ..base
+                });
+                continue;
+            }
+        };
+        let mut e = tomb.to_entry();
+        // Resurrect on a server park talks to now (the recorded one may be gone for good).
+        if !ctx.mux.serves(&e.place.server) {
+            if let Ok(now) = ctx.mux.server_id() {
+                e.place.server = now;
+                e.place.kind = "tmux".into();
+            }
+        }
+        if dry_run {
+            out.push(ActionResult {
+                outcome: "would-unpark".into(),
+                reason: Some(format!(
+                    "resurrect from the archive in a new window: {}",
+                    unpark::resume_command_line(&e)
+                )),
+                ..base
+            });
+            continue;
+        }
+        match ctx.ledger.claim(&e) {
+            Ok(()) => {}
+            Err(err) => {
+                out.push(ActionResult {
+                    outcome: "refused".into(),
+                    reason: Some(format!("cannot claim a ledger entry: {err}")),
+                    ..base
+                });
+                continue;
+            }
+        }
+        let mut res = unpark::unpark_remote(ctx, s, live, &e.id, t, false);
+        // Refused before anything was started: the claimed entry was only a vehicle; drop it
+        // so the tombstone does not suddenly read as parked.
+        if res.outcome == "refused" {
+            if let Ok(Some(cur)) = ctx.ledger.load(&e.id) {
+                if cur.state == EntryState::Parked && cur.place.pane.is_empty() {
+                    let _ = ctx.ledger.remove(&e.id);
+                }
+            }
+        }
+        if res.outcome == "unparked" {
+            res.reason = Some(match res.reason {
+                Some(r) => format!("resurrected from the archive; {r}"),
+                None => "resurrected from the archive".into(),
+            });
+        }
+        out.push(res);
+    }
+    out
 }
 
 /// `park unpark --all`: every parked entry, each through the normal gated unpark; the pane park runs

@@ -82,6 +82,10 @@ pub struct Entry {
     /// The git checkout at park time (branch, HEAD, dirty count), for `doctor`'s drift report.
     #[serde(default)]
     pub worktree: Option<crate::worktree::Fingerprint>,
+    /// Window group: every pane of a window parked together shares it (`groups/<id>.json` holds
+    /// the layout), and re-parking the window reuses it.
+    #[serde(default)]
+    pub group: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -115,6 +119,24 @@ pub fn entry_id(agent: Agent, session_id: &str) -> String {
 #[derive(Debug, Clone)]
 pub struct Ledger {
     pub home: PathBuf,
+}
+
+/// Reads a file park owns, refusing a symlink in its place.
+pub fn read_nofollow(p: &Path) -> Result<Vec<u8>, LedgerError> {
+    let mut f = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(p)
+        .map_err(|e| {
+            if e.raw_os_error() == Some(libc::ELOOP) {
+                LedgerError::Symlink(p.to_path_buf())
+            } else {
+                LedgerError::Io(p.to_path_buf(), e)
+            }
+        })?;
+    let mut b = vec![];
+    std::io::Read::read_to_end(&mut f, &mut b).map_err(|e| LedgerError::Io(p.to_path_buf(), e))?;
+    Ok(b)
 }
 
 /// Creates `dir` (and parents) 0700 and refuses a symlink in its place.
@@ -379,6 +401,7 @@ pub mod tests {
             last_error: None,
             handoff_pane: None,
             worktree: None,
+            group: None,
         }
     }
 

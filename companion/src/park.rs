@@ -20,10 +20,12 @@ use std::time::Duration;
 
 pub const CPU_WINDOW: Duration = Duration::from_millis(400);
 
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct ParkOpts {
     pub dry_run: bool,
     pub overrides: Overrides,
+    /// The window group this park belongs to (a whole window parked together).
+    pub group: Option<String>,
 }
 
 fn result(
@@ -79,6 +81,70 @@ fn acquire(ctx: &Ctx, key: &str) -> Result<lock::Lock, String> {
     }
 }
 
+/// The ledger entry (state `Parking`) that records `f` as it is now.
+pub fn entry_for(f: &Found, pane: &Pane, server: &str, sid: &str, group: Option<String>) -> Entry {
+    let program = f
+        .proc
+        .argv
+        .get(f.proc.prog_index)
+        .cloned()
+        .unwrap_or_else(|| f.proc.agent.as_str().to_string());
+    let config_dir = match f.proc.agent {
+        Agent::Claude => crate::agent::claude::config_dir(&f.proc.env),
+        Agent::Codex => crate::agent::codex::home(&f.proc.env),
+    };
+    Entry {
+        schema: crate::ledger::ENTRY_SCHEMA,
+        id: entry_id(f.proc.agent, sid),
+        state: EntryState::Parking,
+        agent: f.proc.agent,
+        session_id: sid.to_string(),
+        session_source: f.ident.source.to_string(),
+        cwd: f.cwd.clone(),
+        program,
+        flags: f.flags.clone(),
+        dropped_flags: f.dropped_flags.clone(),
+        transcript: f
+            .ident
+            .transcript
+            .as_ref()
+            .map(|t| t.to_string_lossy().into_owned()),
+        config_dir: config_dir.map(|d| d.to_string_lossy().into_owned()),
+        config_var: Some(
+            match f.proc.agent {
+                Agent::Claude
+                    if crate::platform::env_get(&f.proc.env, "CLAUDE_CONFIG_DIR")
+                        .is_some_and(|v| !v.is_empty()) =>
+                {
+                    "CLAUDE_CONFIG_DIR"
+                }
+                Agent::Codex => "CODEX_HOME",
+                Agent::Claude => "HOME",
+            }
+            .to_string(),
+        ),
+        place: place(server, pane, &f.title),
+        pane_owned: f.pane_owned,
+        parked_at: jiff::Timestamp::now().to_string(),
+        last_active: f
+            .tinfo
+            .as_ref()
+            .and_then(|t| t.last_real_turn)
+            .map(|t| t.to_string()),
+        bytes: f.mem.rss,
+        uss_bytes: f.mem.uss,
+        pss_bytes: f.mem.pss,
+        anon_bytes: f.mem.anon,
+        freed_bytes: None,
+        killed_pids: vec![],
+        resumer: None,
+        last_error: None,
+        handoff_pane: None,
+        worktree: crate::worktree::fingerprint(&f.cwd),
+        group,
+    }
+}
+
 /// Parks one scanned agent. The scan must be recent; everything is re-verified before the kill.
 pub fn park_one(ctx: &Ctx, s: &Scan, f: &Found, target: &str, o: ParkOpts) -> ActionResult {
     if let Err(r) = guards::check(f, &s.caller, s.pane_error.as_deref(), o.overrides) {
@@ -120,65 +186,7 @@ pub fn park_one(ctx: &Ctx, s: &Scan, f: &Found, target: &str, o: ParkOpts) -> Ac
         Ok(l) => l,
         Err(e) => return refused(target, f, e),
     };
-    let program = f
-        .proc
-        .argv
-        .get(f.proc.prog_index)
-        .cloned()
-        .unwrap_or_else(|| f.proc.agent.as_str().to_string());
-    let config_dir = match f.proc.agent {
-        Agent::Claude => crate::agent::claude::config_dir(&f.proc.env),
-        Agent::Codex => crate::agent::codex::home(&f.proc.env),
-    };
-    let mut entry = Entry {
-        schema: crate::ledger::ENTRY_SCHEMA,
-        id: eid.clone(),
-        state: EntryState::Parking,
-        agent: f.proc.agent,
-        session_id: sid.clone(),
-        session_source: f.ident.source.to_string(),
-        cwd: f.cwd.clone(),
-        program,
-        flags: f.flags.clone(),
-        dropped_flags: f.dropped_flags.clone(),
-        transcript: f
-            .ident
-            .transcript
-            .as_ref()
-            .map(|t| t.to_string_lossy().into_owned()),
-        config_dir: config_dir.map(|d| d.to_string_lossy().into_owned()),
-        config_var: Some(
-            match f.proc.agent {
-                Agent::Claude
-                    if crate::platform::env_get(&f.proc.env, "CLAUDE_CONFIG_DIR")
-                        .is_some_and(|v| !v.is_empty()) =>
-                {
-                    "CLAUDE_CONFIG_DIR"
-                }
-                Agent::Codex => "CODEX_HOME",
-                Agent::Claude => "HOME",
-            }
-            .to_string(),
-        ),
-        place: place(&server, &pane, &f.title),
-        pane_owned: f.pane_owned,
-        parked_at: jiff::Timestamp::now().to_string(),
-        last_active: f
-            .tinfo
-            .as_ref()
-            .and_then(|t| t.last_real_turn)
-            .map(|t| t.to_string()),
-        bytes: f.mem.rss,
-        uss_bytes: f.mem.uss,
-        pss_bytes: f.mem.pss,
-        anon_bytes: f.mem.anon,
-        freed_bytes: None,
-        killed_pids: vec![],
-        resumer: None,
-        last_error: None,
-        handoff_pane: None,
-        worktree: crate::worktree::fingerprint(&f.cwd),
-    };
+    let mut entry = entry_for(f, &pane, &server, &sid, o.group.clone());
     match ctx.ledger.claim(&entry) {
         Ok(()) => {}
         Err(LedgerError::Exists(_)) => {
@@ -191,7 +199,7 @@ pub fn park_one(ctx: &Ctx, s: &Scan, f: &Found, target: &str, o: ParkOpts) -> Ac
         let _ = ctx.ledger.remove(&eid);
         refused(target, f, why)
     };
-    if let Err(e) = crate::archive::archive(&ctx.ledger.home, &entry) {
+    if let Err(e) = crate::archive::archive(&ctx.ledger.home, &entry, true) {
         return rollback(format!("cannot archive the transcript: {e}"));
     }
     point("after-archive");

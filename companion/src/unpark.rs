@@ -197,7 +197,8 @@ pub fn teardown(ctx: &Ctx, e: &Entry) {
 }
 
 enum Gate {
-    Go(Box<Entry>),
+    /// Go ahead; the note says what was done on the way (a transcript restored from the archive).
+    Go(Box<Entry>, Option<String>),
     Done(ActionResult),
 }
 
@@ -254,10 +255,27 @@ fn gate(ctx: &Ctx, eid: &str, target: &str, live: &LiveSet, my_pane: Option<&str
     if e.agent == Agent::Claude && !unknown.is_empty() {
         return Gate::Done(res(target, &e, "refused", Some(format!("{} running Claude process(es) with this config dir (pids {unknown:?}) could not be identified, so a second process on this session cannot be ruled out", unknown.len()))));
     }
+    // The agent's own transcript is gone (its cleanup ran, or it was deleted): put the archived
+    // copy back where the agent looks, under the session lock, when that is safe.
+    let (restored, unsafe_why) = match crate::archive::restore(&ctx.ledger.home, &e) {
+        crate::archive::Restore::Restored(p) => (
+            Some(format!(
+                "restored the transcript from the archive to {}",
+                p.display()
+            )),
+            None,
+        ),
+        crate::archive::Restore::Unsafe(why) => (None, Some(why)),
+        crate::archive::Restore::Present => (None, None),
+    };
     if let Err(why) = restorable(&e) {
+        let why = match unsafe_why {
+            Some(u) => format!("{why}; the archived copy cannot be put back: {u}"),
+            None => why,
+        };
         return Gate::Done(res(target, &e, "refused", Some(why)));
     }
-    Gate::Go(Box::new(e))
+    Gate::Go(Box::new(e), restored)
 }
 
 /// Runs inside the entry's pane: exec the agent in the recorded cwd. Returns only on failure.
@@ -307,7 +325,12 @@ fn exec_in_pane_inner(ctx: &Ctx, eid: &str, target: &str) -> ActionResult {
     };
     let live = LiveSet::from_scan(&s);
     let mut e = match gate(ctx, eid, target, &live, my_pane.as_deref()) {
-        Gate::Go(e) => *e,
+        Gate::Go(e, note) => {
+            if let Some(n) = note {
+                eprintln!("park: {n}");
+            }
+            *e
+        }
         Gate::Done(r) => return r,
     };
     let pane_lock = if my_pane.as_deref() == Some(e.place.pane.as_str()) {
@@ -651,8 +674,8 @@ pub fn unpark_remote(
     };
     let s = &fresh;
     let live = &LiveSet::from_scan(s);
-    let mut e = match gate(ctx, eid, target, live, None) {
-        Gate::Go(e) => *e,
+    let (mut e, restored) = match gate(ctx, eid, target, live, None) {
+        Gate::Go(e, note) => (*e, note),
         Gate::Done(r) => return r,
     };
     if !ctx.mux.serves(&e.place.server) {
@@ -802,7 +825,11 @@ pub fn unpark_remote(
     point("after-resume-sent");
     drop(pane_lock);
     drop(session_lock);
-    wait_for_verdict(ctx, &e, target)
+    let mut r = wait_for_verdict(ctx, &e, target);
+    if r.outcome == "unparked" {
+        r.reason = restored.or(r.reason);
+    }
+    r
 }
 
 fn last_line(screen: &str) -> &str {

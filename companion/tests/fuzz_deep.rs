@@ -2569,6 +2569,7 @@ fn entry_strategy() -> BoxedStrategy<Entry> {
                         head,
                         dirty,
                     }),
+                    group: None,
                 }
             },
         )

@@ -391,6 +391,7 @@ fn baseline(agent: Agent) -> Entry {
         last_error: None,
         handoff_pane: None,
         worktree: None,
+        group: None,
     }
 }
 
@@ -1161,7 +1162,10 @@ fn ledger_dirs_are_0700_files_0600_and_no_tmp_is_left() {
     fs::write(&src, b"{\"a\":1}\n").unwrap();
     let mut e2 = e.clone();
     e2.transcript = Some(src.to_str().unwrap().into());
-    let dst = archive::archive(&sb.home, &e2).unwrap();
+    let dst = archive::archive(&sb.home, &e2, true)
+        .unwrap()
+        .dir
+        .join("transcript.jsonl");
     assert_eq!(mode(&dst), 0o600);
     assert_eq!(mode(dst.parent().unwrap()), 0o700);
     assert_eq!(mode(&dst.with_file_name("meta.json")), 0o600);
@@ -1498,12 +1502,15 @@ fn archive_meta_keeps_hostile_fields_as_data() {
         e.place.title = s.clone();
         e.flags = vec![s.clone()];
         e.place.window_name = s.clone();
-        let dst = archive::archive(&sb.home, &e).unwrap();
+        let dst = archive::archive(&sb.home, &e, true)
+            .unwrap()
+            .dir
+            .join("transcript.jsonl");
         assert!(inside(&sb.home.join("archive").join(SID), &dst));
         let meta: serde_json::Value =
             serde_json::from_slice(&fs::read(dst.with_file_name("meta.json")).unwrap()).unwrap();
         assert_eq!(meta["cwd"], serde_json::json!(s));
-        assert_eq!(meta["title"], serde_json::json!(s));
+        assert_eq!(meta["place"]["title"], serde_json::json!(s));
         assert_eq!(meta["flags"], serde_json::json!([s]));
     }
     sb.verify();
@@ -1524,7 +1531,10 @@ fn archive_reads_hostile_transcript_paths_and_writes_only_in_park_home() {
     // A transcript whose file name is the hostile string is copied, byte for byte.
     for s in &named {
         let src = src_dir.join(s);
-        let dst = archive::archive(&sb.home, &archive_entry(&src)).unwrap();
+        let dst = archive::archive(&sb.home, &archive_entry(&src), true)
+            .unwrap()
+            .dir
+            .join("transcript.jsonl");
         assert_eq!(fs::read(&dst).unwrap(), fs::read(&src).unwrap(), "{s:?}");
         assert_eq!(
             dst,
@@ -1535,11 +1545,14 @@ fn archive_reads_hostile_transcript_paths_and_writes_only_in_park_home() {
     for s in &sb.corpus {
         let mut e = baseline(Agent::Claude);
         e.transcript = Some(s.clone());
-        let _ = archive::archive(&sb.home, &e);
+        let _ = archive::archive(&sb.home, &e, true);
     }
     for (p, n) in sb.home_tree() {
         assert!(
-            p == sb.home || p.starts_with(sb.home.join("archive")),
+            // The archive index is upserted under a lock: `locks/` is park's too.
+            p == sb.home
+                || p.starts_with(sb.home.join("archive"))
+                || p.starts_with(sb.home.join("locks")),
             "{} {n:?}",
             p.display()
         );
@@ -1571,7 +1584,7 @@ fn archive_refuses_symlinks_on_the_write_side() {
             symlink(&outside, &link).unwrap();
         }
         sb.seal();
-        let r = archive::archive(&sb.home, &archive_entry(&src));
+        let r = archive::archive(&sb.home, &archive_entry(&src), true);
         assert!(matches!(r, Err(LedgerError::Symlink(_))), "{which}: {r:?}");
         assert_eq!(fs::read(&victim).unwrap(), b"untouched", "{which}");
         assert_eq!(fs::read_dir(&outside).unwrap().count(), 1, "{which}");
@@ -1588,7 +1601,10 @@ fn archive_of_a_symlinked_transcript_copies_it_and_leaves_the_target_alone() {
     let link = sb.fixture_dir("src").join("t.jsonl");
     symlink(&real, &link).unwrap();
     sb.seal();
-    let dst = archive::archive(&sb.home, &archive_entry(&link)).unwrap();
+    let dst = archive::archive(&sb.home, &archive_entry(&link), true)
+        .unwrap()
+        .dir
+        .join("transcript.jsonl");
     assert!(
         fs::symlink_metadata(&dst).unwrap().file_type().is_file(),
         "a copy, not a link"
@@ -1610,7 +1626,7 @@ fn archive_with_a_hostile_session_id_writes_only_in_park_home() {
     ] {
         let mut e = archive_entry(&src);
         e.session_id = sid;
-        let _ = archive::archive(&sb.home, &e);
+        let _ = archive::archive(&sb.home, &e, true);
     }
     sb.verify();
 }

@@ -156,6 +156,150 @@ pub struct ActionOutput {
     pub results: Vec<ActionResult>,
 }
 
+/// Where a tombstone's session is now, as every archive view reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TombState {
+    /// A ledger entry holds it: `park unpark` resumes it in its pane.
+    Parked,
+    /// An agent runs this session right now (shown `↑`: it came back).
+    Running,
+    /// Neither: only the archive remembers it; `park unpark` resurrects it.
+    Archived,
+}
+
+impl TombState {
+    pub fn marker(self) -> &'static str {
+        match self {
+            TombState::Parked => "❄",
+            TombState::Running => "↑",
+            TombState::Archived => "·",
+        }
+    }
+}
+
+/// One archived session (a tombstone) as `park ls --archived`, `park search` and `park show` see it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArchivedRow {
+    pub agent: Agent,
+    pub session_id: String,
+    pub state: TombState,
+    /// `❄`, `↑` (running again) or `·`.
+    pub marker: String,
+    pub cwd: String,
+    /// The best name for it: the pane title park saw, else the agent's own title.
+    pub title: String,
+    pub ai_title: Option<String>,
+    pub mux: String,
+    pub session: String,
+    pub window_index: u32,
+    pub window: String,
+    pub pane: String,
+    /// The first real prompt, else the last assistant message (one line, cut).
+    pub summary: String,
+    pub first_prompt: Option<String>,
+    pub last_assistant: Option<String>,
+    pub parked_at: Option<String>,
+    pub archived_at: String,
+    pub last_active: Option<String>,
+    /// Seconds between the last real turn and the park (or the archive).
+    pub idle_at_park_seconds: Option<u64>,
+    pub flags: Vec<String>,
+    /// Window group (a whole window parked together) this session belongs to.
+    pub group: Option<String>,
+    pub notes: String,
+    /// The agent's own transcript is still where the agent looks for it.
+    pub transcript_present: bool,
+    /// Days until the agent's cleanup may delete that transcript (Claude `cleanupPeriodDays`).
+    pub cleanup_in_days: Option<i64>,
+    pub transcript_bytes: u64,
+    pub markdown_bytes: u64,
+    pub turns: u64,
+    /// Ledger entry id while parked.
+    pub entry: Option<String>,
+    pub archive_dir: String,
+    /// What a user would type to resume it by hand.
+    pub resume_command: String,
+}
+
+/// `park ls --archived --json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArchivedOutput {
+    pub schema: u32,
+    /// Newest first.
+    pub rows: Vec<ArchivedRow>,
+    pub warnings: Vec<String>,
+}
+
+/// Why one row matched a search.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchHit {
+    pub session_id: String,
+    /// `title`, `cwd`, `summary`, `notes`, `session_id`, `window`, `conversation`.
+    pub fields: Vec<String>,
+    /// A line of context around the first match.
+    pub snippet: String,
+}
+
+/// `park search --json`: the same rows `ls --archived` shows, only those that match.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchOutput {
+    pub schema: u32,
+    pub term: String,
+    pub full_text: bool,
+    pub rows: Vec<ArchivedRow>,
+    pub hits: Vec<SearchHit>,
+    pub warnings: Vec<String>,
+}
+
+/// A guess at where a live session stands; a ranking hint, never an action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    Done,
+    WaitingOnYou,
+    Working,
+    Unknown,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Done => "done",
+            Verdict::WaitingOnYou => "waiting on you",
+            Verdict::Working => "working",
+            Verdict::Unknown => "unknown",
+        }
+    }
+}
+
+/// One row of `park candidates --json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Candidate {
+    pub pane: String,
+    pub agent: Agent,
+    pub session_id: Option<String>,
+    pub cwd: String,
+    pub title: String,
+    pub idle_seconds: Option<u64>,
+    pub verdict: Verdict,
+    /// 0.0–1.0.
+    pub confidence: f32,
+    /// What the verdict rests on.
+    pub why: String,
+    pub last_assistant: Option<String>,
+    pub anon_bytes: u64,
+    /// Why park would refuse it right now (the verdict never overrides a guard).
+    pub refusal: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CandidatesOutput {
+    pub schema: u32,
+    pub rows: Vec<Candidate>,
+    pub warnings: Vec<String>,
+}
+
 /// Human-readable byte size: `1.1G`, `230M`, `12K`.
 pub fn human_bytes(b: u64) -> String {
     const K: f64 = 1024.0;
