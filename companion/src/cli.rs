@@ -53,6 +53,11 @@ pub enum Cmd {
         /// Text to append (a new paragraph).
         text: Vec<String>,
     },
+    /// Live sessions sorted for parking: idle time (from real turns) and a done / waiting / working guess. Parks nothing.
+    Candidates {
+        #[arg(long)]
+        json: bool,
+    },
     /// Archive live sessions now (transcript copy + rendered Markdown + tombstone) without parking them.
     Archive {
         #[arg(required = true)]
@@ -189,6 +194,7 @@ pub fn run(cli: Cli) -> i32 {
             json,
         } => crate::graveyard_cli::search(&ctx, &term, full_text, json),
         Cmd::Note { target, text } => crate::graveyard_cli::note(&ctx, &target, &text),
+        Cmd::Candidates { json } => candidates(&ctx, json),
         Cmd::Archive { targets } => crate::graveyard_cli::archive_live(&ctx, &targets),
         Cmd::Park { targets, o } => park_cmd(&ctx, &targets, &o),
         Cmd::Here { o } if o.idle.is_some() || o.all => {
@@ -478,6 +484,83 @@ fn ls(ctx: &Ctx, json: bool) -> i32 {
         println!("{}", serde_json::to_string(&out).expect("rows serialise"));
     } else {
         print!("{}", render_text(&out));
+    }
+    0
+}
+
+/// `park candidates`: every live, bound session except park's caller, ranked (see `verdict`).
+fn candidates(ctx: &Ctx, json: bool) -> i32 {
+    let s = match do_scan(ctx, true) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    let mut rows: Vec<park_protocol::Candidate> = s
+        .found
+        .iter()
+        .filter(|f| f.pane.is_some())
+        .filter(|f| crate::guards::not_self(f, &s.caller).is_ok())
+        .map(|f| {
+            let last = f.tinfo.as_ref().and_then(|t| t.last_assistant.clone());
+            let open = f.tinfo.as_ref().is_some_and(|t| t.turn_open);
+            let (verdict, confidence, why) =
+                crate::verdict::verdict(f.status, open, last.as_deref());
+            park_protocol::Candidate {
+                pane: f.pane.as_ref().map(|p| p.id.clone()).unwrap_or_default(),
+                agent: f.proc.agent,
+                session_id: f.ident.session_id.clone(),
+                cwd: f.cwd.clone(),
+                title: f.title.clone(),
+                idle_seconds: f.idle_secs,
+                verdict,
+                confidence,
+                why,
+                last_assistant: last.map(|l| crate::archive::cut(&l, 400)),
+                anon_bytes: f.mem.anon,
+                refusal: crate::guards::check(
+                    f,
+                    &s.caller,
+                    s.pane_error.as_deref(),
+                    Overrides::default(),
+                )
+                .err()
+                .map(|r| r.why),
+            }
+        })
+        .collect();
+    crate::verdict::sort(&mut rows);
+    if json {
+        let out = park_protocol::CandidatesOutput {
+            schema: SCHEMA_VERSION,
+            rows,
+            warnings: s.warnings.clone(),
+        };
+        println!("{}", serde_json::to_string(&out).expect("rows serialise"));
+        return 0;
+    }
+    if rows.is_empty() {
+        println!("no live agent sessions");
+    }
+    for r in &rows {
+        println!(
+            "{:<8} {:<6} idle {:>4}  {:<15} {:>3.0}%  {:>6}  {}",
+            r.pane,
+            r.agent.as_str(),
+            fmt_idle(r.idle_seconds),
+            r.verdict.as_str(),
+            r.confidence * 100.0,
+            human_bytes(r.anon_bytes),
+            short(&r.title, 40)
+        );
+        println!("         {}", r.why);
+        if let Some(l) = &r.last_assistant {
+            println!(
+                "         “{}”",
+                short(&l.split_whitespace().collect::<Vec<_>>().join(" "), 100)
+            );
+        }
+        if let Some(why) = &r.refusal {
+            println!("         park would refuse: {}", short(why, 120));
+        }
     }
     0
 }

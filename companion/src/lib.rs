@@ -29,4 +29,5 @@ pub mod screen;
 pub mod target;
 pub mod transcript;
 pub mod unpark;
+pub mod verdict;
 pub mod worktree;
