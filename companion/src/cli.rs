@@ -313,6 +313,21 @@ fn live_row(s: &Scan, f: &scan::Found) -> Row {
     }
 }
 
+/// A parked session whose transcript the agent's own cleanup will soon delete (Claude
+/// `cleanupPeriodDays`): say so in `ls`, with the fix.
+fn cleanup_warning(e: &Entry) -> Option<String> {
+    let limit = crate::doctor::cleanup_days(e)?;
+    let t = unpark::expected_transcript(e)?;
+    let age = std::fs::metadata(&t).ok()?.modified().ok()?.elapsed().ok()?.as_secs() / 86_400;
+    (age + crate::doctor::CLEANUP_WARN_DAYS >= limit).then(|| {
+        format!(
+            "{} may delete this transcript in {} day(s); the archive keeps a copy and unpark puts it back (or raise cleanupPeriodDays)",
+            e.agent.as_str(),
+            limit.saturating_sub(age)
+        )
+    })
+}
+
 fn entry_row(e: &Entry) -> Row {
     let idle = e
         .last_active
@@ -337,7 +352,7 @@ fn entry_row(e: &Entry) -> Row {
                 Some("park did not finish (interrupted?); unpark resumes or cleans it".into())
             }
             EntryState::Resuming => Some("resume in progress".into()),
-            EntryState::Parked => None,
+            EntryState::Parked => cleanup_warning(e),
         }),
         idle_seconds: idle,
         bytes: 0,

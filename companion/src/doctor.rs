@@ -283,7 +283,7 @@ pub fn diagnose(f: &Facts) -> Report {
                         e.agent.as_str()
                     ),
                     Some(format!(
-                        "park unpark {id} (a new turn resets the clock), or raise cleanupPeriodDays in the agent's settings.json"
+                        "the archive keeps a copy ($PARK_HOME/archive/{}) and `park unpark {id}` puts it back if the agent deletes its own; a new turn resets the clock, or raise cleanupPeriodDays in the agent's settings.json", e.session_id
                     )),
                 ));
             }
