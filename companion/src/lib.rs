@@ -21,6 +21,7 @@ pub mod paths;
 pub mod pick;
 pub mod platform;
 pub mod proctree;
+pub mod render;
 pub mod scan;
 pub mod screen;
 pub mod target;
