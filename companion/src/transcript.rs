@@ -50,7 +50,7 @@ pub struct TranscriptInfo {
 }
 
 /// Feeds every JSON-object line of `bytes` to `f`, counting records and bad lines.
-fn for_each_record(bytes: &[u8], info: &mut TranscriptInfo, mut f: impl FnMut(&Value)) {
+pub(crate) fn for_each_record(bytes: &[u8], info: &mut TranscriptInfo, mut f: impl FnMut(&Value)) {
     for line in bytes.split(|&b| b == b'\n') {
         let line = line.trim_ascii();
         if line.is_empty() {
@@ -66,11 +66,11 @@ fn for_each_record(bytes: &[u8], info: &mut TranscriptInfo, mut f: impl FnMut(&V
     }
 }
 
-fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+pub(crate) fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)
 }
 
-fn timestamp_of(v: &Value) -> Option<Timestamp> {
+pub(crate) fn timestamp_of(v: &Value) -> Option<Timestamp> {
     str_of(v, "timestamp").and_then(|s| s.parse::<Timestamp>().ok())
 }
 
@@ -85,7 +85,7 @@ fn bump(slot: &mut Option<Timestamp>, ts: Option<Timestamp>) {
     }
 }
 
-fn non_empty(s: &str) -> Option<String> {
+pub(crate) fn non_empty(s: &str) -> Option<String> {
     let t = s.trim();
     (!t.is_empty()).then(|| t.to_string())
 }
@@ -107,7 +107,7 @@ const CLAUDE_LOCAL_PREFIXES: &[&str] = &[
 ];
 
 /// What one Claude `user` record means for the turn.
-enum ClaudeUser {
+pub(crate) enum ClaudeUser {
     /// A prompt the human typed (or pasted): a real turn.
     Prompt(String),
     /// Makes the model run again without being a prompt (tool results, task notifications,
@@ -120,7 +120,7 @@ enum ClaudeUser {
 }
 
 impl ClaudeUser {
-    fn classify(v: &Value) -> Self {
+    pub(crate) fn classify(v: &Value) -> Self {
         if v.get("isMeta").and_then(Value::as_bool) == Some(true)
             || v.get("isSidechain").and_then(Value::as_bool) == Some(true)
         {
@@ -316,7 +316,7 @@ const CODEX_HARNESS_PREFIXES: &[&str] = &[
 ];
 
 /// The human-written text of a `response_item` user message, if any.
-fn codex_user_text(payload: &Value) -> Option<String> {
+pub(crate) fn codex_user_text(payload: &Value) -> Option<String> {
     let items = payload.get("content")?.as_array()?;
     let provenance: Vec<Option<&str>> = payload
         .get("internal_chat_message_metadata_passthrough")
@@ -347,7 +347,7 @@ fn codex_user_text(payload: &Value) -> Option<String> {
 }
 
 /// Joins the `text` fields of `items` of the given `type`s.
-fn codex_texts(items: Option<&Value>, types: &[&str]) -> Option<String> {
+pub(crate) fn codex_texts(items: Option<&Value>, types: &[&str]) -> Option<String> {
     let items = items?.as_array()?;
     let texts: Vec<&str> = items
         .iter()
