@@ -419,3 +419,79 @@ pub fn restore(home: &Path, e: &Entry) -> Restore {
         Err(err) => Restore::Unsafe(format!("cannot place {}: {err}", dst.display())),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SID: &str = "35c98558-0920-4e29-b81c-9304ca43fccb";
+
+    fn setup() -> (tempfile::TempDir, Entry, PathBuf) {
+        let d = tempfile::tempdir().unwrap();
+        let home = d.path().join("park");
+        let cfg = d.path().join("h/.claude");
+        std::fs::create_dir_all(&cfg).unwrap();
+        let mut e = crate::ledger::tests::sample("a");
+        e.agent = Agent::Claude;
+        e.session_id = SID.into();
+        e.cwd = d.path().to_string_lossy().into_owned();
+        e.config_dir = Some(cfg.to_string_lossy().into_owned());
+        let t = crate::agent::claude::transcript_path(&cfg, &e.cwd, SID);
+        std::fs::create_dir_all(t.parent().unwrap()).unwrap();
+        let line = format!(
+            "{{\"type\":\"user\",\"sessionId\":\"{SID}\",\"timestamp\":\"2026-12-01T10:00:00Z\",\"message\":{{\"role\":\"user\",\"content\":\"hi there\"}}}}\n"
+        );
+        std::fs::write(&t, line).unwrap();
+        e.transcript = Some(t.to_string_lossy().into_owned());
+        std::fs::create_dir_all(&home).unwrap();
+        archive(&home, &e, true).unwrap();
+        (d, e, home)
+    }
+
+    #[test]
+    fn a_deleted_transcript_is_restored_and_a_present_one_never_overwritten() {
+        let (_d, e, home) = setup();
+        let t = PathBuf::from(e.transcript.clone().unwrap());
+        assert_eq!(restore(&home, &e), Restore::Present);
+        std::fs::remove_file(&t).unwrap();
+        assert_eq!(restore(&home, &e), Restore::Restored(t.clone()));
+        assert!(std::fs::read_to_string(&t).unwrap().contains("hi there"));
+        // The agent wrote a newer one meanwhile: it is kept as is.
+        std::fs::write(&t, "newer").unwrap();
+        assert_eq!(restore(&home, &e), Restore::Present);
+        assert_eq!(std::fs::read_to_string(&t).unwrap(), "newer");
+    }
+
+    #[test]
+    fn a_copy_of_another_session_or_a_symlinked_dir_is_never_restored() {
+        let (_d, e, home) = setup();
+        let t = PathBuf::from(e.transcript.clone().unwrap());
+        std::fs::remove_file(&t).unwrap();
+        let copy = dir(&home, SID).join("transcript.jsonl");
+        let good = std::fs::read(&copy).unwrap();
+        std::fs::write(
+            &copy,
+            String::from_utf8(good.clone())
+                .unwrap()
+                .replace(SID, "00000000-0000-4000-8000-000000000000"),
+        )
+        .unwrap();
+        assert!(matches!(restore(&home, &e), Restore::Unsafe(w) if w.contains("does not name")));
+        std::fs::write(&copy, &good).unwrap();
+        // The projects dir replaced by a symlink: refused, nothing written through it.
+        let proj = t.parent().unwrap().to_path_buf();
+        std::fs::remove_dir_all(&proj).unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(elsewhere.path(), &proj).unwrap();
+        assert!(matches!(restore(&home, &e), Restore::Unsafe(_)));
+        assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn archive_refuses_a_transcript_of_another_session() {
+        let (_d, mut e, home) = setup();
+        e.session_id = "00000000-0000-4000-8000-000000000000".into();
+        let err = archive(&home, &e, true).unwrap_err().to_string();
+        assert!(err.contains("belongs to session"), "{err}");
+    }
+}

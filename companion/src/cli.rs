@@ -318,7 +318,14 @@ fn live_row(s: &Scan, f: &scan::Found) -> Row {
 fn cleanup_warning(e: &Entry) -> Option<String> {
     let limit = crate::doctor::cleanup_days(e)?;
     let t = unpark::expected_transcript(e)?;
-    let age = std::fs::metadata(&t).ok()?.modified().ok()?.elapsed().ok()?.as_secs() / 86_400;
+    let age = std::fs::metadata(&t)
+        .ok()?
+        .modified()
+        .ok()?
+        .elapsed()
+        .ok()?
+        .as_secs()
+        / 86_400;
     (age + crate::doctor::CLEANUP_WARN_DAYS >= limit).then(|| {
         format!(
             "{} may delete this transcript in {} day(s); the archive keeps a copy and unpark puts it back (or raise cleanupPeriodDays)",
