@@ -415,10 +415,22 @@ fn missing_transcript_refuses_unpark_and_keeps_the_entry() {
     assert_eq!(outcome(sb, &["park", &pane]).1, "parked");
     let tr = claude_transcript(&sb.home, &sb.work.join("mt"), &sid);
     std::fs::rename(&tr, tr.with_extension("moved")).unwrap();
+    // With the archived copy gone too, nothing can bring it back: refuse, keep the entry.
+    let copy = sb
+        .park_home
+        .join("archive")
+        .join(&sid)
+        .join("transcript.jsonl");
+    std::fs::rename(&copy, copy.with_extension("moved")).unwrap();
     let (c, oc, why) = outcome(sb, &["unpark", &pane]);
     assert_eq!((c, oc.as_str()), (1, "refused"));
-    assert!(why.unwrap().contains("missing"));
+    let why = why.unwrap();
+    assert!(
+        why.contains("missing") && why.contains("cannot be put back"),
+        "{why}"
+    );
     assert_eq!(entries(sb).len(), 1);
+    assert!(!tr.exists(), "nothing was invented in its place");
 }
 
 #[test]
