@@ -63,6 +63,18 @@ pub enum Cmd {
         #[arg(required = true)]
         targets: Vec<String>,
     },
+    /// Recreate windows and panes the multiplexer lost (tmux server killed, window closed) from the
+    /// ledger and window groups, and resume each parked session in its slot.
+    Rebuild {
+        /// Show the plan only.
+        #[arg(long)]
+        dry_run: bool,
+        /// Recreate the panes and leave the sessions parked in them.
+        #[arg(long)]
+        no_resume: bool,
+        #[arg(long)]
+        json: bool,
+    },
     /// Park targets: %pane, session:window, session name, session id, title substring, or `.`.
     Park {
         /// What to park (none with --idle/--all).
@@ -197,6 +209,18 @@ pub fn run(cli: Cli) -> i32 {
         Cmd::Candidates { json } => candidates(&ctx, json),
         Cmd::Archive { targets } => crate::graveyard_cli::archive_live(&ctx, &targets),
         Cmd::Park { targets, o } => park_cmd(&ctx, &targets, &o),
+        Cmd::Rebuild {
+            dry_run,
+            no_resume,
+            json,
+        } => crate::rebuild::run(
+            &ctx,
+            crate::rebuild::Opts {
+                dry_run,
+                json,
+                no_resume,
+            },
+        ),
         Cmd::Here { o } if o.idle.is_some() || o.all => {
             eprintln!("park: `park .` parks this pane; --idle/--all select agents themselves");
             2
@@ -661,6 +685,7 @@ fn park_cmd(ctx: &Ctx, targets: &[String], o: &ParkFlags) -> i32 {
         .or_else(|| here_raw.as_ref().map(|h| h.pane.clone()));
     let mut results = vec![];
     let mut seen = vec![];
+    let mut window_level: Vec<usize> = vec![];
     let bulk = o.idle.is_some() || o.all;
     if bulk && !targets.is_empty() {
         eprintln!("park: --idle/--all select the agents themselves; name no targets with them");
@@ -729,6 +754,14 @@ fn park_cmd(ctx: &Ctx, targets: &[String], o: &ParkFlags) -> i32 {
                         continue;
                     }
                 }
+                let whole = match &parsed {
+                    Target::Window(..) => true,
+                    Target::Word(w) => s.panes.iter().any(|p| p.session == *w),
+                    _ => false,
+                };
+                if whole {
+                    window_level.extend(idx.iter().copied());
+                }
                 seen.extend(idx.into_iter().map(|i| (t.clone(), i)))
             }
             Err(why) => {
@@ -783,10 +816,20 @@ fn park_cmd(ctx: &Ctx, targets: &[String], o: &ParkFlags) -> i32 {
         }
         overrides.kill_anyway = true;
     }
-    let opts = ParkOpts {
+    let mut opts = ParkOpts {
         dry_run: o.dry_run,
         overrides,
         group: None,
+    };
+    // A whole window parks as one group, recorded before anything in it is killed.
+    let groups = if o.dry_run || window_level.is_empty() {
+        Default::default()
+    } else {
+        let (g, warnings) = park::record_groups(ctx, &s, &window_level);
+        for w in warnings {
+            eprintln!("park: {w}");
+        }
+        g
     };
     let mut done: Vec<usize> = vec![];
     for (t, i) in seen {
@@ -806,6 +849,7 @@ fn park_cmd(ctx: &Ctx, targets: &[String], o: &ParkFlags) -> i32 {
             ));
             continue;
         }
+        opts.group = groups.get(&i).cloned();
         results.push(park::park_one(ctx, &s, f, &t, opts.clone()));
     }
     let code = print_results(&results, o.json);

@@ -92,8 +92,20 @@ impl Ctx {
                 .map(|c| c.into_owned())
                 .unwrap_or_else(|_| "''".into())
         };
+        // A login shell (`-bash`, as tmux starts them) re-reads the profile, which may set PATH
+        // afresh (Debian's /etc/profile does): there `park` is trusted only in a system dir.
+        let login = self
+            .platform
+            .process(shell_pid)
+            .and_then(|p| p.argv.first().map(|a| a.starts_with('-')))
+            .unwrap_or(false);
+        let system_dir = self.exe.parent().is_some_and(|d| {
+            ["/usr/local/bin", "/usr/bin", "/bin"]
+                .iter()
+                .any(|s| d == std::path::Path::new(s))
+        });
         let prog = match which("park") {
-            Some(p) if same_file(&p, &self.exe) => "park".to_string(),
+            Some(p) if same_file(&p, &self.exe) && (!login || system_dir) => "park".to_string(),
             _ => q(&self.exe.to_string_lossy()),
         };
         let shell_env = self.platform.environ(shell_pid).unwrap_or_default();

@@ -477,3 +477,138 @@ pub fn shell_prompt_ready(ctx: &Ctx, p: &Pane) -> bool {
         .map(|s| crate::screen::bare_shell_prompt(&s))
         .unwrap_or(false)
 }
+
+/// Records each window a window- or session-level target parks as a group (layout, every pane in
+/// order with its cwd, command and session) before anything is killed, and returns the group id
+/// for each agent (index into `s.found`) in those windows. The id of a group already recorded for
+/// the window, or for one of its sessions, is kept. Recording is best effort: a window whose group
+/// cannot be written parks ungrouped, and `rebuild` tiles it.
+pub fn record_groups(
+    ctx: &Ctx,
+    s: &Scan,
+    window_level: &[usize],
+) -> (std::collections::HashMap<usize, String>, Vec<String>) {
+    use crate::group::{self, Group, Slot};
+    let mut out = std::collections::HashMap::new();
+    let mut warnings = vec![];
+    let home = &ctx.ledger.home;
+    let (mut groups, _) = group::load_all(home);
+    let (entries, _) = ctx.ledger.all();
+    let mut windows: Vec<(String, String, u32)> = vec![];
+    for i in window_level {
+        if let Some(p) = &s.found[*i].pane {
+            let k = (p.server.clone(), p.session.clone(), p.window_index);
+            if !windows.contains(&k) {
+                windows.push(k);
+            }
+        }
+    }
+    for (server, session, window_index) in windows {
+        if server.starts_with("zellij:") {
+            continue;
+        }
+        let mut panes: Vec<&Pane> = s
+            .panes
+            .iter()
+            .filter(|p| {
+                p.server == server && p.session == session && p.window_index == window_index
+            })
+            .collect();
+        panes.sort_by_key(|p| p.pane_index);
+        let Some(first) = panes.first() else { continue };
+        let window_name = first.window_name.clone();
+        let slots: Vec<Slot> = panes
+            .iter()
+            .map(|p| {
+                let live = s
+                    .found
+                    .iter()
+                    .find(|f| f.pane.as_ref().is_some_and(|fp| fp.id == p.id));
+                // A pane already parked keeps its session in the group.
+                let parked = entries
+                    .iter()
+                    .find(|e| e.place.server == server && e.place.pane == p.id);
+                Slot {
+                    pane_index: p.pane_index,
+                    pane: p.id.clone(),
+                    cwd: live
+                        .map(|f| f.cwd.clone())
+                        .or_else(|| parked.map(|e| e.cwd.clone()))
+                        .unwrap_or_else(|| p.cwd.clone()),
+                    command: live
+                        .map(|f| f.proc.agent.as_str().to_string())
+                        .unwrap_or_else(|| p.current_command.clone()),
+                    session_id: live
+                        .and_then(|f| f.ident.session_id.clone())
+                        .or_else(|| parked.map(|e| e.session_id.clone())),
+                    agent: live
+                        .map(|f| f.proc.agent.as_str().to_string())
+                        .or_else(|| parked.map(|e| e.agent.as_str().to_string())),
+                }
+            })
+            .collect();
+        let members: Vec<String> = slots.iter().filter_map(|x| x.session_id.clone()).collect();
+        let id = group::pick_id(
+            &groups,
+            &server,
+            &session,
+            window_index,
+            &window_name,
+            &members,
+        )
+        .unwrap_or_else(group::new_id);
+        let (layout, width, height) = ctx
+            .mux
+            .window_layout(&session, window_index)
+            .unwrap_or_default();
+        let g = Group {
+            schema: group::SCHEMA,
+            id: id.clone(),
+            kind: "tmux".into(),
+            server: server.clone(),
+            session: session.clone(),
+            window_index,
+            window_name,
+            layout,
+            width,
+            height,
+            recorded_at: jiff::Timestamp::now().to_string(),
+            slots,
+        };
+        if let Err(e) = group::save(home, &g) {
+            warnings.push(format!(
+                "could not record window {session}:{window_index} as a group: {e}"
+            ));
+            continue;
+        }
+        // Panes of this window that are already parked join the group too.
+        for e in entries.iter().filter(|e| {
+            e.place.server == server
+                && g.slots.iter().any(|x| x.pane == e.place.pane)
+                && e.group.as_deref() != Some(id.as_str())
+        }) {
+            // Under the session lock, and only if still parked: a save racing an unpark that
+            // removed the entry would bring a running session's entry back.
+            let Ok(TryLock::Acquired(_l)) = lock::try_lock(home, &session_lock_key(&e.session_id))
+            else {
+                continue;
+            };
+            if let Ok(Some(mut cur)) = ctx.ledger.load(&e.id) {
+                if cur.state == EntryState::Parked {
+                    cur.group = Some(id.clone());
+                    let _ = ctx.ledger.save(&cur);
+                }
+            }
+        }
+        for i in window_level {
+            if s.found[*i].pane.as_ref().is_some_and(|p| {
+                p.server == server && p.session == session && p.window_index == window_index
+            }) {
+                out.insert(*i, id.clone());
+            }
+        }
+        groups.retain(|x| x.id != id);
+        groups.push(g);
+    }
+    (out, warnings)
+}

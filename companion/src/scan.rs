@@ -71,7 +71,7 @@ pub const NEVER_KILL: &[&str] = &[
     "vim", "nvim", "vi", "emacs", "nano", "hx", "helix", "kak", "micro", "less", "more", "most",
     "git", "rg", "grep", "fd", "find", "tig", "lazygit",
 ];
-const SHELLS: &[&str] = &[
+pub const SHELLS: &[&str] = &[
     "bash", "zsh", "fish", "sh", "dash", "ksh", "tcsh", "csh", "nu", "xonsh", "elvish",
 ];
 

@@ -706,7 +706,18 @@ pub fn unpark_remote(
     if dry_run {
         return res(target, &e, "would-unpark", Some(resume_command_line(&e)));
     }
-    let pane = s.panes.iter().find(|p| p.id == e.place.pane).cloned();
+    // A tmux pane with the recorded handle but no pill and no placeholder is another pane (tmux
+    // reuses `%N` after a server restart): never type into it; open the session's own window.
+    let pane = s
+        .panes
+        .iter()
+        .find(|p| p.id == e.place.pane)
+        .filter(|p| {
+            p.server.starts_with("zellij:")
+                || crate::group::is_parked_slot(p, is_placeholder(ctx, p.pid, &e.id))
+                || crate::guards::disabled("pane-is-ours")
+        })
+        .cloned();
     enum How {
         Enter,
         Type(String),
@@ -840,7 +851,7 @@ fn last_line(screen: &str) -> &str {
         .unwrap_or("")
 }
 
-fn is_placeholder(ctx: &Ctx, pid: u32, eid: &str) -> bool {
+pub fn is_placeholder(ctx: &Ctx, pid: u32, eid: &str) -> bool {
     ctx.platform.process(pid).is_some_and(|p| {
         p.argv.get(1).is_some_and(|a| a == "hold") && p.argv.get(2).is_some_and(|a| a == eid)
     })

@@ -25,6 +25,29 @@ pub enum MuxError {
     Command(String),
 }
 
+/// A window to recreate (`park rebuild`): where, what size, and each pane's cwd in order.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct WindowSpec {
+    pub session: String,
+    pub window_index: u32,
+    pub window_name: String,
+    /// Recorded `#{window_layout}`; `None` tiles the panes.
+    pub layout: Option<String>,
+    pub width: u32,
+    pub height: u32,
+    pub cwds: Vec<String>,
+    pub env: Vec<(String, String)>,
+}
+
+/// What [`Mux::build_window`] made: the pane handles in slot order, the index the window got, and
+/// anything that did not go as recorded.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct BuiltWindow {
+    pub window_index: u32,
+    pub panes: Vec<String>,
+    pub notes: Vec<String>,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Pane {
     pub id: String,
@@ -102,4 +125,28 @@ pub trait Mux {
         env: &[(String, String)],
         argv: &[String],
     ) -> Result<String, MuxError>;
+    /// The server this adapter talks to, even when none runs there now (tmux: the socket path it
+    /// would start), so `rebuild` can tell which parked entries are its own.
+    fn home_server(&self) -> Option<String> {
+        self.server_id().ok()
+    }
+    /// A window's `#{window_layout}`, width and height.
+    fn window_layout(
+        &self,
+        _session: &str,
+        _window_index: u32,
+    ) -> Result<(String, u32, u32), MuxError> {
+        Err(MuxError::Command(format!(
+            "{} records no window layouts",
+            self.kind()
+        )))
+    }
+    /// Recreates a window with one pane per `spec.cwds` entry, in that order, each running the
+    /// user's shell (starting the server and the session when they are gone).
+    fn build_window(&self, _spec: &WindowSpec) -> Result<BuiltWindow, MuxError> {
+        Err(MuxError::Command(format!(
+            "{} cannot recreate windows (rebuild is tmux-only)",
+            self.kind()
+        )))
+    }
 }

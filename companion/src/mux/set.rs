@@ -185,6 +185,22 @@ impl Mux for MuxSet {
         self.tmux.window_option_all(key)
     }
 
+    fn home_server(&self) -> Option<String> {
+        self.tmux.home_server()
+    }
+
+    fn window_layout(
+        &self,
+        session: &str,
+        window_index: u32,
+    ) -> Result<(String, u32, u32), MuxError> {
+        self.tmux.window_layout(session, window_index)
+    }
+
+    fn build_window(&self, spec: &super::WindowSpec) -> Result<super::BuiltWindow, MuxError> {
+        self.tmux.build_window(spec)
+    }
+
     fn set_window_option(
         &self,
         window: &str,

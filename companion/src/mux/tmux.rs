@@ -4,7 +4,7 @@
 //! Every call is a direct `Command` (no shell). Text is typed with `send-keys -H` (hex bytes), which
 //! is immune to tmux's key-name parsing and its `;` command separator.
 
-use super::{Mux, MuxError, Pane};
+use super::{BuiltWindow, Mux, MuxError, Pane, WindowSpec};
 use std::process::{Command, Stdio};
 
 const SEP: char = '\u{1f}';
@@ -52,6 +52,36 @@ pub struct Tmux {
 impl Tmux {
     pub fn from_env() -> Self {
         Tmux { sel: server_args() }
+    }
+
+    /// The socket path tmux would use for this selection, whether or not a server runs there:
+    /// `-S path` as is, `-L label` (or none: `default`) under `$TMUX_TMPDIR` (else `/tmp`)
+    /// `/tmux-<uid>/`, resolved the way tmux resolves it.
+    pub fn socket_path(&self) -> String {
+        match self.sel.as_slice() {
+            [f, p] if f == "-S" => p.clone(),
+            sel => {
+                let label = match sel {
+                    [f, l] if f == "-L" => l.as_str(),
+                    _ => "default",
+                };
+                let base = std::env::var("TMUX_TMPDIR")
+                    .ok()
+                    .filter(|d| !d.is_empty())
+                    .unwrap_or_else(|| "/tmp".into());
+                let base = std::fs::canonicalize(&base)
+                    .map(|p| p.to_string_lossy().into_owned())
+                    .unwrap_or(base);
+                // SAFETY: getuid has no preconditions.
+                let uid = unsafe { libc::getuid() };
+                format!("{}/tmux-{uid}/{label}", base.trim_end_matches('/'))
+            }
+        }
+    }
+
+    fn run_owned(&self, a: &[String]) -> Result<String, MuxError> {
+        let refs: Vec<&str> = a.iter().map(|s| s.as_str()).collect();
+        self.run(&refs)
     }
 
     /// A server was named (`PARK_TMUX_SOCKET` or `$TMUX`), rather than tmux's default one.
@@ -297,6 +327,178 @@ impl Mux for Tmux {
         a.extend(argv.iter().cloned());
         let refs: Vec<&str> = a.iter().map(|s| s.as_str()).collect();
         self.run(&refs).map(|_| ())
+    }
+
+    fn home_server(&self) -> Option<String> {
+        self.server_id().ok().or_else(|| Some(self.socket_path()))
+    }
+
+    fn window_layout(
+        &self,
+        session: &str,
+        window_index: u32,
+    ) -> Result<(String, u32, u32), MuxError> {
+        let out = self.run(&[
+            "display-message",
+            "-p",
+            "-t",
+            &format!("={session}:{window_index}"),
+            &format!("#{{window_layout}}{SEP}#{{window_width}}{SEP}#{{window_height}}"),
+        ])?;
+        let f: Vec<&str> = out.trim_end().split(SEP).collect();
+        match f.as_slice() {
+            [l, w, h] if !l.is_empty() => Ok((
+                l.to_string(),
+                w.parse().unwrap_or(0),
+                h.parse().unwrap_or(0),
+            )),
+            _ => Err(MuxError::Command(format!(
+                "no layout for {session}:{window_index}"
+            ))),
+        }
+    }
+
+    fn build_window(&self, spec: &WindowSpec) -> Result<BuiltWindow, MuxError> {
+        let Some((cwd0, rest)) = spec.cwds.split_first() else {
+            return Err(MuxError::Command("a window needs at least one pane".into()));
+        };
+        let envs: Vec<String> = spec
+            .env
+            .iter()
+            .flat_map(|(k, v)| ["-e".to_string(), format!("{k}={v}")])
+            .collect();
+        let fmt = format!("#{{pane_id}}{SEP}#{{window_index}}");
+        let parse = |out: String| -> Result<(String, u32), MuxError> {
+            let line = out.trim_end().to_string();
+            let (p, i) = line
+                .split_once(SEP)
+                .ok_or_else(|| MuxError::Command(format!("unexpected tmux reply {line:?}")))?;
+            Ok((p.to_string(), i.parse().unwrap_or(u32::MAX)))
+        };
+        let mut notes = vec![];
+        let session_exists = self
+            .run(&["has-session", "-t", &format!("={}", spec.session)])
+            .is_ok();
+        let (first, index) = if session_exists {
+            let mut a: Vec<String> = vec![
+                "new-window".into(),
+                "-d".into(),
+                "-t".into(),
+                format!("={}:{}", spec.session, spec.window_index),
+                "-n".into(),
+                spec.window_name.clone(),
+                "-c".into(),
+                cwd0.clone(),
+                "-P".into(),
+                "-F".into(),
+                fmt.clone(),
+            ];
+            a.extend(envs.iter().cloned());
+            match self.run_owned(&a) {
+                Ok(out) => parse(out)?,
+                Err(MuxError::Command(why)) => {
+                    // The index is taken (by a window made since): append instead, and say so.
+                    a[3] = format!("={}:", spec.session);
+                    let got = parse(self.run_owned(&a)?)?;
+                    notes.push(format!(
+                        "window index {} was not free ({why}); the window is at index {}",
+                        spec.window_index, got.1
+                    ));
+                    got
+                }
+                Err(e) => return Err(e),
+            }
+        } else {
+            let mut a: Vec<String> = vec![
+                "new-session".into(),
+                "-d".into(),
+                "-s".into(),
+                spec.session.clone(),
+                "-n".into(),
+                spec.window_name.clone(),
+                "-c".into(),
+                cwd0.clone(),
+                "-P".into(),
+                "-F".into(),
+                fmt.clone(),
+            ];
+            if spec.width > 0 && spec.height > 0 {
+                a.extend([
+                    "-x".into(),
+                    spec.width.to_string(),
+                    "-y".into(),
+                    spec.height.to_string(),
+                ]);
+            }
+            a.extend(envs.iter().cloned());
+            let (p, i) = parse(self.run_owned(&a)?)?;
+            if i == spec.window_index {
+                (p, i)
+            } else {
+                let moved = self.run(&[
+                    "move-window",
+                    "-s",
+                    &format!("={}:{i}", spec.session),
+                    "-t",
+                    &format!("={}:{}", spec.session, spec.window_index),
+                ]);
+                match moved {
+                    Ok(_) => (p, spec.window_index),
+                    Err(e) => {
+                        notes.push(format!(
+                            "could not move the window to index {}: {e}",
+                            spec.window_index
+                        ));
+                        (p, i)
+                    }
+                }
+            }
+        };
+        let mut panes = vec![first.clone()];
+        for cwd in rest {
+            // Split the last pane: tmux puts the new pane right after its target, so the panes
+            // end up in slot order; tiling after each split keeps room for the next one.
+            let mut a: Vec<String> = vec![
+                "split-window".into(),
+                "-d".into(),
+                "-t".into(),
+                panes.last().cloned().unwrap_or_default(),
+                "-c".into(),
+                cwd.clone(),
+                "-P".into(),
+                "-F".into(),
+                "#{pane_id}".into(),
+            ];
+            a.extend(envs.iter().cloned());
+            let p = self.run_owned(&a)?.trim().to_string();
+            panes.push(p);
+            let _ = self.run(&["select-layout", "-t", &first, "tiled"]);
+        }
+        match &spec.layout {
+            Some(l) => {
+                if let Err(e) = self.run(&["select-layout", "-t", &first, l]) {
+                    notes.push(format!(
+                        "the recorded layout did not apply ({e}); panes are tiled"
+                    ));
+                }
+            }
+            None if panes.len() > 1 => notes.push("no layout was recorded; panes are tiled".into()),
+            None => {}
+        }
+        // Each split went right after the pane before it, so creation order is pane order, which
+        // the layout was applied to. Check it rather than assume it.
+        let order = self.run(&["list-panes", "-t", &first, "-F", "#{pane_id}"])?;
+        let listed: Vec<String> = order.lines().map(str::to_string).collect();
+        if listed != panes {
+            notes.push(format!(
+                "pane order is {listed:?}, not the creation order {panes:?}; slots follow creation"
+            ));
+        }
+        Ok(BuiltWindow {
+            window_index: index,
+            panes,
+            notes,
+        })
     }
 
     fn new_window(
