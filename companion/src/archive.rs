@@ -118,6 +118,7 @@ impl Tombstone {
             handoff_pane: None,
             worktree: None,
             group: self.group.clone(),
+            fresh_from: None,
         }
     }
 }
@@ -140,7 +141,7 @@ fn tail(path: &Path, n: u64) -> std::io::Result<(u64, Vec<u8>)> {
     Ok((len, b))
 }
 
-fn checked_id(sid: &str) -> Result<String, LedgerError> {
+pub(crate) fn checked_id(sid: &str) -> Result<String, LedgerError> {
     // The id names a directory: only a validated session id may (never `..` or a path).
     let checked = if crate::guards::disabled("archive-id") {
         Some(sid.to_string())

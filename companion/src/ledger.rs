@@ -86,6 +86,10 @@ pub struct Entry {
     /// the layout), and re-parking the window reuses it.
     #[serde(default)]
     pub group: Option<String>,
+    /// Set while resuming a session whose transcript could not be restored: the archived
+    /// Markdown a fresh agent is started with instead (`unpark` says so).
+    #[serde(default)]
+    pub fresh_from: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -402,6 +406,7 @@ pub mod tests {
             handoff_pane: None,
             worktree: None,
             group: None,
+            fresh_from: None,
         }
     }
 

@@ -142,6 +142,7 @@ pub fn entry_for(f: &Found, pane: &Pane, server: &str, sid: &str, group: Option<
         handoff_pane: None,
         worktree: crate::worktree::fingerprint(&f.cwd),
         group,
+        fresh_from: None,
     }
 }
 

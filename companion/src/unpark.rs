@@ -123,6 +123,12 @@ pub fn expected_transcript(e: &Entry) -> Option<PathBuf> {
 }
 
 pub fn restorable(e: &Entry) -> Result<(), String> {
+    restorable_but_transcript(e)?;
+    transcript_present(e)
+}
+
+/// Everything [`restorable`] checks except that the transcript is there.
+fn restorable_but_transcript(e: &Entry) -> Result<(), String> {
     if crate::transcript::valid_session_id(&e.session_id).is_none() {
         return Err(format!(
             "recorded session id {:?} is not a session id",
@@ -140,6 +146,10 @@ pub fn restorable(e: &Entry) -> Result<(), String> {
     if !Path::new(&e.cwd).is_dir() {
         return Err(format!("recorded cwd {} no longer exists", e.cwd));
     }
+    Ok(())
+}
+
+fn transcript_present(e: &Entry) -> Result<(), String> {
     match expected_transcript(e) {
         Some(t) if t.is_file() => Ok(()),
         Some(t) => Err(format!("transcript {} is missing (the archive keeps a copy under $PARK_HOME/archive/{})", t.display(), e.session_id)),
@@ -156,10 +166,31 @@ pub fn resume_argv(e: &Entry) -> Vec<String> {
     {
         return vec![];
     }
+    if let Some(md) = &e.fresh_from {
+        // A new session, with the same whitelisted flags, whose first prompt points at the
+        // archived conversation. The prompt starts with a word, so it is never read as a flag.
+        let flags = match e.agent {
+            Agent::Claude => claude::flags(&e.flags).0,
+            Agent::Codex => codex::flags(&e.flags).0,
+        };
+        let mut argv = vec![e.program.clone()];
+        argv.extend(flags);
+        argv.push(fresh_prompt(e, md));
+        return argv;
+    }
     match e.agent {
         Agent::Claude => claude::resume_argv(&e.program, &e.session_id, &claude::flags(&e.flags).0),
         Agent::Codex => codex::resume_argv(&e.program, &e.session_id, &codex::flags(&e.flags).0),
     }
+}
+
+/// The first prompt of a fresh agent standing in for a session whose transcript is gone.
+pub fn fresh_prompt(e: &Entry, md: &str) -> String {
+    format!(
+        "Continue an earlier {} session ({}) that park archived: its own transcript could not be restored. Read {md} for the conversation so far, then wait for my next instruction.",
+        e.agent.as_str(),
+        e.session_id
+    )
 }
 
 /// What a user could type to resume by hand (for `show`): cwd first, every value shell-quoted.
@@ -268,12 +299,36 @@ fn gate(ctx: &Ctx, eid: &str, target: &str, live: &LiveSet, my_pane: Option<&str
         crate::archive::Restore::Unsafe(why) => (None, Some(why)),
         crate::archive::Restore::Present => (None, None),
     };
-    if let Err(why) = restorable(&e) {
-        let why = match unsafe_why {
-            Some(u) => format!("{why}; the archived copy cannot be put back: {u}"),
-            None => why,
-        };
+    if let Err(why) = restorable_but_transcript(&e) {
         return Gate::Done(res(target, &e, "refused", Some(why)));
+    }
+    if let Err(why) = transcript_present(&e) {
+        // The transcript is gone and the raw copy cannot go back: a fresh agent in the cwd, told
+        // to read the archived conversation, is the closest thing to the session that is safe.
+        let md = crate::archive::checked_id(&e.session_id)
+            .ok()
+            .map(|sid| crate::archive::dir(&ctx.ledger.home, &sid).join("transcript.md"))
+            .filter(|p| crate::ledger::read_nofollow(p).is_ok_and(|b| !b.is_empty()));
+        return match (unsafe_why, md) {
+            (Some(u), Some(md)) => {
+                let md = md.to_string_lossy().into_owned();
+                let note = format!(
+                    "the transcript could not be restored ({u}); started a fresh {} in {} primed to read the archived conversation {md}",
+                    e.agent.as_str(),
+                    e.cwd
+                );
+                let mut e = e;
+                e.fresh_from = Some(md);
+                Gate::Go(Box::new(e), Some(note))
+            }
+            (Some(u), _) => Gate::Done(res(
+                target,
+                &e,
+                "refused",
+                Some(format!("{why}; the archived copy cannot be put back: {u}")),
+            )),
+            (None, _) => Gate::Done(res(target, &e, "refused", Some(why))),
+        };
     }
     Gate::Go(Box::new(e), restored)
 }
@@ -527,6 +582,12 @@ pub fn verify(ctx: &Ctx, eid: &str, pid: u32, start: u64) -> Result<(), String> 
             break Err("the agent exited before it confirmed the session".to_string());
         }
         let started = match e.agent {
+            // A fresh agent runs a new session: its own status file (any id) is the start.
+            Agent::Claude if e.fresh_from.is_some() => e
+                .config_dir
+                .as_deref()
+                .and_then(|d| claude::read_status_file(Path::new(d), pid))
+                .is_some_and(|sf| sf.proc_start.as_deref() == Some(start.to_string().as_str())),
             Agent::Claude => e
                 .config_dir
                 .as_deref()
@@ -546,7 +607,8 @@ pub fn verify(ctx: &Ctx, eid: &str, pid: u32, start: u64) -> Result<(), String> 
                     .filter_map(|p| table.get(*p))
                     .any(|p| {
                         crate::agent::classify(&p.argv).is_some_and(|(a, _)| a == Agent::Codex)
-                            && p.argv.iter().any(|a| a.eq_ignore_ascii_case(&e.session_id))
+                            && (e.fresh_from.is_some()
+                                || p.argv.iter().any(|a| a.eq_ignore_ascii_case(&e.session_id)))
                     });
                 // Codex has no status file: alive with the id for 2 s is a started TUI.
                 match (running, codex_seen) {

@@ -2570,6 +2570,7 @@ fn entry_strategy() -> BoxedStrategy<Entry> {
                         dirty,
                     }),
                     group: None,
+                    fresh_from: None,
                 }
             },
         )

@@ -392,6 +392,7 @@ fn baseline(agent: Agent) -> Entry {
         handoff_pane: None,
         worktree: None,
         group: None,
+        fresh_from: None,
     }
 }
 

@@ -397,6 +397,57 @@ fn codex_no_daemon_park_unpark_round_trip() {
 }
 
 #[test]
+fn codex_rollout_deleted_after_park_is_restored_from_the_archive() {
+    let w = World::new(&CodexSeed::default());
+    let sb = &w.sb;
+    let pane = w.codex_in_shell("gy", "gy", "--no-daemon", START);
+    w.prompt(&pane, "codex graveyard walrus prompt", 1);
+    let live = wait_live_idle(sb, &pane, "rollout-fd", Duration::from_secs(30));
+    let sid = live.session_id.clone().unwrap();
+    let tree = tree_of(live.pid.expect("row pid"));
+    let rollout = rollouts_of(&sb.home, &sid).remove(0);
+    let (c, oc, why) = park_when_quiet(sb, &pane);
+    assert_eq!((c, oc.as_str()), (0, "parked"), "{why:?}");
+    let adir = sb.park_home.join("archive").join(&sid);
+    let md = std::fs::read_to_string(adir.join("transcript.md")).unwrap();
+    assert!(md.contains("codex graveyard walrus prompt"), "{md}");
+    eprintln!(
+        "MEASURE codex archive: rollout {} B, archived raw {} B, markdown {} B",
+        std::fs::metadata(&rollout).unwrap().len(),
+        std::fs::metadata(adir.join("transcript.jsonl"))
+            .unwrap()
+            .len(),
+        md.len()
+    );
+    // Codex's cleanup (or a person) removes the rollout: unpark puts the archived copy back at
+    // the recorded path and the thread resumes from it.
+    std::fs::remove_file(&rollout).unwrap();
+    let (c, oc, why) = outcome(sb, &["unpark", &pane]);
+    assert_eq!(
+        (c, oc.as_str()),
+        (0, "unparked"),
+        "{why:?}\n{}",
+        sb.capture(&pane)
+    );
+    assert!(
+        why.as_deref()
+            .is_some_and(|x| x.contains("restored the transcript")),
+        "unpark says what it did: {why:?}"
+    );
+    let back = assert_back(&w, &pane, &sid, "rollout-fd");
+    assert!(rollout.is_file());
+    sb.type_line(&pane, "after the codex restore");
+    wait_rollout(&rollout, "after the codex restore", 2, REPLY);
+    assert!(
+        read(&rollout).contains("codex graveyard walrus prompt"),
+        "history kept"
+    );
+    let mut dead = tree;
+    dead.extend(tree_of(back.pid.expect("row pid")));
+    w.finish(&dead);
+}
+
+#[test]
 fn codex_daemon_mode_park_spares_the_daemon() {
     let w = World::new(&CodexSeed::default().thread_id_title());
     let sb = &w.sb;

@@ -408,7 +408,7 @@ fn unpark_refuses_to_type_into_a_busy_pane() {
 }
 
 #[test]
-fn missing_transcript_refuses_unpark_and_keeps_the_entry() {
+fn missing_transcript_refuses_unpark_or_starts_a_fresh_agent_on_the_archived_markdown() {
     let s = Setup::new();
     let sb = &s.sb;
     let (pane, sid) = s.agent_in_shell("mt", "", &[]);
@@ -422,6 +422,8 @@ fn missing_transcript_refuses_unpark_and_keeps_the_entry() {
         .join(&sid)
         .join("transcript.jsonl");
     std::fs::rename(&copy, copy.with_extension("moved")).unwrap();
+    let md = copy.with_file_name("transcript.md");
+    std::fs::rename(&md, md.with_extension("moved")).unwrap();
     let (c, oc, why) = outcome(sb, &["unpark", &pane]);
     assert_eq!((c, oc.as_str()), (1, "refused"));
     let why = why.unwrap();
@@ -431,6 +433,31 @@ fn missing_transcript_refuses_unpark_and_keeps_the_entry() {
     );
     assert_eq!(entries(sb).len(), 1);
     assert!(!tr.exists(), "nothing was invented in its place");
+
+    // With the rendered conversation still archived: a fresh agent in the cwd, told to read it,
+    // and unpark says that is what it did (a new session; the old id is never reused).
+    std::fs::rename(md.with_extension("moved"), &md).unwrap();
+    let (c, oc, why) = outcome(sb, &["unpark", &pane]);
+    assert_eq!((c, oc.as_str()), (0, "unparked"), "{why:?}");
+    let why = why.unwrap_or_default();
+    assert!(
+        why.contains("fresh") && why.contains(&md.to_string_lossy().into_owned()),
+        "{why}"
+    );
+    let back = wait_row(sb, &pane, SECS(10), |r| r.state == RowState::Live);
+    let new_sid = back.session_id.clone().expect("the fresh agent's session");
+    assert_ne!(
+        new_sid, sid,
+        "a fresh session, never a resume of the lost one"
+    );
+    let fresh_tr = claude_transcript(&sb.home, &sb.work.join("mt"), &new_sid);
+    let first = poll(SECS(10), || std::fs::read_to_string(&fresh_tr).ok()).unwrap();
+    assert!(
+        first.contains("transcript.md") && first.contains(&sid),
+        "the first prompt points at the archived conversation: {first}"
+    );
+    assert!(entries(sb).is_empty());
+    assert!(!tr.exists(), "the lost transcript is not invented");
 }
 
 #[test]
