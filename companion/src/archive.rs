@@ -331,7 +331,8 @@ pub enum Restore {
 /// the destination is inside the agent's config dir, nothing is there now, and no directory on the
 /// way is a symlink. Never overwrites: the copy is linked into place with `O_EXCL` semantics.
 pub fn restore(home: &Path, e: &Entry) -> Restore {
-    if crate::unpark::expected_transcript(e).is_some_and(|t| t.is_file()) {
+    let overwrite_ok = crate::guards::disabled("restore-never-overwrite");
+    if crate::unpark::expected_transcript(e).is_some_and(|t| t.is_file()) && !overwrite_ok {
         return Restore::Present;
     }
     let Ok(sid) = checked_id(&e.session_id) else {
@@ -345,13 +346,16 @@ pub fn restore(home: &Path, e: &Entry) -> Restore {
         Agent::Claude => crate::transcript::parse_claude(&bytes),
         Agent::Codex => crate::transcript::parse_codex(&bytes),
     };
-    if info.session_id.as_deref() != Some(sid.as_str()) {
+    if info.session_id.as_deref() != Some(sid.as_str())
+        && !crate::guards::disabled("restore-names-session")
+    {
         return Restore::Unsafe("the archived copy does not name this session".into());
     }
     let Some(cfg) = e.config_dir.as_deref().map(PathBuf::from) else {
         return Restore::Unsafe("the agent's config dir was not recorded".into());
     };
-    if !std::fs::symlink_metadata(&cfg).is_ok_and(|m| m.is_dir()) {
+    let no_symlinks = !crate::guards::disabled("restore-no-symlink");
+    if no_symlinks && !std::fs::symlink_metadata(&cfg).is_ok_and(|m| m.is_dir()) {
         return Restore::Unsafe(format!(
             "{} is not a directory (or is a symlink)",
             cfg.display()
@@ -386,7 +390,7 @@ pub fn restore(home: &Path, e: &Entry) -> Restore {
         for c in rel.components() {
             cur.push(c);
             if let Ok(m) = std::fs::symlink_metadata(&cur) {
-                if !m.is_dir() {
+                if !m.is_dir() && no_symlinks {
                     return Restore::Unsafe(format!("{} is not a directory", cur.display()));
                 }
             }
@@ -412,7 +416,11 @@ pub fn restore(home: &Path, e: &Entry) -> Restore {
         return Restore::Unsafe(format!("cannot write {}: {err}", tmp.display()));
     }
     // hard_link fails if the destination exists: a transcript that appeared meanwhile is kept.
-    let linked = std::fs::hard_link(&tmp, &dst);
+    let linked = if overwrite_ok {
+        std::fs::rename(&tmp, &dst)
+    } else {
+        std::fs::hard_link(&tmp, &dst)
+    };
     let _ = std::fs::remove_file(&tmp);
     match linked {
         Ok(()) => Restore::Restored(dst),

@@ -1653,3 +1653,70 @@ fn claim_and_save_refuse_an_entry_whose_session_id_is_not_one() {
         );
     }
 }
+
+/// A parked Claude entry with a real transcript under a throwaway config dir, archived; returns
+/// (tempdir, entry, park home, transcript path).
+fn archived_claude() -> (tempfile::TempDir, Entry, PathBuf, PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    let home = d.path().join("park");
+    let cfg = d.path().join("h/.claude");
+    fs::create_dir_all(&cfg).unwrap();
+    fs::create_dir_all(&home).unwrap();
+    let mut e = baseline(Agent::Claude);
+    e.cwd = d.path().to_string_lossy().into_owned();
+    e.config_dir = Some(cfg.to_string_lossy().into_owned());
+    let t = claude::transcript_path(&cfg, &e.cwd, SID);
+    fs::create_dir_all(t.parent().unwrap()).unwrap();
+    let line = format!(
+        "{{\"type\":\"user\",\"sessionId\":\"{SID}\",\"timestamp\":\"2026-12-01T10:00:00Z\",\"message\":{{\"role\":\"user\",\"content\":\"hi there\"}}}}\n"
+    );
+    fs::write(&t, line).unwrap();
+    e.transcript = Some(t.to_string_lossy().into_owned());
+    archive::archive(&home, &e, true).unwrap();
+    (d, e, home, t)
+}
+
+#[test]
+fn restore_never_overwrites_a_transcript_that_is_there() {
+    let (_d, e, home, t) = archived_claude();
+    fs::write(&t, "the agent's newer transcript").unwrap();
+    assert_eq!(archive::restore(&home, &e), archive::Restore::Present);
+    assert_eq!(
+        fs::read_to_string(&t).unwrap(),
+        "the agent's newer transcript"
+    );
+}
+
+#[test]
+fn restore_puts_back_only_a_copy_that_names_the_session() {
+    let (_d, e, home, t) = archived_claude();
+    fs::remove_file(&t).unwrap();
+    let copy = archive::dir(&home, SID).join("transcript.jsonl");
+    let other = fs::read_to_string(&copy)
+        .unwrap()
+        .replace(SID, "00000000-0000-4000-8000-000000000000");
+    fs::write(&copy, other).unwrap();
+    assert!(matches!(
+        archive::restore(&home, &e),
+        archive::Restore::Unsafe(_)
+    ));
+    assert!(
+        !t.exists(),
+        "another session's transcript is never put in this one's place"
+    );
+}
+
+#[test]
+fn restore_never_writes_through_a_symlinked_dir() {
+    let (_d, e, home, t) = archived_claude();
+    fs::remove_file(&t).unwrap();
+    let proj = t.parent().unwrap().to_path_buf();
+    fs::remove_dir_all(&proj).unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    symlink(elsewhere.path(), &proj).unwrap();
+    assert!(matches!(
+        archive::restore(&home, &e),
+        archive::Restore::Unsafe(_)
+    ));
+    assert_eq!(fs::read_dir(elsewhere.path()).unwrap().count(), 0);
+}
