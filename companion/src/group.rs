@@ -154,21 +154,32 @@ pub fn pick_id(
         .map(|g| g.id.clone())
 }
 
-/// The pane still shows this parked session: park's placeholder for it runs there, or park's pill
-/// is set on it (tmux user option, or the pinned `❄` title under zellij). A pane with the same
-/// handle but none of these is another pane (tmux reuses `%N` after a server restart).
-pub fn is_parked_slot(p: &crate::mux::Pane, placeholder: bool) -> bool {
+/// The pane still is this parked session's pane (pure): park's placeholder for it runs there, the
+/// pane's own process is the one recorded at park time (pid and start), or park's pill is set on
+/// it (tmux user option, or the pinned `❄` title under zellij). A pane with the same handle but
+/// none of these is another pane: tmux reuses `%N` after a server restart.
+pub fn is_parked_slot(
+    p: &crate::mux::Pane,
+    e: &Entry,
+    pane_start: Option<u64>,
+    placeholder: bool,
+) -> bool {
+    let (pid, start) = e.place.pane_proc;
+    let same_process = pid != 0 && start != 0 && p.pid == pid && pane_start == Some(start);
     placeholder
+        || same_process
         || p.pill.starts_with('❄')
         || (p.pill.is_empty() && p.server.starts_with("zellij:") && p.title.starts_with('❄'))
 }
 
-/// The parked entries of `server` whose pane is gone (pure): no pane with the recorded handle, a
-/// pane that is not a parked slot, or a pane a later park of another session has claimed.
+/// The parked entries whose pane is gone (pure): no pane with the recorded handle on the recorded
+/// server, a pane that is not its parked slot, or a pane a later park of another session claimed.
+/// `probe(pid, entry id)` gives the start ticks of the pane's process and whether it is park's
+/// placeholder for that entry.
 pub fn lost(
     parked: &[Entry],
     panes: &[crate::mux::Pane],
-    placeholder: impl Fn(u32, &str) -> bool,
+    probe: impl Fn(u32, &str) -> (Option<u64>, bool),
 ) -> HashSet<String> {
     let mut out = HashSet::new();
     for e in parked {
@@ -183,7 +194,10 @@ pub fn lost(
         });
         let gone = match pane {
             None => true,
-            Some(p) => !is_parked_slot(p, placeholder(p.pid, &e.id)) || newer_claim,
+            Some(p) => {
+                let (start, placeholder) = probe(p.pid, &e.id);
+                !is_parked_slot(p, e, start, placeholder) || newer_claim
+            }
         };
         if gone {
             out.insert(e.id.clone());
@@ -506,7 +520,7 @@ mod tests {
             server: a.place.server.clone(),
             ..Default::default()
         };
-        let none = |_: u32, _: &str| false;
+        let none = |_: u32, _: &str| (Some(7), false);
         // Server restarted: %3 exists again, but as a fresh pane with no pill.
         let l = lost(
             &[a.clone(), b.clone()],
@@ -516,9 +530,19 @@ mod tests {
         assert_eq!(l, [a.id.clone()].into());
         // A placeholder for the entry counts even with no pill.
         let l = lost(std::slice::from_ref(&a), &[pane("%3", "")], |_, id| {
-            id == a.id
+            (Some(7), id == a.id)
         });
         assert!(l.is_empty());
+        // The pane still runs the process it ran at park time (a park interrupted before the
+        // pill was set): the same pane. Same pid with another start time: a recycled pid.
+        let mut a2 = a.clone();
+        a2.place.pane_proc = (10, 7);
+        assert!(lost(std::slice::from_ref(&a2), &[pane("%3", "")], none).is_empty());
+        a2.place.pane_proc = (10, 8);
+        assert_eq!(
+            lost(std::slice::from_ref(&a2), &[pane("%3", "")], none).len(),
+            1
+        );
         // The same handle on another server is not this pane.
         let mut other = pane("%3", "❄ claude");
         other.server = "/tmp/elsewhere".into();

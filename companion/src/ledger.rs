@@ -39,6 +39,11 @@ pub struct MuxPlace {
     /// The pane's own title before park pinned `❄ …` on it; restored on unpark and forget.
     #[serde(default)]
     pub pane_title: String,
+    /// The pane's own process at park time (pid, start ticks; 0 = not recorded): the pane still
+    /// runs it, so it is this pane even without a pill (a park interrupted before the pill was
+    /// set). A server restart gives a reused `%N` another process.
+    #[serde(default)]
+    pub pane_proc: (u32, u64),
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -391,6 +396,7 @@ pub mod tests {
                 pane_index: 0,
                 title: "t".into(),
                 pane_title: "t".into(),
+                pane_proc: (0, 0),
             },
             pane_owned: false,
             parked_at: "2026-12-02T00:00:00Z".into(),

@@ -60,6 +60,7 @@ fn place(server: &str, p: &Pane, title: &str) -> MuxPlace {
         pane_index: p.pane_index,
         title: title.to_string(),
         pane_title: p.title.clone(),
+        pane_proc: (p.pid, 0),
     }
 }
 
@@ -188,6 +189,11 @@ pub fn park_one(ctx: &Ctx, s: &Scan, f: &Found, target: &str, o: ParkOpts) -> Ac
         Err(e) => return refused(target, f, e),
     };
     let mut entry = entry_for(f, &pane, &server, &sid, o.group.clone());
+    entry.place.pane_proc.1 = ctx
+        .platform
+        .process(pane.pid)
+        .map(|p| p.start_ticks)
+        .unwrap_or(0);
     match ctx.ledger.claim(&entry) {
         Ok(()) => {}
         Err(LedgerError::Exists(_)) => {

@@ -148,7 +148,10 @@ pub fn run(ctx: &Ctx, o: Opts) -> i32 {
         }
     };
     let lost = group::lost(&mine, &panes, |pid, eid| {
-        unpark::is_placeholder(ctx, pid, eid)
+        (
+            ctx.platform.process(pid).map(|p| p.start_ticks),
+            unpark::is_placeholder(ctx, pid, eid),
+        )
     });
     let (groups, gerrs) = group::load_all(&ctx.ledger.home);
     warnings.extend(gerrs.into_iter().map(|e| format!("group: {e}")));

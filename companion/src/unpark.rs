@@ -776,7 +776,12 @@ pub fn unpark_remote(
         .find(|p| p.id == e.place.pane)
         .filter(|p| {
             p.server.starts_with("zellij:")
-                || crate::group::is_parked_slot(p, is_placeholder(ctx, p.pid, &e.id))
+                || crate::group::is_parked_slot(
+                    p,
+                    &e,
+                    ctx.platform.process(p.pid).map(|x| x.start_ticks),
+                    is_placeholder(ctx, p.pid, &e.id),
+                )
                 || crate::guards::disabled("pane-is-ours")
         })
         .cloned();

@@ -2465,6 +2465,7 @@ fn entry_strategy() -> BoxedStrategy<Entry> {
                     pane_index,
                     title,
                     pane_title,
+                    pane_proc: (0, 0),
                 }
             },
         );

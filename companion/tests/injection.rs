@@ -377,6 +377,7 @@ fn baseline(agent: Agent) -> Entry {
             pane_index: 0,
             title: "t".into(),
             pane_title: "t".into(),
+            pane_proc: (0, 0),
         },
         pane_owned: false,
         parked_at: "2026-12-02T00:00:00Z".into(),
