@@ -30,7 +30,7 @@ pub struct Finding {
     pub level: Level,
     /// Stable machine name: `corrupt`, `foreign`, `permissions`, `symlink`, `interrupted`,
     /// `resuming`, `running-while-parked`, `unrestorable`, `duplicate`, `cleanup-age`,
-    /// `worktree-drift`, `stale-lock`, `lock-held`, `leftover-temp`, `scan`.
+    /// `worktree-drift`, `pane-lost`, `stale-lock`, `lock-held`, `leftover-temp`, `scan`.
     pub code: String,
     /// The entry id or file the finding is about.
     pub subject: String,
@@ -61,6 +61,8 @@ pub struct EntryFacts {
     pub transcript_age_days: Option<u64>,
     pub cleanup_days: Option<u64>,
     pub worktree_now: Option<Fingerprint>,
+    /// The entry's pane is gone from the server park talks to (killed server, closed window).
+    pub pane_lost: bool,
 }
 
 impl Default for EntryFacts {
@@ -72,6 +74,7 @@ impl Default for EntryFacts {
             transcript_age_days: None,
             cleanup_days: None,
             worktree_now: None,
+            pane_lost: false,
         }
     }
 }
@@ -287,6 +290,21 @@ pub fn diagnose(f: &Facts) -> Report {
                     )),
                 ));
             }
+        }
+        if x.pane_lost && e.state == EntryState::Parked {
+            out.push(att(
+                "pane-lost",
+                id,
+                format!(
+                    "its pane {} ({}:{} \"{}\") is gone from {}",
+                    e.place.pane,
+                    e.place.session,
+                    e.place.window_index,
+                    e.place.window_name,
+                    e.place.server
+                ),
+                Some("park rebuild (recreates the window and resumes the session in its slot; --dry-run shows the plan)".into()),
+            ));
         }
         if let (Some(before), Some(now)) = (&e.worktree, &x.worktree_now) {
             let d = worktree::drift(before, now);
@@ -538,6 +556,30 @@ pub fn gather(ctx: &crate::ctx::Ctx) -> Facts {
         Ok(s) => (Some(s), None),
         Err(e) => (None, Some(e.to_string())),
     };
+    // Which parked entries lost their pane, on the server park talks to (none is running there
+    // = every pane is gone; any other listing failure = not judged).
+    let home_server = ctx.mux.home_server();
+    let lost = match ctx.mux.list_panes() {
+        Ok(p) => Some(p),
+        Err(crate::mux::MuxError::Unreachable(..)) => Some(vec![]),
+        Err(_) => None,
+    }
+    .map(|panes| {
+        let mine: Vec<Entry> = entries
+            .iter()
+            .filter(|e| {
+                e.state == EntryState::Parked && Some(&e.place.server) == home_server.as_ref()
+            })
+            .cloned()
+            .collect();
+        crate::group::lost(&mine, &panes, |pid, eid| {
+            (
+                ctx.platform.process(pid).map(|p| p.start_ticks),
+                crate::unpark::is_placeholder(ctx, pid, eid),
+            )
+        })
+    })
+    .unwrap_or_default();
     let facts = entries
         .into_iter()
         .map(|e| {
@@ -571,6 +613,7 @@ pub fn gather(ctx: &crate::ctx::Ctx) -> Facts {
                     .worktree
                     .as_ref()
                     .and_then(|_| worktree::fingerprint(&e.cwd)),
+                pane_lost: lost.contains(&e.id),
             };
             (e, x)
         })
@@ -643,6 +686,26 @@ mod tests {
             .iter()
             .map(|f| (f.code.as_str(), f.level))
             .collect()
+    }
+
+    #[test]
+    fn a_parked_entry_whose_pane_is_gone_points_at_rebuild() {
+        let x = EntryFacts {
+            pane_lost: true,
+            ..Default::default()
+        };
+        let r = diagnose(&facts(vec![(sample("ccb"), x.clone())]));
+        assert_eq!(codes(&r), vec![("pane-lost", Level::Attention)]);
+        assert!(r.findings[0]
+            .fix
+            .as_deref()
+            .unwrap()
+            .starts_with("park rebuild"));
+        // A resume in flight is not "lost": it is moving.
+        let mut e = sample("ccb");
+        e.state = EntryState::Resuming;
+        let r = diagnose(&facts(vec![(e, x)]));
+        assert!(!codes(&r).iter().any(|(c, _)| *c == "pane-lost"));
     }
 
     #[test]

@@ -948,3 +948,53 @@ fn a_failed_resume_in_a_placeholder_pane_keeps_the_pane_and_the_entry() {
         .unwrap();
     assert_eq!(row(sb, &pane).unwrap().state, RowState::Parked);
 }
+
+#[test]
+fn candidates_rank_live_sessions_show_refusals_and_park_nothing() {
+    let s = Setup::new();
+    let sb = &s.sb;
+    let (idle, idle_sid) = s.agent_in_shell("cand-idle", "", &[]);
+    let (draft, _) = s.agent_in_shell("cand-draft", "", &[]);
+    sb.type_text(&draft, "unsent candidate thought");
+    wait_row(sb, &draft, SECS(5), |r| r.status == Status::Draft);
+    let pids: Vec<u32> = [&idle, &draft]
+        .iter()
+        .map(|p| row(sb, p).unwrap().pid.unwrap())
+        .collect();
+    let o = park(sb, &["candidates", "--json"]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let out: park_protocol::CandidatesOutput = serde_json::from_slice(&o.stdout).unwrap();
+    let of = |p: &str| out.rows.iter().find(|r| r.pane == p).cloned().unwrap();
+    let (a, b) = (of(&idle), of(&draft));
+    assert_eq!(a.session_id.as_deref(), Some(idle_sid.as_str()));
+    assert!(
+        a.idle_seconds.is_some(),
+        "idle time comes from real turns: {a:?}"
+    );
+    assert!(
+        a.last_assistant
+            .as_deref()
+            .is_some_and(|l| l.contains("PARKTEST-OK")),
+        "{a:?}"
+    );
+    assert!(!a.why.is_empty() && (0.0..=1.0).contains(&a.confidence));
+    assert!(
+        b.refusal
+            .as_deref()
+            .is_some_and(|r| r.contains("unsent candidate thought")),
+        "what park would refuse is shown: {b:?}"
+    );
+    // Confident "done" first, then the longest idle.
+    let done_first = out.rows.windows(2).all(|w| {
+        let d = |c: &park_protocol::Candidate| {
+            c.verdict == park_protocol::Verdict::Done && c.confidence >= 0.7
+        };
+        d(&w[0]) || !d(&w[1])
+    });
+    assert!(done_first, "{:?}", out.rows);
+    // A verdict never parks anything.
+    assert!(entries(sb).is_empty());
+    assert!(pids.iter().all(|p| pid_alive(*p)));
+    let t = text(&park(sb, &["candidates"]));
+    assert!(t.contains(&idle) && t.contains(&draft), "{t}");
+}

@@ -414,6 +414,17 @@ fn three_windows_of_two_agents_are_rebuilt_in_their_slots() {
         sb.tmux(&["list-sessions"]).is_err().then_some(())
     })
     .expect("the server is gone");
+    // doctor sees what is lost and names the fix.
+    let o = park(sb, &["doctor", "--json"]);
+    let d: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let lost: Vec<&Value> = d["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "pane-lost")
+        .collect();
+    assert_eq!(lost.len(), 6, "{d}");
+    assert!(lost[0]["fix"].as_str().unwrap().starts_with("park rebuild"));
     let t0 = Instant::now();
     let (c, out) = rebuild_json(sb, &[], &[]);
     let took = t0.elapsed();
