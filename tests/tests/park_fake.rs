@@ -998,3 +998,65 @@ fn candidates_rank_live_sessions_show_refusals_and_park_nothing() {
     let t = text(&park(sb, &["candidates"]));
     assert!(t.contains(&idle) && t.contains(&draft), "{t}");
 }
+
+#[test]
+fn archived_sessions_ambiguous_names_refuse_and_a_resurrection_reads_running_again() {
+    let s = Setup::new();
+    let sb = &s.sb;
+    let (p1, sid1) = s.agent_in_shell("tomb-dup-1", "", &[]);
+    let (p2, sid2) = s.agent_in_shell("tomb-dup-2", "", &[]);
+    for p in [&p1, &p2] {
+        assert_eq!(outcome(sb, &["park", p]).1, "parked");
+        assert_eq!(code(&park(sb, &["forget", p])), 0);
+    }
+    assert!(entries(sb).is_empty(), "only the archive knows them now");
+    let archived = || -> park_protocol::ArchivedOutput {
+        serde_json::from_slice(&park(sb, &["ls", "--archived", "--json"]).stdout).unwrap()
+    };
+    let state_of = |sid: &str| {
+        archived()
+            .rows
+            .into_iter()
+            .find(|r| r.session_id == sid)
+            .map(|r| (r.state, r.marker))
+    };
+    assert_eq!(
+        state_of(&sid1),
+        Some((park_protocol::TombState::Archived, "·".to_string()))
+    );
+    // Ambiguous: both cwds contain "tomb-dup". Unpark and note list both and touch nothing.
+    for args in [vec!["unpark", "tomb-dup"], vec!["note", "tomb-dup", "x"]] {
+        let o = park(sb, &args);
+        let t = text(&o);
+        assert_ne!(code(&o), 0, "{args:?}: {t}");
+        assert!(
+            t.contains(&sid1[..8]) && t.contains(&sid2[..8]),
+            "{args:?} lists both: {t}"
+        );
+    }
+    assert!(claude_pids_for(&sb.home, &sid1).is_empty());
+    assert!(claude_pids_for(&sb.home, &sid2).is_empty());
+    // One named exactly: resurrected in a new window of its session; every view says ↑.
+    let (c, oc, why) = outcome(sb, &["unpark", "tomb-dup-1"]);
+    assert_eq!((c, oc.as_str()), (0, "unparked"), "{why:?}");
+    poll(SECS(10), || {
+        (claude_pids_for(&sb.home, &sid1).len() == 1).then_some(())
+    })
+    .expect("one process runs the resurrected session");
+    assert_eq!(
+        state_of(&sid1),
+        Some((park_protocol::TombState::Running, "↑".to_string()))
+    );
+    let found: park_protocol::SearchOutput =
+        serde_json::from_slice(&park(sb, &["search", "tomb-dup", "--json"]).stdout).unwrap();
+    let by = |sid: &str| {
+        found
+            .rows
+            .iter()
+            .find(|r| r.session_id == sid)
+            .unwrap()
+            .state
+    };
+    assert_eq!(by(&sid1), park_protocol::TombState::Running);
+    assert_eq!(by(&sid2), park_protocol::TombState::Archived);
+}
