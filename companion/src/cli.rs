@@ -340,21 +340,13 @@ fn live_row(s: &Scan, f: &scan::Found) -> Row {
 /// A parked session whose transcript the agent's own cleanup will soon delete (Claude
 /// `cleanupPeriodDays`): say so in `ls`, with the fix.
 fn cleanup_warning(e: &Entry) -> Option<String> {
-    let limit = crate::doctor::cleanup_days(e)?;
-    let t = unpark::expected_transcript(e)?;
-    let age = std::fs::metadata(&t)
-        .ok()?
-        .modified()
-        .ok()?
-        .elapsed()
-        .ok()?
-        .as_secs()
-        / 86_400;
-    (age + crate::doctor::CLEANUP_WARN_DAYS >= limit).then(|| {
+    let t = unpark::expected_transcript(e);
+    let left = crate::doctor::cleanup_left(e, t.as_deref())?;
+    (left <= crate::doctor::CLEANUP_WARN_DAYS as i64).then(|| {
         format!(
             "{} may delete this transcript in {} day(s); the archive keeps a copy and unpark puts it back (or raise cleanupPeriodDays)",
             e.agent.as_str(),
-            limit.saturating_sub(age)
+            left.max(0)
         )
     })
 }

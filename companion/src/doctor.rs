@@ -405,9 +405,15 @@ pub fn cleanup_days(e: &Entry) -> Option<u64> {
     }
 }
 
-fn age_days(p: &Path) -> Option<u64> {
+pub fn age_days(p: &Path) -> Option<u64> {
     let m = std::fs::metadata(p).ok()?.modified().ok()?;
     Some(m.elapsed().ok()?.as_secs() / 86_400)
+}
+
+/// Days left before the agent's own cleanup deletes `transcript` (negative: overdue). The one
+/// computation behind `ls`, `ls --archived` and `doctor`.
+pub fn cleanup_left(e: &Entry, transcript: Option<&Path>) -> Option<i64> {
+    Some(cleanup_days(e)? as i64 - age_days(transcript?)? as i64)
 }
 
 fn mode_of(p: &Path) -> Option<u32> {

@@ -169,16 +169,7 @@ fn ts(s: Option<&str>) -> Option<jiff::Timestamp> {
 
 /// Days left before the agent's own cleanup may delete `e`'s transcript.
 fn cleanup_in_days(e: &Entry, transcript: Option<&Path>) -> Option<i64> {
-    let limit = crate::doctor::cleanup_days(e)? as i64;
-    let age = std::fs::metadata(transcript?)
-        .ok()?
-        .modified()
-        .ok()?
-        .elapsed()
-        .ok()?
-        .as_secs() as i64
-        / 86_400;
-    Some(limit - age)
+    crate::doctor::cleanup_left(e, transcript)
 }
 
 /// Annotates tombstones (pure but for stat calls on transcripts): the rows every view shows.
