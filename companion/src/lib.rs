@@ -23,6 +23,7 @@ pub mod park;
 pub mod paths;
 pub mod pick;
 pub mod platform;
+pub mod probe;
 pub mod proctree;
 pub mod rebuild;
 pub mod render;
