@@ -131,6 +131,9 @@ main() {
   decorate
   # Seed @park_status from $PARK_HOME/status (a file read; park pushes every later change).
   "$bin" status --tmux >/dev/null 2>&1 </dev/null || true
+  # Pending wake-ups survive a reboot in the ledger; the waker that fires them starts here
+  # (in the background, detached; it exits by itself when nothing is pending).
+  "$bin" waker --ensure >/dev/null 2>&1 </dev/null &
   return 0
 }
 

@@ -119,6 +119,7 @@ impl Tombstone {
             worktree: None,
             group: self.group.clone(),
             fresh_from: None,
+            wake: None,
         }
     }
 }

@@ -52,6 +52,24 @@ pub enum Cmd {
         target: String,
         /// Text to append (a new paragraph).
         text: Vec<String>,
+        /// Queue the text for a parked session's wake-up instead: typed into the agent when it is resumed.
+        #[arg(long)]
+        wake: bool,
+    },
+    /// Wake a parked session now (with its notes), or cancel its wake-up (it stays parked).
+    Wake {
+        #[arg(value_parser = ["now", "cancel"])]
+        action: String,
+        #[arg(required = true)]
+        targets: Vec<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The wake-up process: sleeps until the next wake-up and runs the probes (started on demand).
+    Waker {
+        /// Start it in the background if a wake-up is pending and none runs, then return.
+        #[arg(long)]
+        ensure: bool,
     },
     /// Live sessions sorted for parking: idle time (from real turns) and a done / waiting / working guess. Parks nothing.
     Candidates {
@@ -102,6 +120,12 @@ pub enum Cmd {
         /// Do not ask before --all (without a terminal, --all needs it).
         #[arg(long)]
         yes: bool,
+        /// Type this into the agent (after a `[park]` line) once it is resumed and idle. Repeatable.
+        #[arg(long, value_name = "TEXT")]
+        note: Vec<String>,
+        /// Why it is being resumed (the waker passes what fired).
+        #[arg(long, hide = true)]
+        wake_reason: Option<String>,
     },
     /// Show everything park knows about a target, and the command that resumes it.
     Show { target: String },
@@ -173,6 +197,8 @@ pub struct ParkFlags {
     /// Park every agent park can park (each still passes every guard).
     #[arg(long)]
     all: bool,
+    #[command(flatten)]
+    wake: crate::wake_cli::WakeFlags,
 }
 
 pub fn build_ctx() -> Result<Ctx, String> {
@@ -205,7 +231,18 @@ pub fn run(cli: Cli) -> i32 {
             full_text,
             json,
         } => crate::graveyard_cli::search(&ctx, &term, full_text, json),
-        Cmd::Note { target, text } => crate::graveyard_cli::note(&ctx, &target, &text),
+        Cmd::Note {
+            target,
+            text,
+            wake: true,
+        } => crate::wake_cli::note_wake(&ctx, &target, &text),
+        Cmd::Note { target, text, .. } => crate::graveyard_cli::note(&ctx, &target, &text),
+        Cmd::Wake {
+            action,
+            targets,
+            json,
+        } => crate::wake_cli::wake_cmd(&ctx, &action, &targets, json),
+        Cmd::Waker { ensure } => crate::wake_cli::waker_cmd(&ctx, ensure),
         Cmd::Candidates { json } => candidates(&ctx, json),
         Cmd::Archive { targets } => crate::graveyard_cli::archive_live(&ctx, &targets),
         Cmd::Park { targets, o } => park_cmd(&ctx, &targets, &o),
@@ -232,7 +269,20 @@ pub fn run(cli: Cli) -> i32 {
             json,
             all,
             yes,
-        } => unpark_cmd(&ctx, &targets, dry_run, json, all, yes),
+            note,
+            wake_reason,
+        } => unpark_cmd(
+            &ctx,
+            &targets,
+            UnparkOpts {
+                dry_run,
+                json,
+                all,
+                yes,
+                note,
+                wake_reason,
+            },
+        ),
         Cmd::Show { target } => show(&ctx, &target),
         Cmd::Forget { targets } => forget(&ctx, &targets),
         Cmd::Status { json, tmux } => status(&ctx, json, tmux),
@@ -264,7 +314,7 @@ fn doctor(ctx: &Ctx, json: bool) -> i32 {
 }
 
 /// Parses every target; a usage error (exit 2) names the first bad one.
-fn parse_targets(targets: &[String]) -> Result<Vec<(String, Target)>, i32> {
+pub fn parse_targets(targets: &[String]) -> Result<Vec<(String, Target)>, i32> {
     targets
         .iter()
         .map(|t| {
@@ -334,6 +384,7 @@ fn live_row(s: &Scan, f: &scan::Found) -> Row {
         pid: Some(f.proc.root),
         entry: None,
         parked_at: None,
+        wake: None,
     }
 }
 
@@ -386,6 +437,7 @@ fn entry_row(e: &Entry) -> Row {
         pid: None,
         entry: Some(e.id.clone()),
         parked_at: Some(e.parked_at.clone()),
+        wake: e.wake.as_ref().map(|w| w.describe(jiff::Timestamp::now())),
     }
 }
 
@@ -502,6 +554,9 @@ pub fn render_text(out: &LsOutput) -> String {
         if let Some(why) = &r.reason {
             t.push_str(&format!("        ↳ {}\n", short(why, 150)));
         }
+        if let Some(w) = &r.wake {
+            t.push_str(&format!("        ⏰ wakes {}\n", short(w, 150)));
+        }
     }
     if out.rows.is_empty() {
         t.push_str("no agents found in tmux panes, nothing parked\n");
@@ -523,6 +578,8 @@ fn ls(ctx: &Ctx, json: bool) -> i32 {
     } else {
         print!("{}", render_text(&out));
     }
+    // A pending wake-up with no waker (a reboot, a crash): start one.
+    crate::wake_cli::ensure_quietly(ctx);
     0
 }
 
@@ -603,7 +660,7 @@ fn candidates(ctx: &Ctx, json: bool) -> i32 {
     0
 }
 
-fn print_results(results: &[ActionResult], json: bool) -> i32 {
+pub fn print_results(results: &[ActionResult], json: bool) -> i32 {
     let ok = results.iter().all(|r| {
         matches!(
             r.outcome.as_str(),
@@ -614,6 +671,7 @@ fn print_results(results: &[ActionResult], json: bool) -> i32 {
                 | "would-park"
                 | "would-unpark"
                 | "forgotten"
+                | "cancelled"
         )
     });
     if json {
@@ -691,6 +749,14 @@ fn park_cmd(ctx: &Ctx, targets: &[String], o: &ParkFlags) -> i32 {
         eprintln!("park: name what to park (%pane, session:window, session, id, title), or use --idle DUR / --all");
         return 2;
     }
+    // A wake-up is validated before anything is parked.
+    let wake = match crate::wake_cli::build(&o.wake, jiff::Timestamp::now()) {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("park: {e}");
+            return 2;
+        }
+    };
     if bulk {
         let min_idle = match o.idle.as_deref().map(crate::duration::parse).transpose() {
             Ok(d) => d,
@@ -812,6 +878,7 @@ fn park_cmd(ctx: &Ctx, targets: &[String], o: &ParkFlags) -> i32 {
         dry_run: o.dry_run,
         overrides,
         group: None,
+        wake: wake.clone(),
     };
     // A whole window parks as one group, recorded before anything in it is killed.
     let groups = if o.dry_run || window_level.is_empty() {
@@ -843,6 +910,9 @@ fn park_cmd(ctx: &Ctx, targets: &[String], o: &ParkFlags) -> i32 {
         }
         opts.group = groups.get(&i).cloned();
         results.push(park::park_one(ctx, &s, f, &t, opts.clone()));
+    }
+    if wake.is_some() && results.iter().any(|r| r.outcome == "parked") {
+        crate::wake_cli::ensure_quietly(ctx);
     }
     let code = print_results(&results, o.json);
     if o.close_popup && code != 0 && std::io::stdin().is_terminal() {
@@ -942,6 +1012,9 @@ fn park_bulk(ctx: &Ctx, s: &Scan, min_idle: Option<std::time::Duration>, o: &Par
             kill_anyway: false,
         },
         group: None,
+        wake: crate::wake_cli::build(&o.wake, jiff::Timestamp::now())
+            .ok()
+            .flatten(),
     };
     let results: Vec<ActionResult> = pick
         .iter()
@@ -954,14 +1027,23 @@ fn park_bulk(ctx: &Ctx, s: &Scan, min_idle: Option<std::time::Duration>, o: &Par
     print_results(&results, o.json)
 }
 
-fn unpark_cmd(
-    ctx: &Ctx,
-    targets: &[String],
-    dry_run: bool,
-    json: bool,
-    all: bool,
-    yes: bool,
-) -> i32 {
+pub struct UnparkOpts {
+    pub dry_run: bool,
+    pub json: bool,
+    pub all: bool,
+    pub yes: bool,
+    pub note: Vec<String>,
+    pub wake_reason: Option<String>,
+}
+
+fn unpark_cmd(ctx: &Ctx, targets: &[String], o: UnparkOpts) -> i32 {
+    let UnparkOpts {
+        dry_run,
+        json,
+        all,
+        yes,
+        ..
+    } = o;
     if all && !targets.is_empty() {
         eprintln!("park: --all resumes every parked session; name no targets with it");
         return 2;
@@ -1016,11 +1098,40 @@ fn unpark_cmd(
                 .as_ref()
                 .is_some_and(|h| h.pane == e.place.pane && h.server == e.place.server)
                 && !dry_run;
+            let mut notes: Vec<String> =
+                e.wake.as_ref().map(|w| w.notes.clone()).unwrap_or_default();
+            notes.extend(o.note.iter().cloned());
+            let prompt = (!notes.is_empty() || o.wake_reason.is_some()).then(|| {
+                crate::wake::prompt(
+                    e,
+                    o.wake_reason
+                        .as_deref()
+                        .unwrap_or("it was unparked by hand"),
+                    &notes,
+                )
+            });
             let r = if inside {
+                // The exec replaces this process: nothing is left to type the note, so it goes
+                // to the session's archived notes instead of being lost.
+                if let Some(p) = &prompt {
+                    crate::graveyard_cli::append_note(
+                        ctx,
+                        e,
+                        &format!("undelivered wake note (resumed in its own pane): {p}"),
+                    );
+                }
                 // Returns only when the exec did not happen.
                 unpark::exec_in_pane(ctx, &e.id, t)
             } else {
-                unpark::unpark_remote(ctx, &s, &live, &e.id, t, dry_run)
+                let mut r = unpark::unpark_remote(ctx, &s, &live, &e.id, t, dry_run);
+                if let (Some(p), "unparked") = (&prompt, r.outcome.as_str()) {
+                    let said = crate::wake_cli::after_unpark(ctx, e, p);
+                    r.reason = Some(match r.reason.take() {
+                        Some(x) if !x.is_empty() => format!("{x}; {said}"),
+                        _ => said,
+                    });
+                }
+                r
             };
             results.push(r);
         }

@@ -118,6 +118,8 @@ pub struct Facts {
     pub files: Vec<FileFacts>,
     pub locks: Vec<LockFacts>,
     pub scan_error: Option<String>,
+    /// Whether a waker holds its lock (wake-ups are pending on entries' `wake`).
+    pub waker_running: bool,
 }
 
 /// Pure: the findings for a set of facts.
@@ -143,6 +145,29 @@ pub fn diagnose(f: &Facts) -> Report {
             "process table",
             format!("cannot read the process table ({e}): running-while-parked was not checked"),
             None,
+        ));
+    }
+    let waiting: Vec<&str> = f
+        .entries
+        .iter()
+        .filter(|(e, _)| {
+            e.state == EntryState::Parked && e.wake.as_ref().is_some_and(|w| w.pending())
+        })
+        .map(|(e, _)| e.id.as_str())
+        .collect();
+    if !waiting.is_empty() && !f.waker_running {
+        out.push(att(
+            "waker-down",
+            "waker",
+            format!(
+                "{} wake-up(s) pending ({}) and no waker is running: they will not fire",
+                waiting.len(),
+                waiting.join(", ")
+            ),
+            Some(
+                "park waker --ensure (the tmux plugin runs it at server start, `park ls` too)"
+                    .into(),
+            ),
         ));
     }
     for b in &f.bad {
@@ -630,6 +655,7 @@ pub fn gather(ctx: &crate::ctx::Ctx) -> Facts {
         files: scan_files(&ctx.ledger),
         locks: scan_locks(ctx),
         scan_error,
+        waker_running: crate::waker::running(&ctx.ledger.home).is_some(),
     }
 }
 
@@ -684,6 +710,7 @@ mod tests {
             files: vec![],
             locks: vec![],
             scan_error: None,
+            waker_running: false,
         }
     }
 
@@ -692,6 +719,30 @@ mod tests {
             .iter()
             .map(|f| (f.code.as_str(), f.level))
             .collect()
+    }
+
+    #[test]
+    fn a_pending_wake_with_no_waker_is_reported() {
+        let mut e = sample("ccb");
+        let mut w = crate::wake::Wake::new(jiff::Timestamp::now());
+        w.at = Some("2030-01-01T00:00:00Z".into());
+        e.wake = Some(w);
+        let mut f = facts(vec![(e.clone(), EntryFacts::default())]);
+        let r = diagnose(&f);
+        assert_eq!(codes(&r), vec![("waker-down", Level::Attention)]);
+        assert!(r.findings[0]
+            .fix
+            .as_deref()
+            .unwrap()
+            .contains("park waker --ensure"));
+        f.waker_running = true;
+        assert!(diagnose(&f).findings.is_empty());
+        // A wake that already has an outcome is not pending.
+        let mut done = e;
+        done.wake.as_mut().unwrap().outcome = Some("timed out".into());
+        assert!(diagnose(&facts(vec![(done, EntryFacts::default())]))
+            .findings
+            .is_empty());
     }
 
     #[test]

@@ -173,6 +173,27 @@ fn edit_in_editor(current: &str) -> Result<String, String> {
     std::fs::read_to_string(&p).map_err(|e| e.to_string())
 }
 
+/// `notes` with `text` appended as a dated paragraph.
+fn dated(notes: &str, text: &str) -> String {
+    let stamp = jiff::Timestamp::now().strftime("%Y-%m-%d %H:%M UTC");
+    let sep = if notes.trim().is_empty() { "" } else { "\n" };
+    format!("{notes}{sep}## {stamp}\n{}\n", text.trim())
+}
+
+/// Appends a dated paragraph to an archived session's notes (archiving it first if needed).
+pub fn append_note(ctx: &Ctx, e: &crate::ledger::Entry, text: &str) -> bool {
+    let d = crate::archive::dir(&ctx.ledger.home, &e.session_id);
+    let mut t = match crate::archive::read_meta(&d) {
+        Ok(t) => t,
+        Err(_) => match crate::archive::archive(&ctx.ledger.home, e, false) {
+            Ok(a) => a.tomb,
+            Err(_) => return false,
+        },
+    };
+    t.notes = dated(&t.notes, text);
+    graveyard::upsert(&ctx.ledger.home, &t).is_ok()
+}
+
 pub fn note(ctx: &Ctx, raw: &str, text: &[String]) -> i32 {
     let sid = match note_target(ctx, raw) {
         Ok(s) => s,
@@ -191,9 +212,7 @@ pub fn note(ctx: &Ctx, raw: &str, text: &[String]) -> i32 {
     };
     let text = text.join(" ");
     let new = if !text.trim().is_empty() {
-        let stamp = jiff::Timestamp::now().strftime("%Y-%m-%d %H:%M UTC");
-        let sep = if t.notes.trim().is_empty() { "" } else { "\n" };
-        format!("{}{sep}## {stamp}\n{}\n", t.notes, text.trim())
+        dated(&t.notes, &text)
     } else if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
         match edit_in_editor(&t.notes) {
             Ok(n) => n,

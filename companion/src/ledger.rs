@@ -95,6 +95,9 @@ pub struct Entry {
     /// Markdown a fresh agent is started with instead (`unpark` says so).
     #[serde(default)]
     pub fresh_from: Option<String>,
+    /// What this parked session waits for to wake by itself, and the note it gets then.
+    #[serde(default)]
+    pub wake: Option<crate::wake::Wake>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -413,6 +416,7 @@ pub mod tests {
             worktree: None,
             group: None,
             fresh_from: None,
+            wake: None,
         }
     }
 

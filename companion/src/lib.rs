@@ -33,4 +33,7 @@ pub mod target;
 pub mod transcript;
 pub mod unpark;
 pub mod verdict;
+pub mod wake;
+pub mod wake_cli;
+pub mod waker;
 pub mod worktree;

@@ -26,6 +26,8 @@ pub struct ParkOpts {
     pub overrides: Overrides,
     /// The window group this park belongs to (a whole window parked together).
     pub group: Option<String>,
+    /// What the parked session waits for to wake by itself.
+    pub wake: Option<crate::wake::Wake>,
 }
 
 fn result(
@@ -144,6 +146,7 @@ pub fn entry_for(f: &Found, pane: &Pane, server: &str, sid: &str, group: Option<
         worktree: crate::worktree::fingerprint(&f.cwd),
         group,
         fresh_from: None,
+        wake: None,
     }
 }
 
@@ -189,6 +192,7 @@ pub fn park_one(ctx: &Ctx, s: &Scan, f: &Found, target: &str, o: ParkOpts) -> Ac
         Err(e) => return refused(target, f, e),
     };
     let mut entry = entry_for(f, &pane, &server, &sid, o.group.clone());
+    entry.wake = o.wake.clone();
     entry.place.pane_proc.1 = ctx
         .platform
         .process(pane.pid)

@@ -2572,6 +2572,7 @@ fn entry_strategy() -> BoxedStrategy<Entry> {
                     }),
                     group: None,
                     fresh_from: None,
+                    wake: None,
                 }
             },
         )

@@ -394,6 +394,7 @@ fn baseline(agent: Agent) -> Entry {
         worktree: None,
         group: None,
         fresh_from: None,
+        wake: None,
     }
 }
 

@@ -103,6 +103,9 @@ pub struct Row {
     pub entry: Option<String>,
     /// Parked rows: RFC 3339 time of the park.
     pub parked_at: Option<String>,
+    /// A parked session's wake-up: the condition and when it is next looked at.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wake: Option<String>,
 }
 
 /// The whole `park ls --json` document.
@@ -352,6 +355,7 @@ mod tests {
             pid: Some(9),
             entry: None,
             parked_at: None,
+            wake: None,
         };
         let s = serde_json::to_string(&r).unwrap();
         assert!(s.contains("\"agent\":\"claude\""));

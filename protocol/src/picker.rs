@@ -695,6 +695,7 @@ pub mod fixtures {
             pid: Some(100),
             entry: None,
             parked_at: None,
+            wake: None,
         }
     }
 

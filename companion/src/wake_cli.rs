@@ -1,0 +1,379 @@
+//! The wake-up surface: the `--wake-…` flags of `park park`, `park wake now|cancel`, `park note
+//! --wake`, `park waker [--ensure]`, and typing the wake note into a resumed agent.
+//!
+//! Contract: flags are validated into a [`Wake`] before anything is parked (a bad time, duration,
+//! matcher, command or URL is a usage error, exit 2). The note is typed only into the pane running
+//! the resumed session, only once that agent reads as idle with an empty composer, as one line
+//! followed by Enter; a note that cannot be delivered is appended to the session's archived notes
+//! and the result says so, so it is never lost.
+
+use crate::ctx::Ctx;
+use crate::probe;
+use crate::wake::{self, OnDeadline, Wake};
+use jiff::Timestamp;
+use std::time::{Duration, Instant};
+
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct WakeFlags {
+    /// Wake at a time: RFC 3339, `YYYY-MM-DD HH:MM` (local), or `HH:MM` (today, else tomorrow).
+    #[arg(long, value_name = "TIME", conflicts_with_all = ["wake_in", "wake_on_cmd", "wake_on_url"])]
+    pub wake_at: Option<String>,
+    /// Wake after a delay (30s, 5m, 2h, 3d; at most 14 days).
+    #[arg(long, value_name = "DUR", conflicts_with_all = ["wake_on_cmd", "wake_on_url"])]
+    pub wake_in: Option<String>,
+    /// Wake when this command matches (`--when`; default exit 0). Run without a shell unless --shell.
+    #[arg(long, value_name = "CMD", conflicts_with = "wake_on_url")]
+    pub wake_on_cmd: Option<String>,
+    /// Wake when this http(s) URL matches (`--when`; default a 2xx status).
+    #[arg(long, value_name = "URL")]
+    pub wake_on_url: Option<String>,
+    /// Run --wake-on-cmd through `sh -c`.
+    #[arg(long)]
+    pub shell: bool,
+    /// How often to run the probe (at least 5s; default 30s).
+    #[arg(long, value_name = "DUR")]
+    pub every: Option<String>,
+    /// Give up waiting after this long, or at this time.
+    #[arg(long, value_name = "DUR|TIME")]
+    pub deadline: Option<String>,
+    /// At the deadline: `stay` parked (default, records "timed out") or `resume` with a note saying so.
+    #[arg(long, value_name = "stay|resume", default_value = "stay")]
+    pub on_deadline: String,
+    /// What counts as a match: exit=N, status=N, status=LO..HI, 'body contains:TEXT', 'body matches:RE' (repeatable; all must hold).
+    #[arg(long, value_name = "MATCHER")]
+    pub when: Vec<String>,
+    /// A note typed into the agent (after a `[park]` line saying why it woke) once it is resumed and idle. Repeatable.
+    #[arg(long, value_name = "TEXT")]
+    pub note: Vec<String>,
+}
+
+impl WakeFlags {
+    fn any(&self) -> bool {
+        self.wake_at.is_some()
+            || self.wake_in.is_some()
+            || self.wake_on_cmd.is_some()
+            || self.wake_on_url.is_some()
+    }
+}
+
+/// The wake the flags ask for (None: no wake flags), validated.
+pub fn build(f: &WakeFlags, now: Timestamp) -> Result<Option<Wake>, String> {
+    let probe_only = f.every.is_some() || f.deadline.is_some() || !f.when.is_empty() || f.shell;
+    if !f.any() {
+        if probe_only {
+            return Err(
+                "--every/--deadline/--when/--shell need --wake-on-cmd or --wake-on-url".into(),
+            );
+        }
+        if !f.note.is_empty() {
+            return Err(
+                "--note needs a --wake-… condition (or use `park note --wake <target> TEXT`)"
+                    .into(),
+            );
+        }
+        return Ok(None);
+    }
+    let mut w = Wake::new(now);
+    w.notes = f.note.clone();
+    if let Some(a) = &f.wake_at {
+        w.at = Some(wake::parse_at(a, now)?.to_string());
+    }
+    if let Some(d) = &f.wake_in {
+        w.at = Some(wake::parse_in(d, now)?.to_string());
+    }
+    if w.at.is_some() && probe_only {
+        return Err(
+            "--every/--deadline/--when/--shell apply to --wake-on-cmd/--wake-on-url, not to a time"
+                .into(),
+        );
+    }
+    let p = match (&f.wake_on_cmd, &f.wake_on_url) {
+        (Some(c), None) => Some(probe::parse_cmd(c, f.shell)?),
+        (None, Some(u)) => {
+            if f.shell {
+                return Err("--shell applies to --wake-on-cmd".into());
+            }
+            Some(probe::parse_url(u)?)
+        }
+        _ => None,
+    };
+    if let Some(p) = p {
+        let ms = f
+            .when
+            .iter()
+            .map(|m| probe::parse_matcher(m))
+            .collect::<Result<Vec<_>, _>>()?;
+        probe::validate_matchers(&p, &ms)?;
+        w.every_secs = match &f.every {
+            Some(e) => wake::parse_every(e)?,
+            None => wake::DEFAULT_EVERY.as_secs(),
+        };
+        if let Some(d) = &f.deadline {
+            w.deadline = Some(wake::parse_deadline(d, now)?.to_string());
+        }
+        w.when = ms;
+        w.probe = Some(p);
+    }
+    w.on_deadline = match f.on_deadline.as_str() {
+        "stay" => OnDeadline::Stay,
+        "resume" => OnDeadline::Resume,
+        o => return Err(format!("--on-deadline {o:?}: expected stay or resume")),
+    };
+    Ok(Some(w))
+}
+
+/// Types `text` into the pane running session `sid` once its agent is idle with an empty
+/// composer; checks the prompt reached the transcript when it can see it.
+pub fn deliver(
+    ctx: &Ctx,
+    sid: &str,
+    text: &str,
+    transcript: Option<&std::path::Path>,
+) -> Result<String, String> {
+    let t0 = Instant::now();
+    let mut last = String::from("the resumed agent never showed up in a pane");
+    while t0.elapsed() < Duration::from_secs(90) {
+        let s = crate::scan::scan(ctx.platform.as_ref(), ctx.mux.as_ref(), true)
+            .map_err(|e| format!("process scan failed: {e}"))?;
+        let f = s.found.iter().find(|f| {
+            f.pane.is_some()
+                && f.ident
+                    .session_id
+                    .as_deref()
+                    .is_some_and(|x| x.eq_ignore_ascii_case(sid))
+        });
+        match f {
+            Some(f) if f.status == park_protocol::Status::Idle && f.draft.is_none() => {
+                let pane = f.pane.as_ref().map(|p| p.id.clone()).unwrap_or_default();
+                ctx.mux.send_text(&pane, text).map_err(|e| e.to_string())?;
+                std::thread::sleep(Duration::from_millis(300));
+                ctx.mux
+                    .send_keys(&pane, &["Enter"])
+                    .map_err(|e| e.to_string())?;
+                let Some(t) = transcript else {
+                    return Ok(format!("note typed into {pane}"));
+                };
+                let needle: String = text.chars().take(60).collect();
+                let seen = (0..100).any(|_| {
+                    let hit = std::fs::read_to_string(t).is_ok_and(|x| x.contains(&needle));
+                    if !hit {
+                        std::thread::sleep(Duration::from_millis(200));
+                    }
+                    hit
+                });
+                return if seen {
+                    Ok(format!("note delivered in {pane}"))
+                } else {
+                    Err(format!(
+                        "typed the note into {pane} but it did not reach the transcript"
+                    ))
+                };
+            }
+            Some(f) => last = format!("the agent is {}, not idle", f.status.as_str()),
+            None => {}
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    Err(last)
+}
+
+/// After a successful unpark: deliver the wake prompt, or keep it in the archive's notes.
+pub fn after_unpark(ctx: &Ctx, e: &crate::ledger::Entry, prompt: &str) -> String {
+    let transcript = crate::unpark::expected_transcript(e);
+    match deliver(ctx, &e.session_id, prompt, transcript.as_deref()) {
+        Ok(what) => what,
+        Err(why) => {
+            let kept = crate::graveyard_cli::append_note(
+                ctx,
+                e,
+                &format!("undelivered wake note: {prompt}"),
+            );
+            format!(
+                "note not delivered ({why}); {}",
+                if kept {
+                    "kept in the session's archived notes"
+                } else {
+                    "and it could not be archived"
+                }
+            )
+        }
+    }
+}
+
+/// `park waker [--ensure]`.
+pub fn waker_cmd(ctx: &Ctx, ensure: bool) -> i32 {
+    if !ensure {
+        return crate::waker::run(ctx);
+    }
+    match crate::waker::ensure(ctx) {
+        Ok(Some(pid)) => {
+            println!("waker running (pid {pid})");
+            0
+        }
+        Ok(None) => {
+            println!("no wake-up pending");
+            0
+        }
+        Err(e) => {
+            eprintln!("park waker: {e}");
+            1
+        }
+    }
+}
+
+/// Starts the waker if something is pending; a failure is a warning, never an error of the
+/// command that asked.
+pub fn ensure_quietly(ctx: &Ctx) {
+    if let Err(e) = crate::waker::ensure(ctx) {
+        eprintln!("park: warning: {e}");
+    }
+}
+
+/// The parked entries `targets` name (each target must name at least one).
+fn parked_targets(
+    ctx: &Ctx,
+    targets: &[String],
+) -> Result<Vec<(String, crate::ledger::Entry)>, (i32, String)> {
+    let parsed = crate::cli::parse_targets(targets).map_err(|c| (c, String::new()))?;
+    let (entries, _) = ctx.ledger.all();
+    let here = crate::mux::here(ctx.platform.as_ref()).map(|h| h.pane);
+    let mut out = vec![];
+    for (t, p) in parsed {
+        let hits = crate::target::resolve_entries(&p, &entries, here.as_deref(), &t)
+            .map_err(|why| (1, format!("{t}: {why}")))?;
+        for e in hits {
+            if !out
+                .iter()
+                .any(|(_, x): &(String, crate::ledger::Entry)| x.id == e.id)
+            {
+                out.push((t.clone(), e.clone()));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Changes an entry's wake under its session lock, only while it is still parked.
+fn edit_wake(
+    ctx: &Ctx,
+    eid: &str,
+    f: impl FnOnce(&mut Option<Wake>),
+) -> Result<crate::ledger::Entry, String> {
+    use crate::lock::{try_lock, TryLock};
+    let Some(e) = ctx.ledger.load(eid).map_err(|e| e.to_string())? else {
+        return Err("no longer parked".into());
+    };
+    let _l = match try_lock(
+        &ctx.ledger.home,
+        &crate::park::session_lock_key(&e.session_id),
+    ) {
+        Ok(TryLock::Acquired(l)) => l,
+        Ok(TryLock::Held(o)) => return Err(format!("busy: pid {} holds this session", o.trim())),
+        Err(e) => return Err(e.to_string()),
+    };
+    let Some(mut e) = ctx.ledger.load(eid).map_err(|e| e.to_string())? else {
+        return Err("no longer parked".into());
+    };
+    if e.state != crate::ledger::EntryState::Parked {
+        return Err(format!("entry is {:?}, not parked", e.state));
+    }
+    f(&mut e.wake);
+    ctx.ledger.save(&e).map_err(|x| x.to_string())?;
+    Ok(e)
+}
+
+/// `park note --wake <target> TEXT`: queue a note for the session's next resume.
+pub fn note_wake(ctx: &Ctx, raw: &str, text: &[String]) -> i32 {
+    let text = text.join(" ");
+    if text.trim().is_empty() {
+        eprintln!("park note --wake: give the note's text");
+        return 2;
+    }
+    let hits = match parked_targets(ctx, &[raw.to_string()]) {
+        Ok(h) => h,
+        Err((c, why)) => {
+            if !why.is_empty() {
+                eprintln!("park note --wake: {why} (a wake note needs a parked session)");
+            }
+            return c;
+        }
+    };
+    if hits.len() > 1 {
+        eprintln!(
+            "park note --wake: {raw} names {} parked sessions; name one",
+            hits.len()
+        );
+        return 1;
+    }
+    let (_, e) = &hits[0];
+    match edit_wake(ctx, &e.id, |w| {
+        w.get_or_insert_with(|| Wake::new(Timestamp::now()))
+            .notes
+            .push(text.trim().to_string())
+    }) {
+        Ok(e) => {
+            println!(
+                "{}: note queued; it is typed into the agent when it is resumed ({})",
+                e.id,
+                e.wake
+                    .as_ref()
+                    .map(|w| w.describe(Timestamp::now()))
+                    .unwrap_or_default()
+            );
+            0
+        }
+        Err(why) => {
+            eprintln!("park note --wake: {}: {why}", e.id);
+            1
+        }
+    }
+}
+
+/// `park wake now|cancel <target>…`.
+pub fn wake_cmd(ctx: &Ctx, action: &str, targets: &[String], json: bool) -> i32 {
+    let hits = match parked_targets(ctx, targets) {
+        Ok(h) => h,
+        Err((c, why)) => {
+            if !why.is_empty() {
+                eprintln!("park wake: {why}");
+            }
+            return c;
+        }
+    };
+    let mut results = vec![];
+    for (t, e) in hits {
+        let r = if action == "cancel" {
+            match edit_wake(ctx, &e.id, |w| {
+                // The condition goes; queued notes stay for the next resume.
+                if let Some(x) = w.as_mut() {
+                    x.at = None;
+                    x.probe = None;
+                    x.deadline = None;
+                }
+            }) {
+                Ok(_) => park_protocol::ActionResult {
+                    target: t.clone(),
+                    pane: Some(e.place.pane.clone()),
+                    session_id: Some(e.session_id.clone()),
+                    outcome: "cancelled".into(),
+                    reason: Some("the wake-up is cancelled; the session stays parked".into()),
+                    freed_bytes: e.freed_bytes,
+                },
+                Err(why) => park_protocol::ActionResult::new(&t, "refused", Some(why)),
+            }
+        } else {
+            let (ok, why) =
+                crate::waker::fire(ctx, &e, "it was woken by hand (park wake now)", None);
+            park_protocol::ActionResult {
+                target: t.clone(),
+                pane: Some(e.place.pane.clone()),
+                session_id: Some(e.session_id.clone()),
+                outcome: if ok { "unparked" } else { "failed" }.into(),
+                reason: Some(why).filter(|w| !w.is_empty()),
+                freed_bytes: e.freed_bytes,
+            }
+        };
+        results.push(r);
+    }
+    crate::cli::print_results(&results, json)
+}

@@ -1,0 +1,352 @@
+//! `park waker`: the one small process per user that sleeps until the next wake-up is due, runs the
+//! probes at their intervals, and wakes parked sessions through the normal unpark path.
+//!
+//! Contract:
+//! * One waker per `$PARK_HOME`, held by the `waker` lock (flock, released by the kernel when it
+//!   dies) with `waker.pid` beside it; a second one exits at once. It starts on demand
+//!   ([`ensure`]: `park park --wake-…`, `park ls`, `park wake`, the tmux plugin at server start) and
+//!   exits when nothing is pending.
+//! * All state is in the ledger entries ([`crate::wake::Wake`]); the waker re-reads them when the
+//!   `parked/` directory changes. After a crash or a reboot `ensure` starts it again, and a time that
+//!   passed meanwhile fires once.
+//! * Waking runs `park unpark <entry> --wake-reason …` as a child process with the entry's tmux
+//!   socket, so every guard applies and the note is typed by the same code a person's unpark uses;
+//!   starts are at least 1 s apart (concurrent Claude starts corrupt `~/.claude.json`). The outcome
+//!   goes to `wakes.log` (one JSON line per wake-up, with its latency after the due time), and a
+//!   wake that could not happen is recorded in the entry (`could not wake: …`), never retried in a
+//!   loop.
+//! * Probes run on threads of their own with a timeout, so one slow probe never delays a timer.
+//! * Progress is saved under the entry's session lock and only while the entry is still parked with
+//!   the same wake: the waker never brings back an entry an unpark just removed.
+
+use crate::ctx::Ctx;
+use crate::ledger::{Entry, EntryState};
+use crate::lock::{try_lock, TryLock};
+use crate::park::session_lock_key;
+use crate::probe::ProbeResult;
+use crate::wake::{self, Due, OnDeadline};
+use jiff::Timestamp;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::{Duration, Instant, SystemTime};
+
+const LOCK: &str = "waker";
+const PROBE_TIMEOUT: Duration = Duration::from_secs(20);
+const TICK: Duration = Duration::from_millis(200);
+const START_GAP: Duration = Duration::from_secs(1);
+
+fn pid_path(home: &Path) -> PathBuf {
+    home.join("waker.pid")
+}
+
+/// Entries with a pending wake-up.
+pub fn pending(entries: &[Entry]) -> Vec<&Entry> {
+    entries
+        .iter()
+        .filter(|e| e.state == EntryState::Parked && e.wake.as_ref().is_some_and(|w| w.pending()))
+        .collect()
+}
+
+/// The running waker's pid, if one holds the lock.
+pub fn running(home: &Path) -> Option<u32> {
+    match try_lock(home, LOCK) {
+        Ok(TryLock::Held(owner)) => Some(owner.trim().parse().unwrap_or(0)),
+        _ => None,
+    }
+}
+
+/// Starts a waker when a wake-up is pending and none runs. Cheap when there is nothing to do (a
+/// ledger read); never waits for the waker.
+pub fn ensure(ctx: &Ctx) -> Result<Option<u32>, String> {
+    let (entries, _) = ctx.ledger.all();
+    if pending(&entries).is_empty() {
+        return Ok(None);
+    }
+    if let Some(pid) = running(&ctx.ledger.home) {
+        return Ok(Some(pid));
+    }
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(ctx.ledger.home.join("waker.log"))
+        .map_err(|e| format!("cannot open waker.log: {e}"))?;
+    let mut cmd = std::process::Command::new(&ctx.exe);
+    cmd.arg("waker")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(log)
+        .envs(ctx.park_env());
+    // Its own session: closing the terminal or the popup that started it does not end it.
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setsid is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    let child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot start the waker: {e}"))?;
+    Ok(Some(child.id()))
+}
+
+fn dir_stamp(p: &Path) -> Option<SystemTime> {
+    std::fs::metadata(p).and_then(|m| m.modified()).ok()
+}
+
+/// Saves `f(wake)` into the entry if it is still parked with the wake created at `created`.
+fn update(ctx: &Ctx, eid: &str, created: &str, f: impl FnOnce(&mut wake::Wake)) -> bool {
+    let Ok(Some(e)) = ctx.ledger.load(eid) else {
+        return false;
+    };
+    let Ok(TryLock::Acquired(_l)) = try_lock(&ctx.ledger.home, &session_lock_key(&e.session_id))
+    else {
+        return false;
+    };
+    let Ok(Some(mut e)) = ctx.ledger.load(eid) else {
+        return false;
+    };
+    if e.state != EntryState::Parked {
+        return false;
+    }
+    match e.wake.as_mut() {
+        Some(w) if w.created_at == created => f(w),
+        _ => return false,
+    }
+    ctx.ledger.save(&e).is_ok()
+}
+
+/// One line in `wakes.log`.
+fn log_wake(home: &Path, e: &Entry, due: Option<Timestamp>, reason: &str, outcome: &str) {
+    let now = Timestamp::now();
+    let latency_ms = due.map(|d| (now.as_millisecond() - d.as_millisecond()).max(0));
+    let line = serde_json::json!({
+        "at": now.to_string(),
+        "entry": e.id,
+        "session_id": e.session_id,
+        "reason": reason,
+        "outcome": outcome,
+        "due": due.map(|d| d.to_string()),
+        "latency_ms": latency_ms,
+    });
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(home.join("wakes.log"))
+    {
+        use std::io::Write;
+        let _ = writeln!(f, "{line}");
+    }
+}
+
+/// Wakes one entry through `park unpark` (all guards), typing the note once the agent is idle.
+pub fn fire(ctx: &Ctx, e: &Entry, reason: &str, due: Option<Timestamp>) -> (bool, String) {
+    let mut cmd = std::process::Command::new(&ctx.exe);
+    cmd.args(["unpark", &e.id, "--json", "--wake-reason", reason])
+        .stdin(std::process::Stdio::null())
+        .envs(ctx.park_env());
+    if e.place.kind == "tmux" && e.place.server.starts_with('/') {
+        cmd.env("PARK_TMUX_SOCKET", &e.place.server);
+    }
+    let out = cmd.output();
+    let (ok, why) = match out {
+        Ok(o) => {
+            let parsed: Option<park_protocol::ActionOutput> =
+                serde_json::from_slice(&o.stdout).ok();
+            match parsed.and_then(|p| p.results.into_iter().next()) {
+                Some(r) if r.outcome == "unparked" => (true, r.reason.unwrap_or_default()),
+                Some(r) => (
+                    false,
+                    format!("{}: {}", r.outcome, r.reason.unwrap_or_default()),
+                ),
+                None => (
+                    false,
+                    format!(
+                        "unpark gave no result: {}",
+                        String::from_utf8_lossy(&o.stderr).trim()
+                    ),
+                ),
+            }
+        }
+        Err(err) => (false, format!("cannot run park unpark: {err}")),
+    };
+    log_wake(
+        &ctx.ledger.home,
+        e,
+        due,
+        reason,
+        if ok { "woke" } else { "could not wake" },
+    );
+    if !ok {
+        let created = e
+            .wake
+            .as_ref()
+            .map(|w| w.created_at.clone())
+            .unwrap_or_default();
+        let text = format!("could not wake: {why}");
+        update(ctx, &e.id, &created, |w| w.outcome = Some(text));
+    }
+    (ok, why)
+}
+
+/// The waker's loop. Returns its exit code.
+pub fn run(ctx: &Ctx) -> i32 {
+    let home = ctx.ledger.home.clone();
+    // A `doctor` or `ensure` probing the lock holds it for an instant: look again before
+    // concluding another waker runs.
+    let mut tries = 0;
+    let _lock = loop {
+        match try_lock(&home, LOCK) {
+            Ok(TryLock::Acquired(l)) => break l,
+            Ok(TryLock::Held(_)) if tries < 10 => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            Ok(TryLock::Held(owner)) => {
+                eprintln!("park waker: already running (pid {})", owner.trim());
+                return 0;
+            }
+            Err(e) => {
+                eprintln!("park waker: {e}");
+                return 1;
+            }
+        }
+    };
+    let me = std::process::id();
+    let start = ctx.platform.process(me).map(|p| p.start_ticks).unwrap_or(0);
+    let _ = crate::ledger::write_atomic(&pid_path(&home), format!("{me} {start}\n").as_bytes());
+    eprintln!("park waker: pid {me} started at {}", Timestamp::now());
+    let parked_dir = ctx.ledger.parked_dir();
+    let (tx, rx) = mpsc::channel::<(String, String, ProbeResult)>();
+    let mut in_flight: HashMap<String, Instant> = HashMap::new();
+    let mut entries: Vec<Entry> = vec![];
+    let mut stamp: Option<SystemTime> = None;
+    let mut reread = Instant::now() - Duration::from_secs(3600);
+    let mut last_start: Option<Instant> = None;
+    let mut stash: Option<(String, String, ProbeResult)> = None;
+    loop {
+        // Re-read the ledger when it changed (any claim, save or remove renames into parked/),
+        // and every 30 s in case a clock or a file time lied.
+        let now_stamp = dir_stamp(&parked_dir);
+        if now_stamp != stamp || reread.elapsed() > Duration::from_secs(30) {
+            stamp = now_stamp;
+            reread = Instant::now();
+            entries = ctx.ledger.all().0;
+        }
+        let todo: Vec<Entry> = pending(&entries).into_iter().cloned().collect();
+        if todo.is_empty() && in_flight.is_empty() && stash.is_none() {
+            break;
+        }
+        let now = Timestamp::now();
+        let mut changed = false;
+        for e in &todo {
+            let Some(w) = e.wake.clone() else { continue };
+            if in_flight.contains_key(&e.id) {
+                continue;
+            }
+            match wake::due(&w, now) {
+                Due::Fire(reason) => {
+                    if let Some(t) = last_start {
+                        let gap = START_GAP.saturating_sub(t.elapsed());
+                        std::thread::sleep(gap);
+                    }
+                    last_start = Some(Instant::now());
+                    let due = w.at.as_deref().and_then(|a| a.parse().ok());
+                    let (ok, why) = fire(ctx, e, &reason, due);
+                    eprintln!(
+                        "park waker: {} {reason}: {}",
+                        e.id,
+                        if ok { "woke" } else { &why }
+                    );
+                    changed = true;
+                }
+                Due::TimedOut(why) => {
+                    if w.on_deadline == OnDeadline::Resume {
+                        if let Some(t) = last_start {
+                            std::thread::sleep(START_GAP.saturating_sub(t.elapsed()));
+                        }
+                        last_start = Some(Instant::now());
+                        let due = w.deadline.as_deref().and_then(|a| a.parse().ok());
+                        let _ = fire(ctx, e, &why, due);
+                    } else {
+                        log_wake(&home, e, None, &why, "timed out");
+                        update(ctx, &e.id, &w.created_at, |x| x.outcome = Some(why.clone()));
+                    }
+                    changed = true;
+                }
+                Due::Probe => {
+                    let Some(p) = w.probe.clone() else { continue };
+                    in_flight.insert(e.id.clone(), Instant::now());
+                    let (tx, id, created, cwd) = (
+                        tx.clone(),
+                        e.id.clone(),
+                        w.created_at.clone(),
+                        e.cwd.clone(),
+                    );
+                    std::thread::spawn(move || {
+                        let dir = if Path::new(&cwd).is_dir() {
+                            cwd
+                        } else {
+                            "/".into()
+                        };
+                        let r = crate::probe::run(&p, PROBE_TIMEOUT, Path::new(&dir));
+                        let _ = tx.send((id, created, r));
+                    });
+                }
+                Due::Sleep(_) | Due::Nothing => {}
+            }
+        }
+        let mut arrived: Vec<(String, String, ProbeResult)> = stash.take().into_iter().collect();
+        arrived.extend(rx.try_iter());
+        for (id, created, r) in arrived {
+            in_flight.remove(&id);
+            let mut fire_reason = None;
+            let now = Timestamp::now();
+            update(ctx, &id, &created, |w| {
+                fire_reason = wake::after_probe(w, &r, now)
+            });
+            changed = true;
+            if let Some(reason) = fire_reason {
+                if let Ok(Some(e)) = ctx.ledger.load(&id) {
+                    if let Some(t) = last_start {
+                        std::thread::sleep(START_GAP.saturating_sub(t.elapsed()));
+                    }
+                    last_start = Some(Instant::now());
+                    let (ok, why) = fire(ctx, &e, &reason, Some(now));
+                    eprintln!(
+                        "park waker: {id} {reason}: {}",
+                        if ok { "woke" } else { &why }
+                    );
+                }
+            }
+        }
+        if changed {
+            entries = ctx.ledger.all().0;
+            stamp = dir_stamp(&parked_dir);
+            continue;
+        }
+        // Sleep to the next due time, in short steps so a new wake-up (a changed parked/) or a
+        // finished probe is seen within a tick.
+        let next = todo
+            .iter()
+            .filter(|e| !in_flight.contains_key(&e.id))
+            .filter_map(|e| e.wake.as_ref()?.next_due())
+            .min();
+        let wait = next
+            .map(|n| {
+                let ms = n.as_millisecond() - Timestamp::now().as_millisecond();
+                Duration::from_millis(ms.max(0) as u64)
+            })
+            .unwrap_or(TICK)
+            .min(TICK);
+        // A probe result ends the wait at once.
+        if let Ok(m) = rx.recv_timeout(wait.max(Duration::from_millis(10))) {
+            stash = Some(m);
+        }
+    }
+    let _ = std::fs::remove_file(pid_path(&home));
+    eprintln!("park waker: nothing pending; exiting");
+    0
+}
