@@ -1101,7 +1101,8 @@ fn unpark_cmd(ctx: &Ctx, targets: &[String], o: UnparkOpts) -> i32 {
             let mut notes: Vec<String> =
                 e.wake.as_ref().map(|w| w.notes.clone()).unwrap_or_default();
             notes.extend(o.note.iter().cloned());
-            let prompt = (!notes.is_empty() || o.wake_reason.is_some()).then(|| {
+            // Typed only when there is something to say: a bare wake-up just resumes.
+            let prompt = (!notes.is_empty()).then(|| {
                 crate::wake::prompt(
                     e,
                     o.wake_reason

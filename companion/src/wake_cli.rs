@@ -363,7 +363,7 @@ pub fn wake_cmd(ctx: &Ctx, action: &str, targets: &[String], json: bool) -> i32 
             }
         } else {
             let (ok, why) =
-                crate::waker::fire(ctx, &e, "it was woken by hand (park wake now)", None);
+                crate::waker::fire(ctx, &e, "it was woken by hand (park wake now)", None, None);
             park_protocol::ActionResult {
                 target: t.clone(),
                 pane: Some(e.place.pane.clone()),

@@ -142,11 +142,19 @@ fn log_wake(home: &Path, e: &Entry, due: Option<Timestamp>, reason: &str, outcom
 }
 
 /// Wakes one entry through `park unpark` (all guards), typing the note once the agent is idle.
-pub fn fire(ctx: &Ctx, e: &Entry, reason: &str, due: Option<Timestamp>) -> (bool, String) {
+pub fn fire(
+    ctx: &Ctx,
+    e: &Entry,
+    reason: &str,
+    due: Option<Timestamp>,
+    extra_note: Option<&str>,
+) -> (bool, String) {
     let mut cmd = std::process::Command::new(&ctx.exe);
-    cmd.args(["unpark", &e.id, "--json", "--wake-reason", reason])
-        .stdin(std::process::Stdio::null())
-        .envs(ctx.park_env());
+    cmd.args(["unpark", &e.id, "--json", "--wake-reason", reason]);
+    if let Some(n) = extra_note {
+        cmd.args(["--note", n]);
+    }
+    cmd.stdin(std::process::Stdio::null()).envs(ctx.park_env());
     if e.place.kind == "tmux" && e.place.server.starts_with('/') {
         cmd.env("PARK_TMUX_SOCKET", &e.place.server);
     }
@@ -191,6 +199,47 @@ pub fn fire(ctx: &Ctx, e: &Entry, reason: &str, due: Option<Timestamp>) -> (bool
     (ok, why)
 }
 
+enum Msg {
+    Probe(String, String, ProbeResult),
+    Fired(String),
+}
+
+type Gate = std::sync::Arc<std::sync::Mutex<Option<Instant>>>;
+
+/// Wakes `e` on a thread of its own (an unpark plus the note can take a minute), at least
+/// [`START_GAP`] after the previous start.
+fn spawn_fire(
+    tx: &mpsc::Sender<Msg>,
+    gate: &Gate,
+    e: Entry,
+    reason: String,
+    due: Option<Timestamp>,
+    extra_note: Option<String>,
+) {
+    let (tx, gate) = (tx.clone(), gate.clone());
+    std::thread::spawn(move || {
+        {
+            let mut last = gate.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(t) = *last {
+                std::thread::sleep(START_GAP.saturating_sub(t.elapsed()));
+            }
+            *last = Some(Instant::now());
+        }
+        match crate::cli::build_ctx() {
+            Ok(ctx) => {
+                let (ok, why) = fire(&ctx, &e, &reason, due, extra_note.as_deref());
+                eprintln!(
+                    "park waker: {} {reason}: {}",
+                    e.id,
+                    if ok { "woke" } else { &why }
+                );
+            }
+            Err(err) => eprintln!("park waker: {}: {err}", e.id),
+        }
+        let _ = tx.send(Msg::Fired(e.id.clone()));
+    });
+}
+
 /// The waker's loop. Returns its exit code.
 pub fn run(ctx: &Ctx) -> i32 {
     let home = ctx.ledger.home.clone();
@@ -219,13 +268,13 @@ pub fn run(ctx: &Ctx) -> i32 {
     let _ = crate::ledger::write_atomic(&pid_path(&home), format!("{me} {start}\n").as_bytes());
     eprintln!("park waker: pid {me} started at {}", Timestamp::now());
     let parked_dir = ctx.ledger.parked_dir();
-    let (tx, rx) = mpsc::channel::<(String, String, ProbeResult)>();
+    let (tx, rx) = mpsc::channel::<Msg>();
+    let gate: Gate = Default::default();
     let mut in_flight: HashMap<String, Instant> = HashMap::new();
     let mut entries: Vec<Entry> = vec![];
     let mut stamp: Option<SystemTime> = None;
     let mut reread = Instant::now() - Duration::from_secs(3600);
-    let mut last_start: Option<Instant> = None;
-    let mut stash: Option<(String, String, ProbeResult)> = None;
+    let mut stash: Option<Msg> = None;
     loop {
         // Re-read the ledger when it changed (any claim, save or remove renames into parked/),
         // and every 30 s in case a clock or a file time lied.
@@ -248,33 +297,21 @@ pub fn run(ctx: &Ctx) -> i32 {
             }
             match wake::due(&w, now) {
                 Due::Fire(reason) => {
-                    if let Some(t) = last_start {
-                        let gap = START_GAP.saturating_sub(t.elapsed());
-                        std::thread::sleep(gap);
-                    }
-                    last_start = Some(Instant::now());
+                    in_flight.insert(e.id.clone(), Instant::now());
                     let due = w.at.as_deref().and_then(|a| a.parse().ok());
-                    let (ok, why) = fire(ctx, e, &reason, due);
-                    eprintln!(
-                        "park waker: {} {reason}: {}",
-                        e.id,
-                        if ok { "woke" } else { &why }
-                    );
-                    changed = true;
+                    spawn_fire(&tx, &gate, e.clone(), reason, due, None);
                 }
                 Due::TimedOut(why) => {
                     if w.on_deadline == OnDeadline::Resume {
-                        if let Some(t) = last_start {
-                            std::thread::sleep(START_GAP.saturating_sub(t.elapsed()));
-                        }
-                        last_start = Some(Instant::now());
+                        in_flight.insert(e.id.clone(), Instant::now());
                         let due = w.deadline.as_deref().and_then(|a| a.parse().ok());
-                        let _ = fire(ctx, e, &why, due);
+                        let note = format!("The wait {why}.");
+                        spawn_fire(&tx, &gate, e.clone(), why, due, Some(note));
                     } else {
                         log_wake(&home, e, None, &why, "timed out");
                         update(ctx, &e.id, &w.created_at, |x| x.outcome = Some(why.clone()));
+                        changed = true;
                     }
-                    changed = true;
                 }
                 Due::Probe => {
                     let Some(p) = w.probe.clone() else { continue };
@@ -292,33 +329,32 @@ pub fn run(ctx: &Ctx) -> i32 {
                             "/".into()
                         };
                         let r = crate::probe::run(&p, PROBE_TIMEOUT, Path::new(&dir));
-                        let _ = tx.send((id, created, r));
+                        let _ = tx.send(Msg::Probe(id, created, r));
                     });
                 }
                 Due::Sleep(_) | Due::Nothing => {}
             }
         }
-        let mut arrived: Vec<(String, String, ProbeResult)> = stash.take().into_iter().collect();
+        let mut arrived: Vec<Msg> = stash.take().into_iter().collect();
         arrived.extend(rx.try_iter());
-        for (id, created, r) in arrived {
-            in_flight.remove(&id);
+        for m in arrived {
+            changed = true;
+            let (id, created, r) = match m {
+                Msg::Fired(id) => {
+                    in_flight.remove(&id);
+                    continue;
+                }
+                Msg::Probe(id, created, r) => (id, created, r),
+            };
             let mut fire_reason = None;
             let now = Timestamp::now();
             update(ctx, &id, &created, |w| {
                 fire_reason = wake::after_probe(w, &r, now)
             });
-            changed = true;
-            if let Some(reason) = fire_reason {
-                if let Ok(Some(e)) = ctx.ledger.load(&id) {
-                    if let Some(t) = last_start {
-                        std::thread::sleep(START_GAP.saturating_sub(t.elapsed()));
-                    }
-                    last_start = Some(Instant::now());
-                    let (ok, why) = fire(ctx, &e, &reason, Some(now));
-                    eprintln!(
-                        "park waker: {id} {reason}: {}",
-                        if ok { "woke" } else { &why }
-                    );
+            match (fire_reason, ctx.ledger.load(&id)) {
+                (Some(reason), Ok(Some(e))) => spawn_fire(&tx, &gate, e, reason, Some(now), None),
+                _ => {
+                    in_flight.remove(&id);
                 }
             }
         }
