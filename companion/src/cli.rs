@@ -1309,6 +1309,9 @@ fn show(ctx: &Ctx, t: &str) -> i32 {
                 serde_json::to_string_pretty(e).expect("entry serialises")
             );
             println!("resume: {}", unpark::resume_command_line(e));
+            if let Some(w) = &e.wake {
+                println!("wakes: {}", w.describe(jiff::Timestamp::now()));
+            }
             if let Err(why) = unpark::restorable(e) {
                 println!("warning: not restorable now: {why}");
             }

@@ -372,6 +372,12 @@ fn wake_now_cancel_and_queued_notes() {
     let (b, _) = f.agent("cancel");
     assert_eq!(park_with(sb, &a, &["--wake-in", "2h"]).0, 0);
     assert_eq!(park_with(sb, &b, &["--wake-in", "2h"]).0, 0);
+    // One waker per user: a second one sees the lock and leaves at once.
+    let first = poll(SECS(5), || waker_pid(sb)).expect("a waker runs");
+    let o = park(sb, &["waker"]);
+    assert_eq!(code(&o), 0);
+    assert!(text(&o).contains("already running"), "{}", text(&o));
+    assert_eq!(waker_pid(sb), Some(first));
     let o = park(
         sb,
         &["note", "--wake", &a, "look", "at", "the", "flaky", "test"],
