@@ -220,38 +220,57 @@ pub fn run(cli: Cli) -> i32 {
             return 1;
         }
     };
-    match cli.cmd {
+    // Every command but the cheap or internal ones starts a waker when a wake-up is pending and
+    // none runs (after a reboot or a crash). `status` stays a file read; `doctor` reports instead.
+    let wants_waker = !matches!(
+        cli.cmd,
+        Cmd::Status { .. }
+            | Cmd::Hold { .. }
+            | Cmd::Verify { .. }
+            | Cmd::Waker { .. }
+            | Cmd::Doctor { .. }
+            | Cmd::Pick { .. }
+    );
+    let code = run_cmd(&ctx, cli.cmd);
+    if wants_waker {
+        crate::wake_cli::ensure_quietly(&ctx);
+    }
+    code
+}
+
+fn run_cmd(ctx: &Ctx, cmd: Cmd) -> i32 {
+    match cmd {
         Cmd::Ls {
             json,
             archived: true,
-        } => crate::graveyard_cli::ls(&ctx, json),
-        Cmd::Ls { json, .. } => ls(&ctx, json),
+        } => crate::graveyard_cli::ls(ctx, json),
+        Cmd::Ls { json, .. } => ls(ctx, json),
         Cmd::Search {
             term,
             full_text,
             json,
-        } => crate::graveyard_cli::search(&ctx, &term, full_text, json),
+        } => crate::graveyard_cli::search(ctx, &term, full_text, json),
         Cmd::Note {
             target,
             text,
             wake: true,
-        } => crate::wake_cli::note_wake(&ctx, &target, &text),
-        Cmd::Note { target, text, .. } => crate::graveyard_cli::note(&ctx, &target, &text),
+        } => crate::wake_cli::note_wake(ctx, &target, &text),
+        Cmd::Note { target, text, .. } => crate::graveyard_cli::note(ctx, &target, &text),
         Cmd::Wake {
             action,
             targets,
             json,
-        } => crate::wake_cli::wake_cmd(&ctx, &action, &targets, json),
-        Cmd::Waker { ensure } => crate::wake_cli::waker_cmd(&ctx, ensure),
-        Cmd::Candidates { json } => candidates(&ctx, json),
-        Cmd::Archive { targets } => crate::graveyard_cli::archive_live(&ctx, &targets),
-        Cmd::Park { targets, o } => park_cmd(&ctx, &targets, &o),
+        } => crate::wake_cli::wake_cmd(ctx, &action, &targets, json),
+        Cmd::Waker { ensure } => crate::wake_cli::waker_cmd(ctx, ensure),
+        Cmd::Candidates { json } => candidates(ctx, json),
+        Cmd::Archive { targets } => crate::graveyard_cli::archive_live(ctx, &targets),
+        Cmd::Park { targets, o } => park_cmd(ctx, &targets, &o),
         Cmd::Rebuild {
             dry_run,
             no_resume,
             json,
         } => crate::rebuild::run(
-            &ctx,
+            ctx,
             crate::rebuild::Opts {
                 dry_run,
                 json,
@@ -262,7 +281,7 @@ pub fn run(cli: Cli) -> i32 {
             eprintln!("park: `park .` parks this pane; --idle/--all select agents themselves");
             2
         }
-        Cmd::Here { o } => park_cmd(&ctx, &[".".to_string()], &o),
+        Cmd::Here { o } => park_cmd(ctx, &[".".to_string()], &o),
         Cmd::Unpark {
             targets,
             dry_run,
@@ -272,7 +291,7 @@ pub fn run(cli: Cli) -> i32 {
             note,
             wake_reason,
         } => unpark_cmd(
-            &ctx,
+            ctx,
             &targets,
             UnparkOpts {
                 dry_run,
@@ -283,13 +302,13 @@ pub fn run(cli: Cli) -> i32 {
                 wake_reason,
             },
         ),
-        Cmd::Show { target } => show(&ctx, &target),
-        Cmd::Forget { targets } => forget(&ctx, &targets),
-        Cmd::Status { json, tmux } => status(&ctx, json, tmux),
-        Cmd::Doctor { json } => doctor(&ctx, json),
-        Cmd::Pick { filter, pane } => crate::pick::run(&ctx, filter.as_deref(), pane.as_deref()),
-        Cmd::Hold { entry, now } => hold(&ctx, &entry, now),
-        Cmd::Verify { entry, pid, start } => match unpark::verify(&ctx, &entry, pid, start) {
+        Cmd::Show { target } => show(ctx, &target),
+        Cmd::Forget { targets } => forget(ctx, &targets),
+        Cmd::Status { json, tmux } => status(ctx, json, tmux),
+        Cmd::Doctor { json } => doctor(ctx, json),
+        Cmd::Pick { filter, pane } => crate::pick::run(ctx, filter.as_deref(), pane.as_deref()),
+        Cmd::Hold { entry, now } => hold(ctx, &entry, now),
+        Cmd::Verify { entry, pid, start } => match unpark::verify(ctx, &entry, pid, start) {
             Ok(()) => 0,
             Err(e) => {
                 eprintln!("park verify {entry}: {e}");
@@ -578,8 +597,6 @@ fn ls(ctx: &Ctx, json: bool) -> i32 {
     } else {
         print!("{}", render_text(&out));
     }
-    // A pending wake-up with no waker (a reboot, a crash): start one.
-    crate::wake_cli::ensure_quietly(ctx);
     0
 }
 
@@ -910,9 +927,6 @@ fn park_cmd(ctx: &Ctx, targets: &[String], o: &ParkFlags) -> i32 {
         }
         opts.group = groups.get(&i).cloned();
         results.push(park::park_one(ctx, &s, f, &t, opts.clone()));
-    }
-    if wake.is_some() && results.iter().any(|r| r.outcome == "parked") {
-        crate::wake_cli::ensure_quietly(ctx);
     }
     let code = print_results(&results, o.json);
     if o.close_popup && code != 0 && std::io::stdin().is_terminal() {
