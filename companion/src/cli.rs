@@ -20,7 +20,7 @@ use std::io::{IsTerminal, Write};
 #[derive(Parser, Debug)]
 #[command(
     name = "park",
-    version,
+    version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("PARK_GIT_REV"), ")"),
     about = "Park idle AI coding agents: free their RAM, resume the exact session later",
     disable_help_subcommand = true
 )]
@@ -64,6 +64,15 @@ pub enum Cmd {
         targets: Vec<String>,
         #[arg(long)]
         json: bool,
+    },
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
+    Completions { shell: clap_complete::Shell },
+    /// Print the man page (roff) to stdout: `park man > ~/.local/share/man/man1/park.1`.
+    Man,
+    /// Print the JSON Schema of a `--json` output (the repo publishes them in schema/).
+    Schema {
+        #[arg(value_parser = crate::schema::NAMES)]
+        name: String,
     },
     /// The wake-up process: sleeps until the next wake-up and runs the probes (started on demand).
     Waker {
@@ -228,6 +237,9 @@ pub fn run(cli: Cli) -> i32 {
             | Cmd::Hold { .. }
             | Cmd::Verify { .. }
             | Cmd::Waker { .. }
+            | Cmd::Completions { .. }
+            | Cmd::Schema { .. }
+            | Cmd::Man
             | Cmd::Doctor { .. }
             | Cmd::Pick { .. }
     );
@@ -262,6 +274,35 @@ fn run_cmd(ctx: &Ctx, cmd: Cmd) -> i32 {
             json,
         } => crate::wake_cli::wake_cmd(ctx, &action, &targets, json),
         Cmd::Waker { ensure } => crate::wake_cli::waker_cmd(ctx, ensure),
+        Cmd::Completions { shell } => {
+            let mut c = <Cli as clap::CommandFactory>::command();
+            let mut buf = vec![];
+            clap_complete::generate(shell, &mut c, "park", &mut buf);
+            // A closed pipe (`| head`) is not an error worth a panic.
+            let _ = std::io::stdout().write_all(&buf);
+            0
+        }
+        Cmd::Schema { name } => match crate::schema::json(&name) {
+            Some(j) => {
+                println!("{j}");
+                0
+            }
+            None => 2,
+        },
+        Cmd::Man => {
+            let c = <Cli as clap::CommandFactory>::command();
+            let mut buf = vec![];
+            match clap_mangen::Man::new(c).render(&mut buf) {
+                Ok(()) => {
+                    let _ = std::io::stdout().write_all(&buf);
+                    0
+                }
+                Err(e) => {
+                    eprintln!("park man: {e}");
+                    1
+                }
+            }
+        }
         Cmd::Candidates { json } => candidates(ctx, json),
         Cmd::Archive { targets } => crate::graveyard_cli::archive_live(ctx, &targets),
         Cmd::Park { targets, o } => park_cmd(ctx, &targets, &o),

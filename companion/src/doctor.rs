@@ -18,14 +18,14 @@ pub const CLEANUP_WARN_DAYS: u64 = 7;
 /// Claude Code deletes session files untouched for this long unless `cleanupPeriodDays` says otherwise.
 pub const CLAUDE_DEFAULT_CLEANUP_DAYS: u64 = 30;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
     Attention,
     Info,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Finding {
     pub level: Level,
     /// Stable machine name: `corrupt`, `foreign`, `permissions`, `symlink`, `interrupted`,
@@ -40,7 +40,7 @@ pub struct Finding {
     pub fix: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Report {
     pub schema: u32,
     pub ok: bool,

@@ -28,6 +28,7 @@ pub mod proctree;
 pub mod rebuild;
 pub mod render;
 pub mod scan;
+pub mod schema;
 pub mod screen;
 pub mod target;
 pub mod transcript;

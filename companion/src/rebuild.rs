@@ -31,7 +31,7 @@ pub struct Opts {
     pub no_resume: bool,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct SlotOutcome {
     pub pane_index: u32,
     pub pane: Option<String>,
@@ -45,7 +45,7 @@ pub struct SlotOutcome {
     pub reason: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct WindowOutcome {
     pub group: Option<String>,
     pub session: String,
@@ -58,14 +58,14 @@ pub struct WindowOutcome {
     pub slots: Vec<SlotOutcome>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Skipped {
     pub entry: String,
     pub server: String,
     pub reason: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct RebuildOutput {
     pub schema: u32,
     pub server: String,

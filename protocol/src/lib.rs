@@ -13,6 +13,7 @@ pub const SCHEMA_VERSION: u32 = 1;
 
 /// Which coding agent a row or entry belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Agent {
     Claude,
@@ -31,6 +32,7 @@ impl Agent {
 /// Whether park can act on a row: running and targetable, parked in the ledger, or running but not
 /// identifiable exactly (then `reason` says why and park refuses to touch it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum RowState {
     Live,
@@ -40,6 +42,7 @@ pub enum RowState {
 
 /// What the agent is doing, in the trust order of DESIGN.md §3.6. `Unknown` counts as busy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Idle,
@@ -68,6 +71,7 @@ impl Status {
 
 /// One row of `park ls --json`: a live agent in a pane, or a parked ledger entry.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Row {
     /// Multiplexer pane handle that `park park` / `park unpark` accept back (tmux: `%3`).
     pub pane: String,
@@ -110,6 +114,7 @@ pub struct Row {
 
 /// The whole `park ls --json` document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LsOutput {
     pub schema: u32,
     pub rows: Vec<Row>,
@@ -119,6 +124,7 @@ pub struct LsOutput {
 
 /// The tiny summary in `$PARK_HOME/status`, rewritten after every change and read by status lines.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct StatusSummary {
     pub schema: u32,
     pub parked: u32,
@@ -129,6 +135,7 @@ pub struct StatusSummary {
 
 /// One line of `park park|unpark --json` output: what happened to each target, in target order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ActionResult {
     pub target: String,
     pub pane: Option<String>,
@@ -154,6 +161,7 @@ impl ActionResult {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ActionOutput {
     pub schema: u32,
     pub results: Vec<ActionResult>,
@@ -161,6 +169,7 @@ pub struct ActionOutput {
 
 /// Where a tombstone's session is now, as every archive view reports it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum TombState {
     /// A ledger entry holds it: `park unpark` resumes it in its pane.
@@ -183,6 +192,7 @@ impl TombState {
 
 /// One archived session (a tombstone) as `park ls --archived`, `park search` and `park show` see it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ArchivedRow {
     pub agent: Agent,
     pub session_id: String,
@@ -227,6 +237,7 @@ pub struct ArchivedRow {
 
 /// `park ls --archived --json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ArchivedOutput {
     pub schema: u32,
     /// Newest first.
@@ -236,6 +247,7 @@ pub struct ArchivedOutput {
 
 /// Why one row matched a search.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SearchHit {
     pub session_id: String,
     /// `title`, `cwd`, `summary`, `notes`, `session_id`, `window`, `conversation`.
@@ -246,6 +258,7 @@ pub struct SearchHit {
 
 /// `park search --json`: the same rows `ls --archived` shows, only those that match.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SearchOutput {
     pub schema: u32,
     pub term: String,
@@ -257,6 +270,7 @@ pub struct SearchOutput {
 
 /// A guess at where a live session stands; a ranking hint, never an action.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
     Done,
@@ -278,6 +292,7 @@ impl Verdict {
 
 /// One row of `park candidates --json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Candidate {
     pub pane: String,
     pub agent: Agent,
@@ -297,6 +312,7 @@ pub struct Candidate {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CandidatesOutput {
     pub schema: u32,
     pub rows: Vec<Candidate>,

@@ -98,12 +98,19 @@ fn event_loop(
     let mut offset = 0usize;
     let (tx, rx) = mpsc::channel::<worker::Done>();
     let (stx, srx) = mpsc::channel::<ScanResult>();
-    term.draw(|f| view::draw(f, &app, &mut offset))?;
+    let plain = view::no_color();
+    let paint = |f: &mut ratatui::Frame, app: &App, offset: &mut usize| {
+        view::draw(f, app, offset);
+        if plain {
+            view::strip_colors(f.buffer_mut());
+        }
+    };
+    term.draw(|f| paint(f, &app, &mut offset))?;
     spawn_scan(stx.clone());
     let mut scan_in_flight = true;
     let mut last_scan = Instant::now();
     loop {
-        term.draw(|f| view::draw(f, &app, &mut offset))?;
+        term.draw(|f| paint(f, &app, &mut offset))?;
         let mut actions = vec![];
         // Short waits while a scan is out, so its rows are drawn as soon as they arrive.
         let wait = if scan_in_flight {

@@ -328,6 +328,23 @@ pub fn scroll(offset: usize, cursor: Option<usize>, total: usize, h: usize) -> u
 }
 
 /// Draws the whole picker into `f`; `offset` is the list's scroll position, kept across frames.
+/// `NO_COLOR` (https://no-color.org): no colours, anywhere. What a colour marked (the cursor
+/// row, a selection) is kept as reverse video.
+pub fn strip_colors(buf: &mut ratatui::buffer::Buffer) {
+    for cell in buf.content.iter_mut() {
+        if cell.bg != Color::Reset {
+            cell.modifier.insert(Modifier::REVERSED);
+        }
+        cell.fg = Color::Reset;
+        cell.bg = Color::Reset;
+    }
+}
+
+/// Whether the user asked for no colours (`NO_COLOR` set and not empty).
+pub fn no_color() -> bool {
+    std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
+}
+
 pub fn draw(f: &mut Frame, app: &App, offset: &mut usize) {
     let area = f.area();
     let [top, list, prompt, help] = Layout::vertical([
@@ -418,6 +435,37 @@ mod tests {
         let mut a = App::new(None, pane);
         a.set_rows(rows, vec![]);
         a
+    }
+
+    #[test]
+    fn no_color_leaves_no_colour_and_keeps_the_cursor_visible() {
+        let app = app_with(mixed(), Some("%1"));
+        let mut t = Terminal::new(TestBackend::new(100, 20)).unwrap();
+        let mut off = 0;
+        t.draw(|f| draw(f, &app, &mut off)).unwrap();
+        let coloured = |b: &ratatui::buffer::Buffer| {
+            b.content
+                .iter()
+                .filter(|c| c.fg != Color::Reset || c.bg != Color::Reset)
+                .count()
+        };
+        assert!(
+            coloured(t.backend().buffer()) > 0,
+            "the picker uses colour normally"
+        );
+        t.draw(|f| {
+            draw(f, &app, &mut off);
+            strip_colors(f.buffer_mut());
+        })
+        .unwrap();
+        let b = t.backend().buffer();
+        assert_eq!(coloured(b), 0);
+        assert!(
+            b.content
+                .iter()
+                .any(|c| c.modifier.contains(Modifier::REVERSED)),
+            "the cursor row is still marked"
+        );
     }
 
     #[test]
