@@ -68,10 +68,7 @@ fn completions_and_man_page_cover_every_verb() {
         for v in verbs {
             assert!(c.contains(v), "{shell} completion lacks {v}");
         }
-        assert!(
-            c.contains("wake-in"),
-            "{shell} completion lacks the flags"
-        );
+        assert!(c.contains("wake-in"), "{shell} completion lacks the flags");
     }
     let man = out(&["man"]);
     assert!(man.contains(".TH park 1"), "{}", &man[..200.min(man.len())]);
