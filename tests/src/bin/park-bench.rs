@@ -1,0 +1,249 @@
+//! `scripts/bench`: how park scales with the number of agent panes, on this machine.
+//!
+//! For each N (default 10 50 200 500) starts a private tmux server with N panes, each running the
+//! cheap fake agent (one turn done, idle), and prints medians for `park status`, `park ls --json`
+//! and the floor measured in the same run (one `tmux list-panes -a -F …` plus one
+//! `ps -e -o pid,ppid,rss,args`: the least any tool must read), with the ratio to the floor. Then,
+//! on 30 fake panes: `park park --idle 0s --yes` (every pane through the full guard chain), and the
+//! unpark overhead beyond the agent's own start (unpark of one pane until the verifier confirmed it,
+//! minus the time the same agent takes to start in a fresh pane). Prints a Markdown table.
+//! Everything it starts is stopped at the end. Timings are printed, never asserted.
+
+use park_e2e::*;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn sibling(name: &str) -> PathBuf {
+    std::env::current_exe()
+        .expect("exe")
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join(name)
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
+}
+
+struct Bench {
+    sb: Sandbox,
+    park: PathBuf,
+    fake: PathBuf,
+}
+
+impl Bench {
+    fn new() -> Bench {
+        let sb = Sandbox::new();
+        let fake = sibling("fake-agent");
+        std::os::unix::fs::symlink(&fake, sb.bin.join("claude")).expect("shim");
+        std::os::unix::fs::symlink(sibling("park"), sb.bin.join("park")).expect("shim");
+        // Started through the `claude` shim, so park sees the program name a real agent has.
+        let fake = sb.bin.join("claude");
+        Bench {
+            sb,
+            park: sibling("park"),
+            fake,
+        }
+    }
+
+    fn run(&self, args: &[&str]) -> (Duration, String) {
+        let t0 = Instant::now();
+        let o = Command::new(&self.park)
+            .env_clear()
+            .envs(self.sb.base_env())
+            .env("PARK_TMUX_SOCKET", self.sb.label())
+            .args(args)
+            .output()
+            .expect("park");
+        (
+            t0.elapsed(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+        )
+    }
+
+    fn times(&self, args: &[&str], n: usize) -> Duration {
+        median((0..n).map(|_| self.run(args).0).collect())
+    }
+
+    /// The floor: what any tool must read — the pane map and the process table, once each.
+    fn floor(&self, n: usize) -> Duration {
+        median(
+            (0..n)
+                .map(|_| {
+                    let t0 = Instant::now();
+                    let _ = self
+                        .sb
+                        .tmux_command()
+                        .args([
+                            "list-panes",
+                            "-a",
+                            "-F",
+                            "#{pane_id} #{pane_pid} #{pane_tty} #{pane_current_path} #{pane_title} #{session_name} #{window_index}",
+                        ])
+                        .output();
+                    let _ = Command::new("ps")
+                        .args(["-e", "-o", "pid,ppid,rss,args"])
+                        .output();
+                    t0.elapsed()
+                })
+                .collect(),
+        )
+    }
+
+    /// Adds panes running the fake agent with one turn done, until there are `n`.
+    fn grow_to(&self, have: &mut Vec<String>, n: usize) {
+        let fake = self.fake.to_string_lossy().into_owned();
+        while have.len() < n {
+            let i = have.len();
+            let dir = self.sb.project_dir(&format!("b{i}"));
+            let pane = self.sb.new_agent_window(
+                "bench",
+                &format!("b{i}"),
+                &dir,
+                &[] as &[(&str, &str)],
+                &[&fake, "bench prompt"],
+            );
+            have.push(pane);
+        }
+        for p in have.iter() {
+            self.sb
+                .wait_for(p, "PARKTEST-OK", Duration::from_secs(120))
+                .expect("fake agent answered");
+        }
+        // Let the turns age past the CPU sample and the screens settle.
+        std::thread::sleep(Duration::from_secs(2));
+    }
+
+    fn live_idle(&self) -> usize {
+        let (_, out) = self.run(&["ls", "--json"]);
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap_or_default();
+        v["rows"]
+            .as_array()
+            .map(|r| {
+                r.iter()
+                    .filter(|x| x["state"] == "live" && x["status"] == "idle")
+                    .count()
+            })
+            .unwrap_or(0)
+    }
+}
+
+fn main() {
+    let ns: Vec<usize> = {
+        let a: Vec<usize> = std::env::args()
+            .skip(1)
+            .filter_map(|a| a.parse().ok())
+            .collect();
+        if a.is_empty() {
+            vec![10, 50, 200, 500]
+        } else {
+            a
+        }
+    };
+    println!(
+        "machine: {} cores, {}; park {}",
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(0),
+        std::fs::read_to_string("/proc/meminfo")
+            .ok()
+            .and_then(|m| m.lines().next().map(|l| l
+                .split_whitespace()
+                .nth(1)
+                .unwrap_or("?")
+                .to_string()))
+            .map(|kb| format!("{} GiB RAM", kb.parse::<u64>().unwrap_or(0) / 1048576))
+            .unwrap_or_default(),
+        String::from_utf8_lossy(
+            &Command::new(sibling("park"))
+                .arg("--version")
+                .output()
+                .map(|o| o.stdout)
+                .unwrap_or_default()
+        )
+        .trim()
+    );
+    println!();
+    println!("| panes | `park status` | `park ls --json` | floor (list-panes + ps) | ls / floor | ls per pane |");
+    println!("|---:|---:|---:|---:|---:|---:|");
+    let mut b = Bench::new();
+    let mut panes = vec![];
+    for &n in &ns {
+        b.grow_to(&mut panes, n);
+        let idle = b.live_idle();
+        let status = b.times(&["status"], 30);
+        let _ = b.run(&["ls", "--json"]); // warm the memory cache, as a status line or picker would
+        let ls = b.times(&["ls", "--json"], if n > 200 { 7 } else { 15 });
+        let floor = b.floor(15);
+        println!(
+            "| {n} ({idle} idle listed) | {} | {} | {} | {:.1}× | {:.2} ms |",
+            ms(status),
+            ms(ls),
+            ms(floor),
+            ls.as_secs_f64() / floor.as_secs_f64().max(1e-9),
+            ls.as_secs_f64() * 1000.0 / n as f64
+        );
+    }
+    let left = b.sb.cleanup();
+    drop(b);
+    eprintln!("cleanup: {} processes left", left.len());
+
+    // Bulk park and unpark overhead on a fresh server with 30 panes.
+    let b = Bench::new();
+    let mut panes = vec![];
+    b.grow_to(&mut panes, 30);
+    let (t, out) = b.run(&["park", "--idle", "0s", "--yes", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap_or_default();
+    let parked = v["results"]
+        .as_array()
+        .map(|r| r.iter().filter(|x| x["outcome"] == "parked").count())
+        .unwrap_or(0);
+    println!();
+    println!(
+        "`park park --idle 0s --yes` over 30 fake-agent panes: {} ({parked} parked)",
+        ms(t)
+    );
+    // The agent's own start: a fresh pane running the same agent until its first screen.
+    let fake = b.fake.to_string_lossy().into_owned();
+    let starts: Vec<Duration> = (0..5)
+        .map(|i| {
+            let dir = b.sb.project_dir(&format!("s{i}"));
+            let t0 = Instant::now();
+            let p = b.sb.new_agent_window(
+                "start",
+                &format!("s{i}"),
+                &dir,
+                &[] as &[(&str, &str)],
+                &[&fake],
+            );
+            b.sb.wait_for(&p, "for shortcuts", Duration::from_secs(20))
+                .expect("start");
+            t0.elapsed()
+        })
+        .collect();
+    let start = median(starts);
+    let unparks: Vec<Duration> = panes
+        .iter()
+        .take(5)
+        .map(|p| {
+            let (t, _) = b.run(&["unpark", p]);
+            t
+        })
+        .collect();
+    let unpark = median(unparks);
+    println!(
+        "`park unpark` of one pane (until the verifier confirmed the session): median {}; the agent's own start: {}; overhead {}",
+        ms(unpark),
+        ms(start),
+        ms(unpark.saturating_sub(start))
+    );
+    let mut b = b;
+    let left = b.sb.cleanup();
+    eprintln!("cleanup: {} processes left", left.len());
+}
