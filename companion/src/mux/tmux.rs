@@ -84,6 +84,45 @@ impl Tmux {
         self.run(&refs)
     }
 
+    /// One tmux client for up to a batch of panes (see `capture_many`).
+    fn capture_batch(&self, reqs: &[(String, bool)]) -> Vec<Option<String>> {
+        if reqs.len() < 2 {
+            return reqs.iter().map(|(p, e)| self.capture(p, *e).ok()).collect();
+        }
+        // One tmux client for every pane: captures separated by a marker line no screen contains.
+        let marker = format!(
+            "park-split-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0)
+        );
+        let mut args: Vec<&str> = vec![];
+        for (i, (pane, esc)) in reqs.iter().enumerate() {
+            if i > 0 {
+                args.extend([";", "display-message", "-p", marker.as_str()]);
+                args.push(";");
+            }
+            args.extend(["capture-pane", "-p", "-J", "-t", pane.as_str()]);
+            if *esc {
+                args.push("-e");
+            }
+        }
+        match self.run(&args) {
+            Ok(out) => {
+                let sep = format!("{marker}\n");
+                let parts: Vec<String> = out.split(sep.as_str()).map(str::to_string).collect();
+                if parts.len() == reqs.len() {
+                    return parts.into_iter().map(Some).collect();
+                }
+                reqs.iter().map(|(p, e)| self.capture(p, *e).ok()).collect()
+            }
+            // A pane vanished mid-list: fall back to one call per pane.
+            Err(_) => reqs.iter().map(|(p, e)| self.capture(p, *e).ok()).collect(),
+        }
+    }
+
     /// A server was named (`PARK_TMUX_SOCKET` or `$TMUX`), rather than tmux's default one.
     pub fn explicit(&self) -> bool {
         !self.sel.is_empty()
@@ -184,41 +223,16 @@ impl Mux for Tmux {
     }
 
     fn capture_many(&self, reqs: &[(String, bool)]) -> Vec<Option<String>> {
-        if reqs.len() < 2 {
-            return reqs.iter().map(|(p, e)| self.capture(p, *e).ok()).collect();
+        // A tmux client hands its whole command line to the server in one message (at most
+        // ~16 KiB): batch, or 200 panes overflow it and every capture falls back to its own call.
+        const BATCH: usize = 40;
+        if reqs.len() > BATCH {
+            return reqs
+                .chunks(BATCH)
+                .flat_map(|c| self.capture_batch(c))
+                .collect();
         }
-        // One tmux client for every pane: captures separated by a marker line no screen contains.
-        let marker = format!(
-            "park-split-{}-{}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos())
-                .unwrap_or(0)
-        );
-        let mut args: Vec<&str> = vec![];
-        for (i, (pane, esc)) in reqs.iter().enumerate() {
-            if i > 0 {
-                args.extend([";", "display-message", "-p", marker.as_str()]);
-                args.push(";");
-            }
-            args.extend(["capture-pane", "-p", "-J", "-t", pane.as_str()]);
-            if *esc {
-                args.push("-e");
-            }
-        }
-        match self.run(&args) {
-            Ok(out) => {
-                let sep = format!("{marker}\n");
-                let parts: Vec<String> = out.split(sep.as_str()).map(str::to_string).collect();
-                if parts.len() == reqs.len() {
-                    return parts.into_iter().map(Some).collect();
-                }
-                reqs.iter().map(|(p, e)| self.capture(p, *e).ok()).collect()
-            }
-            // A pane vanished mid-list: fall back to one call per pane.
-            Err(_) => reqs.iter().map(|(p, e)| self.capture(p, *e).ok()).collect(),
-        }
+        self.capture_batch(reqs)
     }
 
     fn send_text(&self, pane: &str, text: &str) -> Result<(), MuxError> {
