@@ -587,7 +587,11 @@ pub fn verify(ctx: &Ctx, eid: &str, pid: u32, start: u64) -> Result<(), String> 
                 .config_dir
                 .as_deref()
                 .and_then(|d| claude::read_status_file(Path::new(d), pid))
-                .is_some_and(|sf| sf.proc_start.as_deref() == Some(start.to_string().as_str())),
+                .is_some_and(|sf| {
+                    sf.proc_start
+                        .as_deref()
+                        .is_some_and(|s| ctx.platform.proc_start_matches(start, s))
+                }),
             Agent::Claude => e
                 .config_dir
                 .as_deref()
@@ -596,7 +600,10 @@ pub fn verify(ctx: &Ctx, eid: &str, pid: u32, start: u64) -> Result<(), String> 
                     sf.session_id
                         .as_deref()
                         .is_some_and(|s| s.eq_ignore_ascii_case(&e.session_id))
-                        && sf.proc_start.as_deref() == Some(start.to_string().as_str())
+                        && sf
+                            .proc_start
+                            .as_deref()
+                            .is_some_and(|s| ctx.platform.proc_start_matches(start, s))
                 }),
             Agent::Codex => {
                 let table =

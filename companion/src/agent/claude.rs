@@ -109,7 +109,7 @@ pub fn identify(a: &AgentProc, start_ticks: u64, platform: &dyn Platform) -> Ide
         .map(|p| p.to_string_lossy().into_owned());
     let args = &a.argv[a.prog_index + 1..];
     let (id, source, status, cwd) = match read_status_file(&config, a.main) {
-        Some(sf) if sf.proc_start.as_deref() == Some(start_ticks.to_string().as_str()) && sf.pid.is_none_or(|p| p == a.main) => {
+        Some(sf) if sf.proc_start.as_deref().is_some_and(|s| platform.proc_start_matches(start_ticks, s)) && sf.pid.is_none_or(|p| p == a.main) => {
             match sf.session_id.as_deref().and_then(valid_session_id) {
                 Some(id) => (id, "status-file", sf.status.clone(), sf.cwd.clone().or(proc_cwd)),
                 None => return Identity::untargetable("Claude status file holds no valid session id"),

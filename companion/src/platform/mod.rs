@@ -9,6 +9,8 @@
 mod linux;
 #[cfg(target_os = "macos")]
 mod macos;
+pub mod procargs;
+pub mod start_stamp;
 
 use std::path::PathBuf;
 
@@ -21,11 +23,13 @@ pub struct ProcInfo {
     pub sid: u32,
     /// Foreground process group of the controlling terminal (`-1`/0 when none).
     pub tpgid: i32,
-    /// Kernel start time in clock ticks since boot (Linux: field 22 of `/proc/<pid>/stat`).
+    /// Kernel start time: an identity, only ever compared for equality (with the same
+    /// platform's value, or through [`Platform::proc_start_matches`]). Linux: clock ticks since
+    /// boot (field 22 of `/proc/<pid>/stat`); macOS: microseconds since the epoch.
     pub start_ticks: u64,
     /// One-letter state (`R`, `S`, `Z`, …).
     pub state: char,
-    /// utime + stime, clock ticks.
+    /// utime + stime, in units of [`Platform::clock_ticks_per_sec`].
     pub cpu_ticks: u64,
     pub rss_bytes: u64,
     pub argv: Vec<String>,
@@ -62,7 +66,12 @@ pub trait Platform: Send + Sync {
     fn memory(&self, pid: u32) -> Option<Mem>;
     /// Cheap counters (no page walk): (RSS, resident anonymous) in bytes.
     fn status_mem(&self, pid: u32) -> Option<(u64, u64)>;
+    /// Units per second of `cpu_ticks` (Linux: `_SC_CLK_TCK`; macOS: 1_000_000).
     fn clock_ticks_per_sec(&self) -> u64;
+    /// Whether `recorded` (Claude Code's `procStart`) names the start whose `start_ticks` is given.
+    fn proc_start_matches(&self, start_ticks: u64, recorded: &str) -> bool {
+        start_stamp::matches_ticks(start_ticks, recorded)
+    }
 }
 
 /// The platform park runs on.
@@ -73,7 +82,7 @@ pub fn native() -> Box<dyn Platform> {
     }
     #[cfg(target_os = "macos")]
     {
-        Box::new(macos::MacOs)
+        Box::new(macos::MacOs::new())
     }
 }
 
