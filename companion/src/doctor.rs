@@ -603,12 +603,7 @@ pub fn gather(ctx: &crate::ctx::Ctx) -> Facts {
             })
             .cloned()
             .collect();
-        crate::group::lost(&mine, &panes, |pid, eid| {
-            (
-                ctx.platform.process(pid).map(|p| p.start_ticks),
-                crate::unpark::is_placeholder(ctx, pid, eid),
-            )
-        })
+        crate::rebuild::lost_now(ctx, &mine, &panes)
     })
     .unwrap_or_default();
     let facts = entries

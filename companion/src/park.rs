@@ -353,6 +353,22 @@ pub fn pill_text(e: &Entry) -> String {
     .to_string()
 }
 
+/// The pill and the pinned `❄ <title>` that say a pane holds this parked session.
+pub fn mark_parked_pane(ctx: &Ctx, e: &Entry, pane: &str) {
+    let _ = ctx
+        .mux
+        .set_pane_option(pane, PILL_OPTION, Some(&pill_text(e)));
+    let _ = ctx.mux.set_title(
+        pane,
+        &format!(
+            "❄ {}",
+            e.place
+                .title
+                .trim_start_matches(|c: char| !c.is_alphanumeric())
+        ),
+    );
+}
+
 /// After the kill: keep the pane, restore its terminal, pin the title, set the pill, and leave the
 /// way back ready (prefilled `park unpark .` at a shell, or a placeholder that resumes on Enter).
 fn leave_pane_usable(
@@ -363,18 +379,7 @@ fn leave_pane_usable(
     remain_before: Option<Option<String>>,
     caller_here: bool,
 ) {
-    let _ = ctx
-        .mux
-        .set_pane_option(&pane.id, PILL_OPTION, Some(&pill_text(e)));
-    let _ = ctx.mux.set_title(
-        &pane.id,
-        &format!(
-            "❄ {}",
-            e.place
-                .title
-                .trim_start_matches(|c: char| !c.is_alphanumeric())
-        ),
-    );
+    mark_parked_pane(ctx, e, &pane.id);
     if e.pane_owned {
         // The pane's own process is gone: wait for tmux to mark it dead, then put the placeholder in.
         for _ in 0..40 {
@@ -598,18 +603,10 @@ pub fn record_groups(
                 && g.slots.iter().any(|x| x.pane == e.place.pane)
                 && e.group.as_deref() != Some(id.as_str())
         }) {
-            // Under the session lock, and only if still parked: a save racing an unpark that
-            // removed the entry would bring a running session's entry back.
-            let Ok(TryLock::Acquired(_l)) = lock::try_lock(home, &session_lock_key(&e.session_id))
-            else {
-                continue;
-            };
-            if let Ok(Some(mut cur)) = ctx.ledger.load(&e.id) {
-                if cur.state == EntryState::Parked {
-                    cur.group = Some(id.clone());
-                    let _ = ctx.ledger.save(&cur);
-                }
-            }
+            let _ = edit_parked(ctx, &e.id, |cur| {
+                cur.group = Some(id.clone());
+                Ok(())
+            });
         }
         for i in window_level {
             if s.found[*i].pane.as_ref().is_some_and(|p| {
@@ -622,4 +619,32 @@ pub fn record_groups(
         groups.push(g);
     }
     (out, warnings)
+}
+
+/// Changes a parked entry in place: under its session lock, re-read, and only while it is still
+/// parked — a save racing an unpark that removed the entry would bring a running session's entry
+/// back. `f` may refuse (its error is returned, nothing is saved). The one way park edits an entry
+/// it did not just claim (window groups, rebuild, wake-ups).
+pub fn edit_parked(
+    ctx: &Ctx,
+    eid: &str,
+    f: impl FnOnce(&mut Entry) -> Result<(), String>,
+) -> Result<Entry, String> {
+    let Some(e) = ctx.ledger.load(eid).map_err(|e| e.to_string())? else {
+        return Err("no longer parked (unparked or forgotten meanwhile)".into());
+    };
+    let _l = match lock::try_lock(&ctx.ledger.home, &session_lock_key(&e.session_id)) {
+        Ok(TryLock::Acquired(l)) => l,
+        Ok(TryLock::Held(o)) => return Err(format!("session is locked by pid {}", o.trim())),
+        Err(err) => return Err(err.to_string()),
+    };
+    let Some(mut e) = ctx.ledger.load(eid).map_err(|e| e.to_string())? else {
+        return Err("no longer parked (unparked or forgotten meanwhile)".into());
+    };
+    if e.state != EntryState::Parked {
+        return Err(format!("entry is {:?} now, not parked", e.state));
+    }
+    f(&mut e)?;
+    ctx.ledger.save(&e).map_err(|x| x.to_string())?;
+    Ok(e)
 }

@@ -13,12 +13,12 @@
 //!   where the plan found it; its pane gets the pill, so the pane is recognisably its slot. The
 //!   resume waits for the new pane's shell prompt, and a refusal leaves the entry parked in its slot.
 
-use crate::ctx::{Ctx, PILL_OPTION};
+use crate::ctx::Ctx;
 use crate::group::{self, WindowPlan};
 use crate::ledger::{Entry, EntryState};
 use crate::lock::{try_lock, TryLock};
 use crate::mux::{MuxError, WindowSpec};
-use crate::park::{session_lock_key, shell_prompt_ready};
+use crate::park::shell_prompt_ready;
 use crate::scan;
 use crate::unpark::{self, LiveSet};
 use serde::Serialize;
@@ -102,6 +102,20 @@ fn window_outcome(p: &WindowPlan, slots: Vec<SlotOutcome>) -> WindowOutcome {
     }
 }
 
+/// [`group::lost`] with the process table's facts about each pane's process.
+pub fn lost_now(
+    ctx: &Ctx,
+    parked: &[Entry],
+    panes: &[crate::mux::Pane],
+) -> std::collections::HashSet<String> {
+    group::lost(parked, panes, |pid, eid| {
+        (
+            ctx.platform.process(pid).map(|p| p.start_ticks),
+            unpark::is_placeholder(ctx, pid, eid),
+        )
+    })
+}
+
 pub fn run(ctx: &Ctx, o: Opts) -> i32 {
     let Some(server) = ctx.mux.home_server() else {
         eprintln!(
@@ -147,12 +161,7 @@ pub fn run(ctx: &Ctx, o: Opts) -> i32 {
             return 1;
         }
     };
-    let lost = group::lost(&mine, &panes, |pid, eid| {
-        (
-            ctx.platform.process(pid).map(|p| p.start_ticks),
-            unpark::is_placeholder(ctx, pid, eid),
-        )
-    });
+    let lost = lost_now(ctx, &mine, &panes);
     let (groups, gerrs) = group::load_all(&ctx.ledger.home);
     warnings.extend(gerrs.into_iter().map(|e| format!("group: {e}")));
     let plans = group::plan(&groups, &mine, &lost);
@@ -312,40 +321,16 @@ fn repoint(
     window_index: u32,
     pane_index: u32,
 ) -> Result<(), String> {
-    let Some(e) = ctx.ledger.load(eid).map_err(|e| e.to_string())? else {
-        return Err("no longer parked (unparked or forgotten meanwhile)".into());
-    };
-    let _l = match try_lock(&ctx.ledger.home, &session_lock_key(&e.session_id)) {
-        Ok(TryLock::Acquired(l)) => l,
-        Ok(TryLock::Held(owner)) => return Err(format!("session is locked by pid {owner}")),
-        Err(err) => return Err(err.to_string()),
-    };
-    // Re-read under the lock: a concurrent unpark may have moved or cleared it.
-    let Some(mut e) = ctx.ledger.load(eid).map_err(|e| e.to_string())? else {
-        return Err("no longer parked (unparked or forgotten meanwhile)".into());
-    };
-    if e.state != EntryState::Parked {
-        return Err(format!("entry is {:?} now, not parked", e.state));
-    }
-    e.place.pane = pane.to_string();
-    e.place.session = session.to_string();
-    e.place.window_index = window_index;
-    e.place.pane_index = pane_index;
-    // The slot runs a shell now, whatever the pane ran before.
-    e.pane_owned = false;
-    ctx.ledger.save(&e).map_err(|x| x.to_string())?;
-    let _ = ctx
-        .mux
-        .set_pane_option(pane, PILL_OPTION, Some(&crate::park::pill_text(&e)));
-    let _ = ctx.mux.set_title(
-        pane,
-        &format!(
-            "❄ {}",
-            e.place
-                .title
-                .trim_start_matches(|c: char| !c.is_alphanumeric())
-        ),
-    );
+    let e = crate::park::edit_parked(ctx, eid, |e| {
+        e.place.pane = pane.to_string();
+        e.place.session = session.to_string();
+        e.place.window_index = window_index;
+        e.place.pane_index = pane_index;
+        // The slot runs a shell now, whatever the pane ran before.
+        e.pane_owned = false;
+        Ok(())
+    })?;
+    crate::park::mark_parked_pane(ctx, &e, pane);
     Ok(())
 }
 

@@ -253,33 +253,16 @@ fn parked_targets(
     Ok(out)
 }
 
-/// Changes an entry's wake under its session lock, only while it is still parked.
+/// Changes an entry's wake (see [`crate::park::edit_parked`]).
 fn edit_wake(
     ctx: &Ctx,
     eid: &str,
     f: impl FnOnce(&mut Option<Wake>),
 ) -> Result<crate::ledger::Entry, String> {
-    use crate::lock::{try_lock, TryLock};
-    let Some(e) = ctx.ledger.load(eid).map_err(|e| e.to_string())? else {
-        return Err("no longer parked".into());
-    };
-    let _l = match try_lock(
-        &ctx.ledger.home,
-        &crate::park::session_lock_key(&e.session_id),
-    ) {
-        Ok(TryLock::Acquired(l)) => l,
-        Ok(TryLock::Held(o)) => return Err(format!("busy: pid {} holds this session", o.trim())),
-        Err(e) => return Err(e.to_string()),
-    };
-    let Some(mut e) = ctx.ledger.load(eid).map_err(|e| e.to_string())? else {
-        return Err("no longer parked".into());
-    };
-    if e.state != crate::ledger::EntryState::Parked {
-        return Err(format!("entry is {:?}, not parked", e.state));
-    }
-    f(&mut e.wake);
-    ctx.ledger.save(&e).map_err(|x| x.to_string())?;
-    Ok(e)
+    crate::park::edit_parked(ctx, eid, |e| {
+        f(&mut e.wake);
+        Ok(())
+    })
 }
 
 /// `park note --wake <target> TEXT`: queue a note for the session's next resume.

@@ -22,7 +22,6 @@
 use crate::ctx::Ctx;
 use crate::ledger::{Entry, EntryState};
 use crate::lock::{try_lock, TryLock};
-use crate::park::session_lock_key;
 use crate::probe::ProbeResult;
 use crate::wake::{self, Due, OnDeadline};
 use jiff::Timestamp;
@@ -98,24 +97,14 @@ fn dir_stamp(p: &Path) -> Option<SystemTime> {
 
 /// Saves `f(wake)` into the entry if it is still parked with the wake created at `created`.
 fn update(ctx: &Ctx, eid: &str, created: &str, f: impl FnOnce(&mut wake::Wake)) -> bool {
-    let Ok(Some(e)) = ctx.ledger.load(eid) else {
-        return false;
-    };
-    let Ok(TryLock::Acquired(_l)) = try_lock(&ctx.ledger.home, &session_lock_key(&e.session_id))
-    else {
-        return false;
-    };
-    let Ok(Some(mut e)) = ctx.ledger.load(eid) else {
-        return false;
-    };
-    if e.state != EntryState::Parked {
-        return false;
-    }
-    match e.wake.as_mut() {
-        Some(w) if w.created_at == created => f(w),
-        _ => return false,
-    }
-    ctx.ledger.save(&e).is_ok()
+    crate::park::edit_parked(ctx, eid, |e| match e.wake.as_mut() {
+        Some(w) if w.created_at == created => {
+            f(w);
+            Ok(())
+        }
+        _ => Err("the wake-up changed meanwhile".into()),
+    })
+    .is_ok()
 }
 
 /// One line in `wakes.log`.

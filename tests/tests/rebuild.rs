@@ -12,7 +12,7 @@ use park_e2e::*;
 use park_protocol::{RowState, Status};
 use serde_json::Value;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 const FAKE: &str = env!("CARGO_BIN_EXE_fake-agent");
 
@@ -94,25 +94,13 @@ fn pane_at(sb: &Sandbox, session: &str, window: &str, index: u32) -> String {
     .to_string()
 }
 
-/// Parks `target`, retrying while only the CPU corroboration refuses (an agent settles after a
-/// reply); returns the outcome of every result.
+/// Parks `target` (see `action_settled`); the outcome and reason of every result.
 fn park_settled(sb: &Sandbox, target: &str) -> Vec<String> {
-    let deadline = Instant::now() + SECS(40);
-    loop {
-        let (c, out) = action(sb, &["park", target]);
-        let cpu = out
-            .results
-            .iter()
-            .any(|r| r.reason.as_deref().is_some_and(|w| w.contains("% CPU")));
-        if c == 0 || !cpu || Instant::now() > deadline {
-            return out
-                .results
-                .iter()
-                .map(|r| format!("{} {:?}", r.outcome, r.reason))
-                .collect();
-        }
-        std::thread::sleep(Duration::from_millis(500));
-    }
+    let (_, out) = action_settled(sb, &["park", target]);
+    out.results
+        .iter()
+        .map(|r| format!("{} {:?}", r.outcome, r.reason))
+        .collect()
 }
 
 fn rebuild_json(sb: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> (i32, Value) {

@@ -13,7 +13,7 @@ use std::io::{Read, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const FAKE: &str = env!("CARGO_BIN_EXE_fake-agent");
 
@@ -48,22 +48,13 @@ fn entry_json(sb: &Sandbox) -> Option<Value> {
     serde_json::from_slice(&std::fs::read(p).ok()?).ok()
 }
 
-/// Parks `pane` with extra args, retrying while only the CPU corroboration refuses.
+/// Parks `pane` with extra args (see `action_settled`).
 fn park_with(sb: &Sandbox, pane: &str, extra: &[&str]) -> (i32, String, Option<String>) {
-    let deadline = Instant::now() + SECS(40);
-    loop {
-        let mut a = vec!["park", pane];
-        a.extend_from_slice(extra);
-        let (c, out) = action(sb, &a);
-        let r = out.results.into_iter().next().expect("one result");
-        if c == 0
-            || !r.reason.as_deref().is_some_and(|w| w.contains("% CPU"))
-            || Instant::now() > deadline
-        {
-            return (c, r.outcome, r.reason);
-        }
-        std::thread::sleep(Duration::from_millis(500));
-    }
+    let mut a = vec!["park", pane];
+    a.extend_from_slice(extra);
+    let (c, out) = action_settled(sb, &a);
+    let r = out.results.into_iter().next().expect("one result");
+    (c, r.outcome, r.reason)
 }
 
 #[test]

@@ -95,6 +95,24 @@ pub fn action(sb: &Sandbox, args: &[&str]) -> (i32, ActionOutput) {
     (code(&o), parsed)
 }
 
+/// `action(args)`, retried for up to 40 s while the only refusal is the CPU corroboration (an
+/// agent that just replied is still settling).
+#[allow(dead_code)]
+pub fn action_settled(sb: &Sandbox, args: &[&str]) -> (i32, ActionOutput) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(40);
+    loop {
+        let (c, out) = action(sb, args);
+        let cpu = out
+            .results
+            .iter()
+            .any(|r| r.reason.as_deref().is_some_and(|w| w.contains("% CPU")));
+        if c == 0 || !cpu || std::time::Instant::now() > deadline {
+            return (c, out);
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
 pub fn row(sb: &Sandbox, pane: &str) -> Option<Row> {
     ls(sb).rows.into_iter().find(|r| r.pane == pane)
 }
