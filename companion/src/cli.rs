@@ -949,6 +949,8 @@ fn park_cmd(ctx: &Ctx, targets: &[String], o: &ParkFlags) -> i32 {
         g
     };
     let mut done: Vec<usize> = vec![];
+    let mut slots: Vec<Option<ActionResult>> = results.into_iter().map(Some).collect();
+    let mut items: Vec<(usize, crate::wave::ParkItem)> = vec![];
     for (t, i) in seen {
         if done.contains(&i) {
             continue;
@@ -956,19 +958,32 @@ fn park_cmd(ctx: &Ctx, targets: &[String], o: &ParkFlags) -> i32 {
         done.push(i);
         let f = &s.found[i];
         if f.ident.session_id.is_none() {
-            results.push(park::refused(
+            slots.push(Some(park::refused(
                 &t,
                 f,
                 f.ident
                     .reason
                     .clone()
                     .unwrap_or_else(|| "untargetable".into()),
-            ));
+            )));
             continue;
         }
         opts.group = groups.get(&i).cloned();
-        results.push(park::park_one(ctx, &s, f, &t, opts.clone()));
+        items.push((
+            slots.len(),
+            crate::wave::ParkItem {
+                target: t,
+                found: i,
+                opts: opts.clone(),
+            },
+        ));
+        slots.push(None);
     }
+    let (at, items): (Vec<usize>, Vec<crate::wave::ParkItem>) = items.into_iter().unzip();
+    for (slot, r) in at.into_iter().zip(crate::wave::park_all(ctx, &s, items)) {
+        slots[slot] = Some(r);
+    }
+    let results: Vec<ActionResult> = slots.into_iter().flatten().collect();
     let code = print_results(&results, o.json);
     if o.close_popup && code != 0 && std::io::stdin().is_terminal() {
         eprint!("\npress Enter to close ");
@@ -1071,14 +1086,19 @@ fn park_bulk(ctx: &Ctx, s: &Scan, min_idle: Option<std::time::Duration>, o: &Par
             .ok()
             .flatten(),
     };
-    let results: Vec<ActionResult> = pick
+    let items = pick
         .iter()
-        .map(|i| {
-            let f = &s.found[*i];
-            let t = f.pane.as_ref().map(|p| p.id.clone()).unwrap_or_default();
-            park::park_one(ctx, s, f, &t, opts.clone())
+        .map(|i| crate::wave::ParkItem {
+            target: s.found[*i]
+                .pane
+                .as_ref()
+                .map(|p| p.id.clone())
+                .unwrap_or_default(),
+            found: *i,
+            opts: opts.clone(),
         })
         .collect();
+    let results = crate::wave::park_all(ctx, s, items);
     print_results(&results, o.json)
 }
 
@@ -1123,7 +1143,10 @@ fn unpark_cmd(ctx: &Ctx, targets: &[String], o: UnparkOpts) -> i32 {
     }
     let here_at = crate::mux::here(ctx.platform.as_ref());
     let here = here_at.as_ref().map(|h| h.pane.clone());
-    let mut results = vec![];
+    // Slots in target order; resumes are filled in by the wave, the pane park runs in goes last.
+    let mut results: Vec<Option<ActionResult>> = vec![];
+    let mut wave: Vec<(usize, crate::wave::UnparkItem, Entry, Option<String>)> = vec![];
+    let mut inside: Option<(Entry, String, Option<String>)> = None;
     let mut done: Vec<String> = vec![];
     // Every target is validated before anything is done to any of them.
     let parsed_all = match parse_targets(targets) {
@@ -1137,9 +1160,13 @@ fn unpark_cmd(ctx: &Ctx, targets: &[String], o: UnparkOpts) -> i32 {
             Err(why) => {
                 // Already running counts as the asked state.
                 if target::resolve_live(&parsed, &s.found, here.as_deref(), t).is_ok() {
-                    results.push(ActionResult::new(t, "already-running", None));
+                    results.push(Some(ActionResult::new(t, "already-running", None)));
                 } else {
-                    results.extend(resurrect(ctx, &s, &live, &parsed, t, dry_run, why));
+                    results.extend(
+                        resurrect(ctx, &s, &live, &parsed, t, dry_run, why)
+                            .into_iter()
+                            .map(Some),
+                    );
                 }
                 continue;
             }
@@ -1149,7 +1176,7 @@ fn unpark_cmd(ctx: &Ctx, targets: &[String], o: UnparkOpts) -> i32 {
                 continue;
             }
             done.push(e.id.clone());
-            let inside = here_at
+            let is_inside = here_at
                 .as_ref()
                 .is_some_and(|h| h.pane == e.place.pane && h.server == e.place.server)
                 && !dry_run;
@@ -1166,33 +1193,63 @@ fn unpark_cmd(ctx: &Ctx, targets: &[String], o: UnparkOpts) -> i32 {
                     &notes,
                 )
             });
-            let r = if inside {
-                // The exec replaces this process: nothing is left to type the note, so it goes
-                // to the session's archived notes instead of being lost.
-                if let Some(p) = &prompt {
-                    crate::graveyard_cli::append_note(
-                        ctx,
-                        e,
-                        &format!("undelivered wake note (resumed in its own pane): {p}"),
-                    );
-                }
-                // Returns only when the exec did not happen.
-                unpark::exec_in_pane(ctx, &e.id, t)
-            } else {
-                let mut r = unpark::unpark_remote(ctx, &s, &live, &e.id, t, dry_run);
-                if let (Some(p), "unparked") = (&prompt, r.outcome.as_str()) {
-                    let said = crate::wake_cli::after_unpark(ctx, e, p);
-                    r.reason = Some(match r.reason.take() {
-                        Some(x) if !x.is_empty() => format!("{x}; {said}"),
-                        _ => said,
-                    });
-                }
-                r
-            };
-            results.push(r);
+            if is_inside {
+                inside = Some((e.clone(), t.clone(), prompt));
+                continue;
+            }
+            wave.push((
+                results.len(),
+                crate::wave::UnparkItem {
+                    entry: e.id.clone(),
+                    target: t.clone(),
+                },
+                e.clone(),
+                prompt,
+            ));
+            results.push(None);
         }
     }
-    print_results(&results, json)
+    let items: Vec<crate::wave::UnparkItem> = wave
+        .iter()
+        .map(|(_, it, _, _)| crate::wave::UnparkItem {
+            entry: it.entry.clone(),
+            target: it.target.clone(),
+        })
+        .collect();
+    let out = crate::wave::unpark_all(ctx, &s, &live, &items, dry_run);
+    for ((slot, _, e, prompt), mut r) in wave.into_iter().zip(out) {
+        if let (Some(p), "unparked") = (&prompt, r.outcome.as_str()) {
+            let said = crate::wake_cli::after_unpark(ctx, &e, p);
+            r.reason = Some(match r.reason.take() {
+                Some(x) if !x.is_empty() => format!("{x}; {said}"),
+                _ => said,
+            });
+        }
+        results[slot] = Some(r);
+    }
+    let results: Vec<ActionResult> = results.into_iter().flatten().collect();
+    let Some((e, t, prompt)) = inside else {
+        return print_results(&results, json);
+    };
+    // The pane park runs in resumes last: the exec replaces this process, so everything else is
+    // done and printed first.
+    let before = if results.is_empty() {
+        0
+    } else {
+        print_results(&results, json)
+    };
+    // Nothing is left to type the note after the exec, so it goes to the session's archived
+    // notes instead of being lost.
+    if let Some(p) = &prompt {
+        crate::graveyard_cli::append_note(
+            ctx,
+            &e,
+            &format!("undelivered wake note (resumed in its own pane): {p}"),
+        );
+    }
+    // Returns only when the exec did not happen.
+    let r = unpark::exec_in_pane(ctx, &e.id, &t);
+    print_results(&[r], json).max(before)
 }
 
 /// `park unpark <target>` naming no parked entry: a tombstone in the archive. It is resurrected
@@ -1332,19 +1389,23 @@ fn unpark_all(ctx: &Ctx, dry_run: bool, json: bool, yes: bool) -> i32 {
     {
         return 1;
     }
-    let mut results = vec![];
-    for e in &entries {
-        let r = if is_here(e) && !dry_run {
-            // Print what was done so far: a successful exec does not come back.
-            let _ = print_results(&results, json);
-            results.clear();
-            unpark::exec_in_pane(ctx, &e.id, &e.id)
-        } else {
-            unpark::unpark_remote(ctx, &s, &live, &e.id, &e.id, dry_run)
-        };
-        results.push(r);
-    }
-    print_results(&results, json)
+    let (here_entries, rest): (Vec<&Entry>, Vec<&Entry>) =
+        entries.iter().partition(|e| is_here(e) && !dry_run);
+    let items: Vec<crate::wave::UnparkItem> = rest
+        .iter()
+        .map(|e| crate::wave::UnparkItem {
+            entry: e.id.clone(),
+            target: e.id.clone(),
+        })
+        .collect();
+    let results = crate::wave::unpark_all(ctx, &s, &live, &items, dry_run);
+    let Some(e) = here_entries.first() else {
+        return print_results(&results, json);
+    };
+    // Print what was done so far: a successful exec does not come back.
+    let before = print_results(&results, json);
+    let r = unpark::exec_in_pane(ctx, &e.id, &e.id);
+    print_results(&[r], json).max(before)
 }
 
 fn show(ctx: &Ctx, t: &str) -> i32 {

@@ -106,19 +106,33 @@ pub fn kill_tree(
 
 /// Tree CPU use in percent of one core over `window`.
 pub fn cpu_percent(platform: &dyn Platform, set: &[(u32, u64)], window: Duration) -> Option<f64> {
-    let sample = || -> u64 {
+    cpu_percent_many(platform, &[set], window).pop().flatten()
+}
+
+/// One shared sample for many trees: each tree's ticks are read, one `window` is slept, and they
+/// are read again. A wave of N agents costs one window, not N.
+pub fn cpu_percent_many(
+    platform: &dyn Platform,
+    sets: &[&[(u32, u64)]],
+    window: Duration,
+) -> Vec<Option<f64>> {
+    let sample = |set: &[(u32, u64)]| -> u64 {
         set.iter()
             .filter_map(|(p, s)| platform.process(*p).filter(|i| i.start_ticks == *s))
             .map(|i| i.cpu_ticks)
             .sum()
     };
-    let a = sample();
+    let a: Vec<u64> = sets.iter().map(|s| sample(s)).collect();
     let t0 = Instant::now();
     std::thread::sleep(window);
-    let b = sample();
+    let b: Vec<u64> = sets.iter().map(|s| sample(s)).collect();
     let secs = t0.elapsed().as_secs_f64();
-    if secs <= 0.0 {
-        return None;
-    }
-    Some(b.saturating_sub(a) as f64 / platform.clock_ticks_per_sec() as f64 / secs * 100.0)
+    a.iter()
+        .zip(&b)
+        .map(|(a, b)| {
+            (secs > 0.0).then(|| {
+                b.saturating_sub(*a) as f64 / platform.clock_ticks_per_sec() as f64 / secs * 100.0
+            })
+        })
+        .collect()
 }

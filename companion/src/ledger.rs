@@ -177,10 +177,13 @@ pub fn private_dir(dir: &Path) -> Result<(), LedgerError> {
 /// Atomic private write: tmp (O_EXCL, 0600, no follow) + fsync + rename + fsync(dir).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), LedgerError> {
     let dir = path.parent().unwrap_or(Path::new("."));
+    // Unique per process and per write: threads of one wave may write the same file (status).
+    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let tmp = dir.join(format!(
-        ".{}.tmp-{}",
+        ".{}.tmp-{}-{}",
         path.file_name().and_then(|n| n.to_str()).unwrap_or("x"),
-        std::process::id()
+        std::process::id(),
+        SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     ));
     let _ = fs::remove_file(&tmp);
     let io = |e| LedgerError::Io(tmp.clone(), e);

@@ -37,4 +37,5 @@ pub mod verdict;
 pub mod wake;
 pub mod wake_cli;
 pub mod waker;
+pub mod wave;
 pub mod worktree;

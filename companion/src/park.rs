@@ -150,23 +150,66 @@ pub fn entry_for(f: &Found, pane: &Pane, server: &str, sid: &str, group: Option<
     }
 }
 
-/// Parks one scanned agent. The scan must be recent; everything is re-verified before the kill.
-pub fn park_one(ctx: &Ctx, s: &Scan, f: &Found, target: &str, o: ParkOpts) -> ActionResult {
+/// What a scanned agent is bound to once the checks that need no CPU sample have passed.
+pub struct Bound {
+    pane: Pane,
+    server: String,
+    sid: String,
+}
+
+/// The checks that need no CPU sample: the guard chain on the scan, a pane and a session, and no
+/// ledger entry for the session yet. A wave runs these for all its agents before one shared sample.
+pub fn precheck(
+    ctx: &Ctx,
+    s: &Scan,
+    f: &Found,
+    target: &str,
+    o: &ParkOpts,
+) -> Result<Bound, Box<ActionResult>> {
     if let Err(r) = guards::check(f, &s.caller, s.pane_error.as_deref(), o.overrides) {
-        return refused(target, f, r.why);
+        return Err(Box::new(refused(target, f, r.why)));
     }
     let (Some(pane), Some(server), Some(sid)) = (
         f.pane.clone(),
         f.pane.as_ref().map(|p| p.server.clone()),
         f.ident.session_id.clone(),
     ) else {
-        return refused(target, f, "not bound to a pane or session");
+        return Err(Box::new(refused(
+            target,
+            f,
+            "not bound to a pane or session",
+        )));
     };
     let eid = entry_id(f.proc.agent, &sid);
     if let Ok(Some(e)) = ctx.ledger.load(&eid) {
-        return refused(target, f, format!("a ledger entry for this session already exists ({}, {:?}); `park unpark {}` cleans it", e.id, e.state, e.id));
+        return Err(Box::new(refused(target, f, format!("a ledger entry for this session already exists ({}, {:?}); `park unpark {}` cleans it", e.id, e.state, e.id))));
     }
+    Ok(Bound { pane, server, sid })
+}
+
+/// Parks one scanned agent. The scan must be recent; everything is re-verified before the kill.
+pub fn park_one(ctx: &Ctx, s: &Scan, f: &Found, target: &str, o: ParkOpts) -> ActionResult {
+    let b = match precheck(ctx, s, f, target, &o) {
+        Ok(b) => b,
+        Err(r) => return *r,
+    };
     let cpu = kill::cpu_percent(ctx.platform.as_ref(), &f.tree, CPU_WINDOW);
+    park_sampled(ctx, s, f, target, o, b, cpu)
+}
+
+/// The rest of the transaction once `precheck` passed and the tree's CPU use was sampled: CPU
+/// guard, locks, claim, archive, fresh re-scan and the same verdict again, kill, finalize.
+pub fn park_sampled(
+    ctx: &Ctx,
+    s: &Scan,
+    f: &Found,
+    target: &str,
+    o: ParkOpts,
+    b: Bound,
+    cpu: Option<f64>,
+) -> ActionResult {
+    let Bound { pane, server, sid } = b;
+    let eid = entry_id(f.proc.agent, &sid);
     if let Err(r) = guards::cpu(cpu, o.overrides) {
         return refused(target, f, r.why);
     }
@@ -279,6 +322,20 @@ pub fn park_one(ctx: &Ctx, s: &Scan, f: &Found, target: &str, o: ParkOpts) -> Ac
     if let Some(n) = &worktree_note {
         entry.last_error = Some(n.clone());
     }
+    // Honest about Codex: the client's tree is what was freed; the shared daemon stays.
+    let daemon_note = match (f.proc.agent, &entry.config_dir) {
+        (Agent::Codex, Some(h)) => {
+            let d = crate::agent::codex::daemons(&fresh.table, std::path::Path::new(h));
+            (!d.is_empty()).then(|| {
+                format!(
+                    "the shared Codex daemon keeps running (pid {}, {}): only this client's tree was freed",
+                    d.iter().map(|x| x.0.to_string()).collect::<Vec<_>>().join(", "),
+                    human_bytes(d.iter().map(|x| x.1).sum())
+                )
+            })
+        }
+        _ => None,
+    };
     if let Err(e) = ctx.ledger.save(&entry) {
         // The parking-state entry from the claim still records the session: it stays resumable.
         return refused(target, f, format!("agent stopped but the entry could not be finalized ({e}); `park unpark {eid}` still works"));
@@ -299,7 +356,11 @@ pub fn park_one(ctx: &Ctx, s: &Scan, f: &Found, target: &str, o: ParkOpts) -> Ac
             entry.freed_bytes,
         );
     }
-    result(target, f, "parked", worktree_note, entry.freed_bytes)
+    let note = match (worktree_note, daemon_note) {
+        (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+        (a, b) => a.or(b),
+    };
+    result(target, f, "parked", note, entry.freed_bytes)
 }
 
 /// Environment passed to a placeholder so the resumed agent gets what the killed one had.

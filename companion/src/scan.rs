@@ -95,11 +95,19 @@ pub fn scan_with(
     with_screens: bool,
     mem_cache: Option<&std::path::Path>,
 ) -> std::io::Result<Scan> {
-    let table = ProcTable::new(platform.processes()?);
+    // The process table and the pane list are independent reads: take them side by side (the
+    // tmux call is mostly waiting on another process).
+    let (procs, listed) = std::thread::scope(|sc| {
+        let panes = sc.spawn(|| mux.list_panes());
+        let procs = platform.processes();
+        (procs, panes.join())
+    });
+    let table = ProcTable::new(procs?);
     let mut warnings = vec![];
-    let (panes, pane_error) = match mux.list_panes() {
-        Ok(p) => (p, None),
-        Err(e) => (vec![], Some(e.to_string())),
+    let (panes, pane_error) = match listed {
+        Ok(Ok(p)) => (p, None),
+        Ok(Err(e)) => (vec![], Some(e.to_string())),
+        Err(_) => (vec![], Some("listing panes panicked".to_string())),
     };
     let server = if let Some(p) = panes.first() {
         Some(p.server.clone())

@@ -702,22 +702,68 @@ fn restore_placeholder(ctx: &Ctx, e: &Entry) {
 /// Unparks from outside the pane: hand the resume to the pane, then wait for the verifier's word.
 pub fn unpark_remote(
     ctx: &Ctx,
+    batch_scan: &Scan,
+    batch_live: &LiveSet,
+    eid: &str,
+    target: &str,
+    dry_run: bool,
+) -> ActionResult {
+    match send_resume(ctx, batch_scan, batch_live, eid, target, dry_run) {
+        Sent::Done(r) => r,
+        Sent::Started(p) => finish(ctx, &p),
+    }
+}
+
+/// A resume handed to its pane (the agent is starting) whose verdict is still to be awaited.
+pub struct Started {
+    entry: Entry,
+    target: String,
+    restored: Option<String>,
+}
+
+pub enum Sent {
+    /// Refused, failed or dry run: nothing was started.
+    Done(ActionResult),
+    Started(Box<Started>),
+}
+
+/// Waits for the verifier's verdict on a resume `send_resume` started.
+pub fn finish(ctx: &Ctx, p: &Started) -> ActionResult {
+    let mut r = wait_for_verdict(ctx, &p.entry, &p.target);
+    if r.outcome == "unparked" {
+        r.reason = p.restored.clone().or(r.reason);
+    }
+    r
+}
+
+/// The first half of `unpark_remote`: every check under the session and pane locks, then the
+/// resume typed (or the placeholder's Enter, or a new window) and the locks released. A wave sends
+/// these one after another, spaced, and awaits the verdicts together.
+pub fn send_resume(
+    ctx: &Ctx,
     // The batch's scan and live set are not trusted here: both are taken again under the locks.
     _batch_scan: &Scan,
     _batch_live: &LiveSet,
     eid: &str,
     target: &str,
     dry_run: bool,
-) -> ActionResult {
+) -> Sent {
+    use Sent::Done;
     let key = match ctx.ledger.load(eid) {
         Ok(Some(e)) => e,
-        Ok(None) => return ActionResult::new(target, "not-parked", Some("no parked entry".into())),
-        Err(err) => return ActionResult::new(target, "refused", Some(err.to_string())),
+        Ok(None) => {
+            return Done(ActionResult::new(
+                target,
+                "not-parked",
+                Some("no parked entry".into()),
+            ))
+        }
+        Err(err) => return Done(ActionResult::new(target, "refused", Some(err.to_string()))),
     };
     let session_lock = match acquire_retry(ctx, &session_lock_key(&key.session_id), Duration::ZERO)
     {
         Ok(l) => l,
-        Err(why) => return res(target, &key, "refused", Some(why)),
+        Err(why) => return Done(res(target, &key, "refused", Some(why))),
     };
     let pane_lock = match acquire_retry(
         ctx,
@@ -725,7 +771,7 @@ pub fn unpark_remote(
         Duration::ZERO,
     ) {
         Ok(l) => l,
-        Err(why) => return res(target, &key, "refused", Some(why)),
+        Err(why) => return Done(res(target, &key, "refused", Some(why))),
     };
     // Judge "already running" on what runs now, under the locks: a park that finished between
     // the batch's scan and these locks has killed the agent the old scan saw, and its entry is
@@ -733,19 +779,19 @@ pub fn unpark_remote(
     let fresh = match scan::scan(ctx.platform.as_ref(), ctx.mux.as_ref(), false) {
         Ok(f) => f,
         Err(err) => {
-            return res(
+            return Done(res(
                 target,
                 &key,
                 "refused",
                 Some(format!("process scan failed: {err}")),
-            )
+            ))
         }
     };
     let s = &fresh;
     let live = &LiveSet::from_scan(s);
     let (mut e, restored) = match gate(ctx, eid, target, live, None) {
         Gate::Go(e, note) => (*e, note),
-        Gate::Done(r) => return r,
+        Gate::Done(r) => return Done(r),
     };
     if !ctx.mux.serves(&e.place.server) {
         let hint = if e.place.server.starts_with("zellij:") {
@@ -753,7 +799,7 @@ pub fn unpark_remote(
         } else {
             "set PARK_TMUX_SOCKET"
         };
-        return res(
+        return Done(res(
             target,
             &e,
             "refused",
@@ -762,18 +808,23 @@ pub fn unpark_remote(
                 e.place.server,
                 s.server.as_deref().unwrap_or("none")
             )),
-        );
+        ));
     }
     if let Some(err) = &s.pane_error {
-        return res(
+        return Done(res(
             target,
             &e,
             "refused",
             Some(format!("pane map unavailable: {err}")),
-        );
+        ));
     }
     if dry_run {
-        return res(target, &e, "would-unpark", Some(resume_command_line(&e)));
+        return Done(res(
+            target,
+            &e,
+            "would-unpark",
+            Some(resume_command_line(&e)),
+        ));
     }
     // A tmux pane with the recorded handle but no pill and no placeholder is another pane (tmux
     // reuses `%N` after a server restart): never type into it; open the session's own window.
@@ -807,7 +858,7 @@ pub fn unpark_remote(
                 .iter()
                 .any(|f| f.pane.as_ref().is_some_and(|fp| fp.id == p.id)) =>
         {
-            return res(
+            return Done(res(
                 target,
                 &e,
                 "refused",
@@ -815,7 +866,7 @@ pub fn unpark_remote(
                     "pane {} is running a live agent; never typing into it",
                     p.id
                 )),
-            );
+            ));
         }
         Some(p) if is_placeholder(ctx, p.pid, &e.id) => How::Enter,
         Some(p) => {
@@ -831,7 +882,7 @@ pub fn unpark_remote(
                 }
                 How::Type(format!("{typed} unpark {}", e.id))
             } else {
-                return res(
+                return Done(res(
                     target,
                     &e,
                     "refused",
@@ -839,7 +890,7 @@ pub fn unpark_remote(
                         "pane {} is not at a bare shell prompt (running {}); not typing into it",
                         p.id, p.current_command
                     )),
-                );
+                ));
             }
         }
         None => How::NewWindow,
@@ -900,21 +951,21 @@ pub fn unpark_remote(
         e.resumer = None;
         e.handoff_pane = None;
         let _ = ctx.ledger.save(&e);
-        return res(
+        return Done(res(
             target,
             &e,
             "failed",
             Some(format!("could not reach the pane: {why}")),
-        );
+        ));
     }
     point("after-resume-sent");
     drop(pane_lock);
     drop(session_lock);
-    let mut r = wait_for_verdict(ctx, &e, target);
-    if r.outcome == "unparked" {
-        r.reason = restored.or(r.reason);
-    }
-    r
+    Sent::Started(Box::new(Started {
+        entry: e,
+        target: target.to_string(),
+        restored,
+    }))
 }
 
 fn last_line(screen: &str) -> &str {

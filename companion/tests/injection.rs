@@ -1204,20 +1204,26 @@ fn planted_tmp_symlink_is_not_written_through() {
     l.ensure().unwrap();
     let e = baseline(Agent::Claude);
     let p = l.parked_dir().join(format!("{}.json", e.id));
-    let tmp = l
-        .parked_dir()
-        .join(format!(".{}.json.tmp-{}", e.id, std::process::id()));
-    symlink(&victim, &tmp).unwrap();
+    // Temp names are `.<name>.tmp-<pid>-<n>` (n counts this process's writes): plant links at
+    // every name the next writes can take.
     let dangling = outside.join("created-through-dangling-link");
-    let tmp2 = sb.home.join(format!(".x.tmp-{}", std::process::id()));
-    symlink(&dangling, &tmp2).unwrap();
+    for n in 0..1500 {
+        let pid = std::process::id();
+        symlink(
+            &victim,
+            l.parked_dir().join(format!(".{}.json.tmp-{pid}-{n}", e.id)),
+        )
+        .unwrap();
+        symlink(&dangling, sb.home.join(format!(".x.tmp-{pid}-{n}"))).unwrap();
+    }
     sb.seal();
     l.save(&e).unwrap();
     write_atomic(&sb.home.join("x"), b"data").unwrap();
     assert_eq!(fs::read(&victim).unwrap(), b"untouched");
     assert!(fs::symlink_metadata(&dangling).is_err());
     assert_eq!(mode(&p), 0o600);
-    assert!(fs::symlink_metadata(&tmp).is_err() && fs::symlink_metadata(&tmp2).is_err());
+    assert!(!fs::symlink_metadata(&p).unwrap().file_type().is_symlink());
+    assert_eq!(fs::read(sb.home.join("x")).unwrap(), b"data");
     sb.verify();
 }
 

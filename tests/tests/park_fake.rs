@@ -943,9 +943,10 @@ fn a_failed_resume_in_a_placeholder_pane_keeps_the_pane_and_the_entry() {
     assert_eq!((c, oc.as_str()), (1, "failed"), "{why:?}");
     assert!(why.unwrap().contains("exited"));
     assert_eq!(entries(sb).len(), 1, "the session is still recorded");
-    assert!(sb.pane_alive(&pane), "the pane survived the failed start");
+    // The verdict is saved before the verifier respawns the placeholder into the (kept) pane.
     sb.wait_for(&pane, "last attempt: the agent exited", SECS(5))
         .unwrap();
+    assert!(sb.pane_alive(&pane), "the pane survived the failed start");
     assert_eq!(row(sb, &pane).unwrap().state, RowState::Parked);
 }
 

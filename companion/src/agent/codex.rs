@@ -75,6 +75,25 @@ pub fn is_daemon(p: &ProcInfo) -> bool {
     }
 }
 
+/// The shared app-server daemon processes of a Codex home that are alive in `table`, with their
+/// RSS: the pids its `app-server-daemon/daemon.pid` and `daemon-updater.pid` record (each a JSON
+/// object `{"pid": N, ...}`, or a bare number), kept only when the process is a daemon.
+pub fn daemons(table: &crate::proctree::ProcTable, home: &std::path::Path) -> Vec<(u32, u64)> {
+    ["daemon.pid", "daemon-updater.pid"]
+        .iter()
+        .filter_map(|f| {
+            let text = std::fs::read_to_string(home.join("app-server-daemon").join(f)).ok()?;
+            let pid = match serde_json::from_str::<serde_json::Value>(&text).ok()? {
+                serde_json::Value::Object(o) => o.get("pid")?.as_u64()?,
+                serde_json::Value::Number(n) => n.as_u64()?,
+                _ => return None,
+            } as u32;
+            let p = table.get(pid).filter(|p| is_daemon(p))?;
+            Some((pid, p.rss_bytes))
+        })
+        .collect()
+}
+
 /// The native TUI under the node wrapper (the deepest `codex` in the chain that is not the daemon).
 pub fn native_pid(table: &ProcTable, root: u32) -> u32 {
     let mut cur = root;
@@ -426,6 +445,52 @@ pub fn resume_argv(program: &str, id: &str, flags: &[String]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn daemons_are_the_recorded_pids_that_really_are_daemons() {
+        use crate::platform::ProcInfo;
+        let pi = |pid, argv: &[&str], rss| ProcInfo {
+            pid,
+            ppid: 1,
+            argv: v(argv),
+            rss_bytes: rss,
+            ..ProcInfo::default()
+        };
+        let t = crate::proctree::ProcTable::new(vec![
+            pi(
+                40,
+                &["/h/.codex/bin/codex", "app-server", "--listen", "unix://"],
+                180 << 20,
+            ),
+            pi(
+                41,
+                &[
+                    "/h/.codex/bin/codex",
+                    "app-server",
+                    "daemon",
+                    "pid-update-loop",
+                ],
+                5 << 20,
+            ),
+            pi(42, &["sleep", "100"], 1 << 20),
+        ]);
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join("app-server-daemon");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("daemon.pid"),
+            r#"{"pid":40,"processStartTime":"x"}"#,
+        )
+        .unwrap();
+        std::fs::write(dir.join("daemon-updater.pid"), "41\n").unwrap();
+        assert_eq!(daemons(&t, d.path()), vec![(40, 180 << 20), (41, 5 << 20)]);
+        // A recycled pid that is not a daemon any more, a dead one, garbage: none counted.
+        std::fs::write(dir.join("daemon.pid"), r#"{"pid":42}"#).unwrap();
+        std::fs::write(dir.join("daemon-updater.pid"), "not json").unwrap();
+        assert!(daemons(&t, d.path()).is_empty());
+        std::fs::write(dir.join("daemon.pid"), r#"{"pid":99}"#).unwrap();
+        assert!(daemons(&t, d.path()).is_empty());
+    }
 
     fn v(s: &[&str]) -> Vec<String> {
         s.iter().map(|x| x.to_string()).collect()

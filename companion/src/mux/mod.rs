@@ -70,7 +70,7 @@ pub struct Pane {
     pub in_mode: bool,
 }
 
-pub trait Mux {
+pub trait Mux: Send + Sync {
     fn kind(&self) -> &'static str;
     /// Identity of the server (tmux: its socket path), matched against the `TMUX` env of processes.
     fn server_id(&self) -> Result<String, MuxError>;

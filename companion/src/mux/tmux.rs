@@ -227,10 +227,16 @@ impl Mux for Tmux {
         // ~16 KiB): batch, or 200 panes overflow it and every capture falls back to its own call.
         const BATCH: usize = 40;
         if reqs.len() > BATCH {
-            return reqs
-                .chunks(BATCH)
-                .flat_map(|c| self.capture_batch(c))
-                .collect();
+            // The batches are independent tmux clients: run them side by side.
+            return std::thread::scope(|sc| {
+                let hs: Vec<_> = reqs
+                    .chunks(BATCH)
+                    .map(|c| sc.spawn(move || self.capture_batch(c)))
+                    .collect();
+                hs.into_iter()
+                    .flat_map(|h| h.join().unwrap_or_default())
+                    .collect()
+            });
         }
         self.capture_batch(reqs)
     }

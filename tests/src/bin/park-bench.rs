@@ -243,6 +243,18 @@ fn main() {
         ms(start),
         ms(unpark.saturating_sub(start))
     );
+    // The other 25 in one wave: resumes are sent ≥ 1 s apart, so ~25 s is the floor by design.
+    let (t, out) = b.run(&["unpark", "--all", "--yes", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap_or_default();
+    let unparked = v["results"]
+        .as_array()
+        .map(|r| r.iter().filter(|x| x["outcome"] == "unparked").count())
+        .unwrap_or(0);
+    println!(
+        "`park unpark --all --yes` of the other {unparked} parked panes: {} ({:.2} s per session; starts are spaced 1 s apart)",
+        ms(t),
+        t.as_secs_f64() / unparked.max(1) as f64
+    );
     let mut b = b;
     let left = b.sb.cleanup();
     eprintln!("cleanup: {} processes left", left.len());

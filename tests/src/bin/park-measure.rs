@@ -32,9 +32,41 @@ fn mem_available() -> u64 {
         * 1024
 }
 
+/// MemAvailable once it is steady: sampled every 250 ms until eight samples in a row (2 s) lie
+/// within 2 MiB of each other (or 30 s passed); returns their mean and whether it settled. A
+/// resumed agent that is still loading, or the page cache moving, would otherwise be counted as
+/// memory the park did (not) free.
+fn settled_avail() -> (u64, bool) {
+    let mut w: Vec<u64> = vec![];
+    let t0 = Instant::now();
+    loop {
+        w.push(mem_available());
+        if w.len() > 8 {
+            w.remove(0);
+        }
+        let (lo, hi) = (*w.iter().min().unwrap_or(&0), *w.iter().max().unwrap_or(&0));
+        let settled = w.len() == 8 && hi - lo <= 2 << 20;
+        if settled || t0.elapsed() > Duration::from_secs(30) {
+            return (w.iter().sum::<u64>() / w.len() as u64, settled);
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
 fn tree_mem(pid: u32) -> (u64, u64, u64) {
+    tree_mem_except(pid, &[])
+}
+
+/// RSS, USS and anonymous memory of `pid`'s tree, leaving out `skip` and their descendants (the
+/// shared Codex daemon, a child of the first TUI).
+fn tree_mem_except(pid: u32, skip: &[u32]) -> (u64, u64, u64) {
+    let mut skipped: Vec<u32> = skip.to_vec();
+    for s in skip {
+        skipped.extend(descendants(*s));
+    }
     let mut pids = vec![pid];
     pids.extend(descendants(pid));
+    pids.retain(|p| !skipped.contains(p));
     let (mut rss, mut uss, mut anon) = (0, 0, 0);
     for p in pids {
         let Ok(s) = std::fs::read_to_string(format!("/proc/{p}/smaps_rollup")) else {
@@ -141,8 +173,8 @@ fn main() {
             .pane_pid(pane)
             .and_then(|p| descendants(p).into_iter().next())
             .unwrap_or(0);
+        let (avail0, steady0) = settled_avail();
         let (rss, uss, anon) = tree_mem(pid);
-        let avail0 = mem_available();
         let (t, out) = loop {
             let (t, out) = park(&["park", pane, "--json"]);
             if !out.contains("% CPU") {
@@ -150,13 +182,13 @@ fn main() {
             }
             std::thread::sleep(Duration::from_millis(500));
         };
-        std::thread::sleep(Duration::from_secs(2));
-        let avail1 = mem_available();
+        std::thread::sleep(Duration::from_millis(500));
+        let (avail1, steady1) = settled_avail();
         let v: serde_json::Value =
             serde_json::from_str(out.lines().next().unwrap_or("{}")).unwrap_or_default();
         let freed = v["results"][0]["freed_bytes"].as_u64().unwrap_or(0);
         println!(
-            "round {round}: park {:?} ({}); reported freed {} | measured before kill: RSS {} USS {} anon {} | MemAvailable +{} ({:+.0}% vs reported)",
+            "round {round}: park {:?} ({}); reported freed {} | measured before kill: RSS {} USS {} anon {} | MemAvailable settled +{} ({:+.0}% vs reported){}",
             t,
             v["results"][0]["outcome"],
             mb(freed),
@@ -164,7 +196,8 @@ fn main() {
             mb(uss),
             mb(anon),
             mb(avail1.saturating_sub(avail0)),
-            (avail1 as f64 - avail0 as f64 - freed as f64) / freed.max(1) as f64 * 100.0
+            (avail1 as f64 - avail0 as f64 - freed as f64) / freed.max(1) as f64 * 100.0,
+            if steady0 && steady1 { "" } else { " (MemAvailable never settled: noisy)" }
         );
         park_t.push(t);
         let (t, out) = park(&["unpark", pane]);
@@ -175,7 +208,90 @@ fn main() {
         std::thread::sleep(Duration::from_secs(3));
     }
     println!("park one idle Claude pane: median {:?}; unpark (until the verifier confirmed the session): median {:?}", median(&mut park_t), median(&mut unpark_t));
+    if std::env::var("MEASURE_SKIP_CODEX").as_deref() != Ok("1") {
+        codex_daemon_truth(&sb, &mock, &park);
+    }
     drop(mock);
     let left = sb.cleanup();
     println!("cleanup: {} processes left", left.len());
+}
+
+/// Codex in daemon mode: what parking one TUI client frees while the shared app-server daemon
+/// (started by the first client, kept for the others) stays.
+fn codex_daemon_truth(
+    sb: &Sandbox,
+    mock: &MockServer,
+    park: &dyn Fn(&[&str]) -> (Duration, String),
+) {
+    println!();
+    println!("Codex {CODEX_VERSION}, daemon mode, two TUI clients:");
+    seed_codex_home(
+        &sb.home,
+        &sb.work,
+        mock,
+        &CodexSeed::default().thread_id_title(),
+    )
+    .expect("seed codex");
+    let mut panes = vec![];
+    for i in 0..2 {
+        let dir = sb.project_dir(&format!("cx{i}"));
+        let pane = sb.new_shell_window("cx", &format!("cx{i}"), &dir, &sb.codex_env());
+        sb.type_line(&pane, "codex");
+        sb.wait_for(&pane, "Ask Codex to do anything", Duration::from_secs(120))
+            .expect("codex up");
+        sb.type_text(&pane, &format!("codex measure {i}"));
+        std::thread::sleep(Duration::from_millis(300));
+        sb.press_enter(&pane);
+        sb.wait_for(&pane, r"PARKTEST-OK", Duration::from_secs(90))
+            .expect("codex reply");
+        panes.push(pane);
+    }
+    std::thread::sleep(Duration::from_secs(3));
+    let daemons = codex_daemon_pids(&sb.home);
+    let daemon_mem = |ds: &[u32]| -> u64 {
+        ds.iter()
+            .filter(|d| pid_alive(**d))
+            .map(|d| tree_mem(*d).0)
+            .sum()
+    };
+    let d_before = daemon_mem(&daemons);
+    let pane = &panes[1];
+    let root = sb
+        .pane_pid(pane)
+        .and_then(|p| descendants(p).into_iter().next())
+        .unwrap_or(0);
+    let (avail0, steady0) = settled_avail();
+    let (rss, uss, anon) = tree_mem_except(root, &daemons);
+    let (t, out) = loop {
+        let (t, out) = park(&["park", pane, "--json"]);
+        if !out.contains("% CPU") {
+            break (t, out);
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    std::thread::sleep(Duration::from_millis(500));
+    let (avail1, steady1) = settled_avail();
+    let v: serde_json::Value =
+        serde_json::from_str(out.lines().next().unwrap_or("{}")).unwrap_or_default();
+    let freed = v["results"][0]["freed_bytes"].as_u64().unwrap_or(0);
+    let d_after = daemon_mem(&daemons);
+    println!(
+        "codex: park {t:?} ({}); reported freed {} | client tree before the kill: RSS {} USS {} anon {} | MemAvailable settled +{} ({:+.0}% vs reported){}",
+        v["results"][0]["outcome"],
+        mb(freed),
+        mb(rss),
+        mb(uss),
+        mb(anon),
+        mb(avail1.saturating_sub(avail0)),
+        (avail1 as f64 - avail0 as f64 - freed as f64) / freed.max(1) as f64 * 100.0,
+        if steady0 && steady1 { "" } else { " (MemAvailable never settled: noisy)" }
+    );
+    println!(
+        "codex: the shared daemon (pids {daemons:?}) stays: RSS {} before, {} after; park said: {}",
+        mb(d_before),
+        mb(d_after),
+        v["results"][0]["reason"].as_str().unwrap_or("-")
+    );
+    let (t, out) = park(&["unpark", pane]);
+    println!("codex: unpark {t:?}: {}", out.trim());
 }
