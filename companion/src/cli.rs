@@ -135,6 +135,10 @@ pub enum Cmd {
         /// Why it is being resumed (the waker passes what fired).
         #[arg(long, hide = true)]
         wake_reason: Option<String>,
+        /// Also start again the dev servers and test browsers the park of its window stopped
+        /// (typed at a bare shell prompt in the pane each ran in).
+        #[arg(long)]
+        with_servers: bool,
     },
     /// Show everything park knows about a target, and the command that resumes it.
     Show { target: String },
@@ -206,6 +210,10 @@ pub struct ParkFlags {
     /// Park every agent park can park (each still passes every guard).
     #[arg(long)]
     all: bool,
+    /// With a pane target: also stop the dev servers and test browsers of its window (a window
+    /// or session target always does).
+    #[arg(long)]
+    with_servers: bool,
     #[command(flatten)]
     wake: crate::wake_cli::WakeFlags,
 }
@@ -331,6 +339,7 @@ fn run_cmd(ctx: &Ctx, cmd: Cmd) -> i32 {
             yes,
             note,
             wake_reason,
+            with_servers,
         } => unpark_cmd(
             ctx,
             &targets,
@@ -341,6 +350,7 @@ fn run_cmd(ctx: &Ctx, cmd: Cmd) -> i32 {
                 yes,
                 note,
                 wake_reason,
+                with_servers,
             },
         ),
         Cmd::Show { target } => show(ctx, &target),
@@ -518,9 +528,18 @@ pub fn rows(ctx: &Ctx, s: &Scan) -> LsOutput {
             &b.pane,
         ))
     });
+    let mut windows: Vec<(String, u32)> = vec![];
+    for r in &rows {
+        if let Some(w) = r.window_index {
+            if !windows.iter().any(|x| x.0 == r.session && x.1 == w) {
+                windows.push((r.session.clone(), w));
+            }
+        }
+    }
     LsOutput {
         schema: SCHEMA_VERSION,
         rows,
+        servers: crate::servers_cli::rows(ctx, s, &windows),
         warnings,
     }
 }
@@ -559,6 +578,17 @@ pub fn render_text(out: &LsOutput) -> String {
                 })
                 .map(|x| x.anon_bytes)
                 .sum();
+            let servers: Vec<&park_protocol::ServerRow> = out
+                .servers
+                .iter()
+                .filter(|x| Some(x.window_index) == r.window_index && x.session == r.session)
+                .collect();
+            let parkable = parkable
+                + servers
+                    .iter()
+                    .filter(|x| x.state == "running" && x.note.is_none())
+                    .map(|x| x.bytes)
+                    .sum::<u64>();
             let head = if r.session.is_empty() {
                 "(no pane)".to_string()
             } else {
@@ -577,6 +607,21 @@ pub fn render_text(out: &LsOutput) -> String {
                     String::new()
                 }
             ));
+            for x in servers {
+                t.push_str(&format!(
+                    "  ⚙ {:<8} {:<6} {:<8} {:>7}  {}{}\n",
+                    short(&x.name, 8),
+                    x.pane.as_deref().unwrap_or("-"),
+                    x.state,
+                    human_bytes(x.bytes),
+                    short(&x.command, 60),
+                    x.note
+                        .as_ref()
+                        .map(|n| format!("  ({})", short(n, 60)))
+                        .or_else(|| x.orphan.then(|| "  (detached)".into()))
+                        .unwrap_or_default()
+                ));
+            }
             group = Some(g);
         }
         let mem = match r.state {
@@ -730,6 +775,10 @@ pub fn print_results(results: &[ActionResult], json: bool) -> i32 {
                 | "would-unpark"
                 | "forgotten"
                 | "cancelled"
+                | "stopped"
+                | "would-stop"
+                | "kept"
+                | "restarted"
         )
     });
     if json {
@@ -900,6 +949,10 @@ fn park_cmd(ctx: &Ctx, targets: &[String], o: &ParkFlags) -> i32 {
             }
         }
     }
+    if o.with_servers {
+        // A pane's servers are its window's: the window is recorded as a group to hold them.
+        window_level.extend(seen.iter().map(|(_, i)| *i));
+    }
     let mut overrides = Overrides {
         force: o.force,
         kill_anyway: false,
@@ -983,7 +1036,8 @@ fn park_cmd(ctx: &Ctx, targets: &[String], o: &ParkFlags) -> i32 {
     for (slot, r) in at.into_iter().zip(crate::wave::park_all(ctx, &s, items)) {
         slots[slot] = Some(r);
     }
-    let results: Vec<ActionResult> = slots.into_iter().flatten().collect();
+    let mut results: Vec<ActionResult> = slots.into_iter().flatten().collect();
+    results.extend(stop_servers(ctx, &s, &window_level, &groups, &results, o));
     let code = print_results(&results, o.json);
     if o.close_popup && code != 0 && std::io::stdin().is_terminal() {
         eprint!("\npress Enter to close ");
@@ -992,6 +1046,89 @@ fn park_cmd(ctx: &Ctx, targets: &[String], o: &ParkFlags) -> i32 {
         let _ = std::io::stdin().read_line(&mut line);
     }
     code
+}
+
+/// After a window-level park: stop the dev servers and test browsers of each window whose agents
+/// all parked, and say per window what was freed.
+fn stop_servers(
+    ctx: &Ctx,
+    s: &Scan,
+    window_level: &[usize],
+    groups: &std::collections::HashMap<usize, String>,
+    results: &[ActionResult],
+    o: &ParkFlags,
+) -> Vec<ActionResult> {
+    let mut windows: Vec<((String, u32), Option<String>)> = vec![];
+    let mut blocked: Vec<((String, u32), String)> = vec![];
+    let ok = |r: &ActionResult| {
+        matches!(
+            r.outcome.as_str(),
+            "parked" | "already-parked" | "would-park"
+        )
+    };
+    for i in window_level {
+        let f = &s.found[*i];
+        let Some(p) = f.pane.as_ref().filter(|p| !p.server.starts_with("zellij:")) else {
+            continue;
+        };
+        let w = (p.session.clone(), p.window_index);
+        if !windows.iter().any(|x| x.0 == w) {
+            windows.push((w.clone(), groups.get(i).cloned()));
+        }
+        // Every agent of the window, targeted or not, must be parked now.
+        for g in s.found.iter().filter(|g| {
+            g.pane
+                .as_ref()
+                .is_some_and(|gp| gp.session == w.0 && gp.window_index == w.1)
+        }) {
+            let pane = g.pane.as_ref().map(|x| x.id.clone());
+            let r = results
+                .iter()
+                .find(|r| r.pane == pane && r.session_id == g.ident.session_id);
+            if !r.is_some_and(ok) && !blocked.iter().any(|b| b.0 == w) {
+                blocked.push((
+                    w.clone(),
+                    format!(
+                        "the agent in {} was not parked ({}), and may be using it",
+                        pane.unwrap_or_default(),
+                        r.and_then(|r| r.reason.clone())
+                            .unwrap_or_else(|| "not a target".into())
+                    ),
+                ));
+            }
+        }
+    }
+    let out = crate::servers_cli::stop_for_windows(ctx, &windows, &blocked, o.dry_run);
+    if !o.json {
+        for (w, _) in &windows {
+            let t = format!("{}:{}", w.0, w.1);
+            let agents: u64 = results
+                .iter()
+                .filter(|r| {
+                    r.outcome == "parked"
+                        && s.panes.iter().any(|p| {
+                            Some(&p.id) == r.pane.as_ref()
+                                && p.session == w.0
+                                && p.window_index == w.1
+                        })
+                })
+                .filter_map(|r| r.freed_bytes)
+                .sum();
+            let servers: Vec<&ActionResult> = out
+                .iter()
+                .filter(|r| r.target == t && matches!(r.outcome.as_str(), "stopped" | "would-stop"))
+                .collect();
+            let sbytes: u64 = servers.iter().filter_map(|r| r.freed_bytes).sum();
+            eprintln!(
+                "window {t}: agents {}, servers {} ({}), total {}",
+                human_bytes(agents),
+                human_bytes(sbytes),
+                servers.len(),
+                human_bytes(agents + sbytes)
+            );
+        }
+    }
+    out
 }
 
 /// What `--idle`/`--all` would park: (index into `found`, why skipped if it is not selected).
@@ -1109,6 +1246,7 @@ pub struct UnparkOpts {
     pub yes: bool,
     pub note: Vec<String>,
     pub wake_reason: Option<String>,
+    pub with_servers: bool,
 }
 
 fn unpark_cmd(ctx: &Ctx, targets: &[String], o: UnparkOpts) -> i32 {
@@ -1130,7 +1268,7 @@ fn unpark_cmd(ctx: &Ctx, targets: &[String], o: UnparkOpts) -> i32 {
         return 2;
     }
     if all {
-        return unpark_all(ctx, dry_run, json, yes);
+        return unpark_all(ctx, dry_run, json, yes, o.with_servers);
     }
     let s = match do_scan(ctx, false) {
         Ok(s) => s,
@@ -1227,7 +1365,16 @@ fn unpark_cmd(ctx: &Ctx, targets: &[String], o: UnparkOpts) -> i32 {
         }
         results[slot] = Some(r);
     }
-    let results: Vec<ActionResult> = results.into_iter().flatten().collect();
+    let mut results: Vec<ActionResult> = results.into_iter().flatten().collect();
+    if o.with_servers && !dry_run {
+        let mut hit: Vec<Entry> = entries
+            .iter()
+            .filter(|e| done.contains(&e.id))
+            .cloned()
+            .collect();
+        hit.extend(inside.iter().map(|x| x.0.clone()));
+        results.extend(crate::servers_cli::restart(ctx, &group_ids(&hit)));
+    }
     let Some((e, t, prompt)) = inside else {
         return print_results(&results, json);
     };
@@ -1250,6 +1397,17 @@ fn unpark_cmd(ctx: &Ctx, targets: &[String], o: UnparkOpts) -> i32 {
     // Returns only when the exec did not happen.
     let r = unpark::exec_in_pane(ctx, &e.id, &t);
     print_results(&[r], json).max(before)
+}
+
+/// The window groups of these entries, once each.
+fn group_ids(entries: &[Entry]) -> Vec<String> {
+    let mut out: Vec<String> = vec![];
+    for g in entries.iter().filter_map(|e| e.group.clone()) {
+        if !out.contains(&g) {
+            out.push(g);
+        }
+    }
+    out
 }
 
 /// `park unpark <target>` naming no parked entry: a tombstone in the archive. It is resurrected
@@ -1349,7 +1507,7 @@ fn resurrect(
 
 /// `park unpark --all`: every parked entry, each through the normal gated unpark; the pane park runs
 /// in (if it holds one) goes last, because resuming there replaces park with the agent.
-fn unpark_all(ctx: &Ctx, dry_run: bool, json: bool, yes: bool) -> i32 {
+fn unpark_all(ctx: &Ctx, dry_run: bool, json: bool, yes: bool, with_servers: bool) -> i32 {
     let s = match do_scan(ctx, false) {
         Ok(s) => s,
         Err(c) => return c,
@@ -1398,7 +1556,10 @@ fn unpark_all(ctx: &Ctx, dry_run: bool, json: bool, yes: bool) -> i32 {
             target: e.id.clone(),
         })
         .collect();
-    let results = crate::wave::unpark_all(ctx, &s, &live, &items, dry_run);
+    let mut results = crate::wave::unpark_all(ctx, &s, &live, &items, dry_run);
+    if with_servers && !dry_run {
+        results.extend(crate::servers_cli::restart(ctx, &group_ids(&entries)));
+    }
     let Some(e) = here_entries.first() else {
         return print_results(&results, json);
     };

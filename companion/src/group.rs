@@ -52,6 +52,9 @@ pub struct Group {
     pub height: u32,
     pub recorded_at: String,
     pub slots: Vec<Slot>,
+    /// Dev servers and test browsers stopped with the window (restarted by `--with-servers`).
+    #[serde(default)]
+    pub servers: Vec<crate::servers::Server>,
 }
 
 pub fn dir(home: &Path) -> PathBuf {
@@ -394,6 +397,7 @@ mod tests {
             height: 40,
             recorded_at: String::new(),
             slots,
+            servers: vec![],
         }
     }
 

@@ -30,6 +30,8 @@ pub mod render;
 pub mod scan;
 pub mod schema;
 pub mod screen;
+pub mod servers;
+pub mod servers_cli;
 pub mod target;
 pub mod transcript;
 pub mod unpark;

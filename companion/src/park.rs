@@ -651,6 +651,12 @@ pub fn record_groups(
             height,
             recorded_at: jiff::Timestamp::now().to_string(),
             slots,
+            // Servers stopped by an earlier park of this window wait for their restart.
+            servers: groups
+                .iter()
+                .find(|x| x.id == id)
+                .map(|x| x.servers.clone())
+                .unwrap_or_default(),
         };
         if let Err(e) = group::save(home, &g) {
             warnings.push(format!(

@@ -112,12 +112,42 @@ pub struct Row {
     pub wake: Option<String>,
 }
 
+/// A dev server or test browser of a window: running (park would stop it with the window) or
+/// stopped by a park (recorded so `park unpark --with-servers` can start it again).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct ServerRow {
+    pub session: String,
+    pub window_index: u32,
+    /// The pane it runs (ran) in, or was attributed to when it runs detached.
+    pub pane: Option<String>,
+    /// The matched program (`vite`, `next`, `chrome`).
+    pub name: String,
+    /// `dev server` or `test browser`.
+    pub kind: String,
+    /// `running` or `stopped`.
+    pub state: String,
+    pub pid: Option<u32>,
+    /// The command that started it (what a restart types).
+    pub command: String,
+    pub cwd: String,
+    /// Resident memory of its process tree (running: now; stopped: when it was stopped).
+    pub bytes: u64,
+    /// Reparented to init: restarted only by hand.
+    pub orphan: bool,
+    /// Why park leaves it alone, when it does.
+    pub note: Option<String>,
+}
+
 /// The whole `park ls --json` document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LsOutput {
     pub schema: u32,
     pub rows: Vec<Row>,
+    /// Dev servers and test browsers beside the agents, running or stopped by a park.
+    #[serde(default)]
+    pub servers: Vec<ServerRow>,
     /// Non-fatal problems met while scanning (partial pane map, unreadable ledger file, …).
     pub warnings: Vec<String>,
 }
