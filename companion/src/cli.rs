@@ -65,6 +65,11 @@ pub enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Named sets of targets, used as `@name` by park and unpark.
+    Set {
+        #[command(subcommand)]
+        op: SetOp,
+    },
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
     Completions { shell: clap_complete::Shell },
     /// Print the man page (roff) to stdout: `park man > ~/.local/share/man/man1/park.1`.
@@ -218,6 +223,51 @@ pub struct ParkFlags {
     wake: crate::wake_cli::WakeFlags,
 }
 
+#[derive(Debug, clap::Subcommand)]
+pub enum SetOp {
+    /// Add targets to a set (created if new): `park set add api w:api %7`.
+    Add {
+        name: String,
+        #[arg(required = true)]
+        targets: Vec<String>,
+    },
+    /// Remove targets from a set, or the whole set when none are named.
+    Rm { name: String, targets: Vec<String> },
+    /// List the sets and their targets.
+    Ls {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn set_cmd(ctx: &Ctx, op: SetOp) -> i32 {
+    let home = &ctx.ledger.home;
+    let r = match op {
+        SetOp::Add { name, targets } => crate::sets::add(home, &name, &targets).map(|m| {
+            println!("@{name}: {}", m.join(" "));
+        }),
+        SetOp::Rm { name, targets } => crate::sets::remove(home, &name, &targets),
+        SetOp::Ls { json } => crate::sets::list(home).map(|sets| {
+            if json {
+                println!("{}", serde_json::to_string(&sets).expect("sets serialise"));
+            } else if sets.is_empty() {
+                println!("no sets (add one: park set add <name> <target>...)");
+            } else {
+                for (n, m) in sets {
+                    println!("@{n}: {}", m.join(" "));
+                }
+            }
+        }),
+    };
+    match r {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("park: {e}");
+            2
+        }
+    }
+}
+
 pub fn build_ctx() -> Result<Ctx, String> {
     let home = crate::paths::park_home()?;
     let exe = std::env::current_exe().map_err(|e| format!("cannot locate the park binary: {e}"))?;
@@ -245,6 +295,7 @@ pub fn run(cli: Cli) -> i32 {
             | Cmd::Hold { .. }
             | Cmd::Verify { .. }
             | Cmd::Waker { .. }
+            | Cmd::Set { .. }
             | Cmd::Completions { .. }
             | Cmd::Schema { .. }
             | Cmd::Man
@@ -282,6 +333,7 @@ fn run_cmd(ctx: &Ctx, cmd: Cmd) -> i32 {
             json,
         } => crate::wake_cli::wake_cmd(ctx, &action, &targets, json),
         Cmd::Waker { ensure } => crate::wake_cli::waker_cmd(ctx, ensure),
+        Cmd::Set { op } => set_cmd(ctx, op),
         Cmd::Completions { shell } => {
             let mut c = <Cli as clap::CommandFactory>::command();
             let mut buf = vec![];
@@ -830,6 +882,13 @@ fn ask_yes(prompt: &str) -> bool {
 }
 
 fn park_cmd(ctx: &Ctx, targets: &[String], o: &ParkFlags) -> i32 {
+    let targets = &match crate::sets::expand(&ctx.ledger.home, targets) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("park: {e}");
+            return 2;
+        }
+    };
     let s = match do_scan(ctx, true) {
         Ok(s) => s,
         Err(c) => return c,
@@ -1250,6 +1309,13 @@ pub struct UnparkOpts {
 }
 
 fn unpark_cmd(ctx: &Ctx, targets: &[String], o: UnparkOpts) -> i32 {
+    let targets = &match crate::sets::expand(&ctx.ledger.home, targets) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("park: {e}");
+            return 2;
+        }
+    };
     let UnparkOpts {
         dry_run,
         json,

@@ -32,6 +32,7 @@ pub mod schema;
 pub mod screen;
 pub mod servers;
 pub mod servers_cli;
+pub mod sets;
 pub mod target;
 pub mod transcript;
 pub mod unpark;

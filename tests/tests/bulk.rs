@@ -184,6 +184,25 @@ fn named_targets_come_back_in_the_order_given() {
             .map(|s| s.to_string())
             .collect::<Vec<_>>()
     );
+    // A named set parks and unparks as one.
+    let o = park(&sb, &["set", "add", "pair", &panes[1], &panes[3]]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(text(&park(&sb, &["set", "ls"])).contains(&format!("@pair: {} {}", panes[1], panes[3])));
+    let (c, out) = action_settled(&sb, &["park", "@pair"]);
+    assert_eq!(c, 0, "{out:?}");
+    assert_eq!(panes_of(&out), vec![panes[1].clone(), panes[3].clone()]);
+    assert_eq!(entries(&sb).len(), 2);
+    let (c, out) = action(&sb, &["unpark", "@pair"]);
+    assert_eq!(c, 0, "{out:?}");
+    assert!(
+        out.results.iter().all(|r| r.outcome == "unparked"),
+        "{out:?}"
+    );
+    assert!(entries(&sb).is_empty());
+    let o = park(&sb, &["park", "@nope"]);
+    assert_eq!(code(&o), 2, "an unknown set is a usage error: {}", text(&o));
+    let o = park(&sb, &["set", "add", "bad", "%1;rm -rf /"]);
+    assert_eq!(code(&o), 2, "{}", text(&o));
     let o = park(&sb, &["park", "--all", "--yes"]);
     assert!(
         !text(&o).contains('\r'),
