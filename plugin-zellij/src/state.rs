@@ -354,6 +354,7 @@ mod tests {
                 row("terminal_1@zp", "zp", 0, "api"),
                 row("terminal_2@zp", "zp", 1, "web"),
             ],
+            servers: vec![],
             warnings: vec![],
         })
         .unwrap()
