@@ -102,3 +102,36 @@ fn install_is_idempotent_and_uninstall_removes_exactly_what_it_wrote() {
     // Uninstalling again is a no-op.
     assert!(install(h, &["--uninstall"]).contains("not installed"));
 }
+
+/// `cargo install --path companion` works from the repo (debug profile, its own target dir so it
+/// does not wait on the lock of the `cargo test` running this), and the installed binary runs.
+#[test]
+fn cargo_install_path_companion_installs_a_working_park() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let root = tempfile::tempdir().unwrap();
+    let o = Command::new("cargo")
+        .args([
+            "install",
+            "--path",
+            "companion",
+            "--debug",
+            "--locked",
+            "--root",
+        ])
+        .arg(root.path())
+        .env("CARGO_TARGET_DIR", repo.join("target/install-check"))
+        .current_dir(&repo)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "cargo install failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let park = root.path().join("bin/park");
+    let v = Command::new(&park).arg("--version").output().unwrap();
+    let v = String::from_utf8_lossy(&v.stdout).into_owned();
+    assert!(v.starts_with("park "), "{v}");
+    let h = Command::new(&park).arg("--help").output().unwrap();
+    assert!(String::from_utf8_lossy(&h.stdout).contains("unpark"));
+}
