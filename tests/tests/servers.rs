@@ -228,6 +228,18 @@ fn parking_a_window_stops_claude_its_dev_server_and_browser_and_with_servers_bri
         2,
         "{out:?}"
     );
+    let freed = |o: &str| -> u64 {
+        out.results
+            .iter()
+            .filter(|r| r.outcome == o)
+            .filter_map(|r| r.freed_bytes)
+            .sum()
+    };
+    eprintln!(
+        "MEASURE window park: agent {:.1} MB, servers {:.1} MB (vite+esbuild, headless browser+renderer stand-ins)",
+        freed("parked") as f64 / 1048576.0,
+        freed("stopped") as f64 / 1048576.0
+    );
     assert!(claude_pids_for(&sb.home, &sid).is_empty());
     for p in vite.iter().chain(&esbuild).chain(&browser) {
         assert!(wait_gone(*p, SECS(5)), "pid {p} survived the window park");
