@@ -53,6 +53,27 @@ fn settled_avail() -> (u64, bool) {
     }
 }
 
+/// `park park <pane> --json`, retried while the CPU check says the agent is still settling, then
+/// MemAvailable once it has settled again: (time, result JSON, reported freed, MemAvailable, settled).
+fn park_and_settle(
+    park: &dyn Fn(&[&str]) -> (Duration, String),
+    pane: &str,
+) -> (Duration, serde_json::Value, u64, u64, bool) {
+    let (t, out) = loop {
+        let (t, out) = park(&["park", pane, "--json"]);
+        if !out.contains("% CPU") {
+            break (t, out);
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    std::thread::sleep(Duration::from_millis(500));
+    let (avail1, steady1) = settled_avail();
+    let v: serde_json::Value =
+        serde_json::from_str(out.lines().next().unwrap_or("{}")).unwrap_or_default();
+    let freed = v["results"][0]["freed_bytes"].as_u64().unwrap_or(0);
+    (t, v, freed, avail1, steady1)
+}
+
 fn tree_mem(pid: u32) -> (u64, u64, u64) {
     tree_mem_except(pid, &[])
 }
@@ -175,18 +196,7 @@ fn main() {
             .unwrap_or(0);
         let (avail0, steady0) = settled_avail();
         let (rss, uss, anon) = tree_mem(pid);
-        let (t, out) = loop {
-            let (t, out) = park(&["park", pane, "--json"]);
-            if !out.contains("% CPU") {
-                break (t, out);
-            }
-            std::thread::sleep(Duration::from_millis(500));
-        };
-        std::thread::sleep(Duration::from_millis(500));
-        let (avail1, steady1) = settled_avail();
-        let v: serde_json::Value =
-            serde_json::from_str(out.lines().next().unwrap_or("{}")).unwrap_or_default();
-        let freed = v["results"][0]["freed_bytes"].as_u64().unwrap_or(0);
+        let (t, v, freed, avail1, steady1) = park_and_settle(&park, pane);
         println!(
             "round {round}: park {:?} ({}); reported freed {} | measured before kill: RSS {} USS {} anon {} | MemAvailable settled +{} ({:+.0}% vs reported){}",
             t,
@@ -262,18 +272,7 @@ fn codex_daemon_truth(
         .unwrap_or(0);
     let (avail0, steady0) = settled_avail();
     let (rss, uss, anon) = tree_mem_except(root, &daemons);
-    let (t, out) = loop {
-        let (t, out) = park(&["park", pane, "--json"]);
-        if !out.contains("% CPU") {
-            break (t, out);
-        }
-        std::thread::sleep(Duration::from_millis(500));
-    };
-    std::thread::sleep(Duration::from_millis(500));
-    let (avail1, steady1) = settled_avail();
-    let v: serde_json::Value =
-        serde_json::from_str(out.lines().next().unwrap_or("{}")).unwrap_or_default();
-    let freed = v["results"][0]["freed_bytes"].as_u64().unwrap_or(0);
+    let (t, v, freed, avail1, steady1) = park_and_settle(park, pane);
     let d_after = daemon_mem(&daemons);
     println!(
         "codex: park {t:?} ({}); reported freed {} | client tree before the kill: RSS {} USS {} anon {} | MemAvailable settled +{} ({:+.0}% vs reported){}",
