@@ -279,6 +279,35 @@ pub fn build_ctx() -> Result<Ctx, String> {
     })
 }
 
+/// `park status [--json] [--tmux]`, recognised without clap.
+///
+/// Status bars run this every few seconds, so it is the one command whose start-up cost is the
+/// product. Building clap's whole command tree was a third of its instructions (callgrind, see
+/// BENCHMARKS.md). Only the exact spellings clap would accept for `status` are taken here (each
+/// flag at most once, nothing else); any other argv, `--help` included, returns `None` and goes
+/// through clap as before, so behaviour and errors stay clap's.
+pub fn fast_status(args: &[std::ffi::OsString]) -> Option<Cmd> {
+    let (first, rest) = args.split_first()?;
+    if first != "status" || rest.len() > 2 {
+        return None;
+    }
+    let (mut json, mut tmux) = (false, false);
+    for a in rest {
+        let flag = if a == "--json" {
+            &mut json
+        } else if a == "--tmux" {
+            &mut tmux
+        } else {
+            return None;
+        };
+        if *flag {
+            return None;
+        }
+        *flag = true;
+    }
+    Some(Cmd::Status { json, tmux })
+}
+
 pub fn run(cli: Cli) -> i32 {
     let ctx = match build_ctx() {
         Ok(c) => c,
@@ -302,10 +331,15 @@ pub fn run(cli: Cli) -> i32 {
             | Cmd::Doctor { .. }
             | Cmd::Pick { .. }
     );
-    let code = run_cmd(&ctx, cli.cmd);
+    let code = {
+        let _t = crate::profile::span("command");
+        run_cmd(&ctx, cli.cmd)
+    };
     if wants_waker {
+        let _t = crate::profile::span("ensure-waker");
         crate::wake_cli::ensure_quietly(&ctx);
     }
+    crate::profile::report();
     code
 }
 
@@ -567,7 +601,10 @@ fn entry_row(e: &Entry) -> Row {
 pub fn rows(ctx: &Ctx, s: &Scan) -> LsOutput {
     let mut warnings = s.warnings.clone();
     let mut rows: Vec<Row> = s.found.iter().map(|f| live_row(s, f)).collect();
-    let (entries, bad) = ctx.ledger.all();
+    let (entries, bad) = {
+        let _t = crate::profile::span("ls.ledger");
+        ctx.ledger.all()
+    };
     for b in bad {
         warnings.push(b.to_string());
     }
@@ -588,10 +625,14 @@ pub fn rows(ctx: &Ctx, s: &Scan) -> LsOutput {
             }
         }
     }
+    let servers = {
+        let _t = crate::profile::span("ls.servers");
+        crate::servers_cli::rows(ctx, s, &windows)
+    };
     LsOutput {
         schema: SCHEMA_VERSION,
         rows,
-        servers: crate::servers_cli::rows(ctx, s, &windows),
+        servers,
         warnings,
     }
 }
@@ -725,11 +766,17 @@ pub fn render_text(out: &LsOutput) -> String {
 }
 
 fn ls(ctx: &Ctx, json: bool) -> i32 {
-    let s = match do_scan(ctx, true) {
-        Ok(s) => s,
-        Err(c) => return c,
+    let s = {
+        let _t = crate::profile::span("scan");
+        match do_scan(ctx, true) {
+            Ok(s) => s,
+            Err(c) => return c,
+        }
     };
-    let out = rows(ctx, &s);
+    let out = {
+        let _t = crate::profile::span("ls.rows");
+        rows(ctx, &s)
+    };
     if json {
         println!("{}", serde_json::to_string(&out).expect("rows serialise"));
     } else {
@@ -1828,5 +1875,48 @@ fn wait_enter_or_gone(ctx: &Ctx, eid: &str) -> bool {
         if !matches!(ctx.ledger.load(eid), Ok(Some(_))) {
             return false;
         }
+    }
+}
+
+#[cfg(test)]
+mod fast_status_tests {
+    use super::*;
+    use clap::Parser;
+
+    /// Whatever the fast path accepts, clap reads the same way; anything else it leaves to clap.
+    #[test]
+    fn fast_status_agrees_with_clap() {
+        let words = [
+            "status", "--json", "--tmux", "--help", "ls", "-h", "--", "x",
+        ];
+        let mut argvs: Vec<Vec<&str>> = vec![vec![]];
+        for _ in 0..3 {
+            let next: Vec<Vec<&str>> = argvs
+                .iter()
+                .flat_map(|a| {
+                    words.iter().map(move |w| {
+                        let mut b = a.clone();
+                        b.push(*w);
+                        b
+                    })
+                })
+                .collect();
+            argvs.extend(next);
+        }
+        argvs.sort();
+        argvs.dedup();
+        let mut taken = 0;
+        for argv in argvs {
+            let os: Vec<std::ffi::OsString> = argv.iter().map(|a| a.into()).collect();
+            let Some(fast) = fast_status(&os) else {
+                continue;
+            };
+            taken += 1;
+            let slow = Cli::try_parse_from(std::iter::once("park").chain(argv.iter().copied()))
+                .unwrap_or_else(|e| panic!("{argv:?}: fast path took what clap refuses: {e}"));
+            assert_eq!(format!("{fast:?}"), format!("{:?}", slow.cmd), "{argv:?}");
+        }
+        // status, and each flag alone, both orders of both.
+        assert_eq!(taken, 5);
     }
 }

@@ -25,6 +25,7 @@ pub mod pick;
 pub mod platform;
 pub mod probe;
 pub mod proctree;
+pub mod profile;
 pub mod rebuild;
 pub mod render;
 pub mod scan;

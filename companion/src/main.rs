@@ -2,7 +2,11 @@
 use clap::Parser;
 
 fn main() {
-    // clap exits with 2 on usage errors, which is the documented code.
-    let cli = park::cli::Cli::parse();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    let cli = match park::cli::fast_status(&args) {
+        Some(cmd) => park::cli::Cli { cmd },
+        // clap exits with 2 on usage errors, which is the documented code.
+        None => park::cli::Cli::parse(),
+    };
     std::process::exit(park::cli::run(cli));
 }

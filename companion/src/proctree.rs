@@ -10,26 +10,36 @@ use std::collections::HashMap;
 
 #[derive(Debug, Default, Clone)]
 pub struct ProcTable {
-    pub by_pid: HashMap<u32, ProcInfo>,
+    /// Every process, by ascending pid (one entry per pid).
+    procs: Vec<ProcInfo>,
+    index: HashMap<u32, usize>,
     children: HashMap<u32, Vec<u32>>,
 }
 
 impl ProcTable {
-    pub fn new(procs: Vec<ProcInfo>) -> Self {
+    pub fn new(mut procs: Vec<ProcInfo>) -> Self {
+        procs.sort_by_key(|p| p.pid);
+        procs.dedup_by_key(|p| p.pid);
         let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
-        let mut by_pid = HashMap::with_capacity(procs.len());
-        for p in procs {
+        let mut index = HashMap::with_capacity(procs.len());
+        for (i, p) in procs.iter().enumerate() {
             children.entry(p.ppid).or_default().push(p.pid);
-            by_pid.insert(p.pid, p);
+            index.insert(p.pid, i);
         }
-        for v in children.values_mut() {
-            v.sort_unstable();
+        ProcTable {
+            procs,
+            index,
+            children,
         }
-        ProcTable { by_pid, children }
+    }
+
+    /// Every process, by ascending pid.
+    pub fn all(&self) -> &[ProcInfo] {
+        &self.procs
     }
 
     pub fn get(&self, pid: u32) -> Option<&ProcInfo> {
-        self.by_pid.get(&pid)
+        self.index.get(&pid).map(|&i| &self.procs[i])
     }
 
     pub fn children(&self, pid: u32) -> &[u32] {

@@ -1,7 +1,9 @@
 //! One scan: the process table × the pane map × agent definitions → `Found` agents.
 //!
-//! Contract: one process-table pass, one pane listing, environ only for agent roots, one screen
-//! capture per agent pane. The scan only reads; it never signals, types or writes. A failed pane
+//! Contract: one process-table pass, environ only for agent roots, then one multiplexer snapshot
+//! (`Mux::snapshot`: on tmux a single client for the pane map and the screens of the panes the
+//! agents inherited, read while the agents' files are parsed); a pane bound any other way is
+//! captured after it. The scan only reads; it never signals, types or writes. A failed pane
 //! listing is recorded in `pane_error` (reads go on, parks refuse).
 
 use crate::agent::{self, claude, codex, Agent, AgentProc, Identity};
@@ -95,19 +97,56 @@ pub fn scan_with(
     with_screens: bool,
     mem_cache: Option<&std::path::Path>,
 ) -> std::io::Result<Scan> {
-    // The process table and the pane list are independent reads: take them side by side (the
-    // tmux call is mostly waiting on another process).
-    let (procs, listed) = std::thread::scope(|sc| {
-        let panes = sc.spawn(|| mux.list_panes());
-        let procs = platform.processes();
-        (procs, panes.join())
+    let table = {
+        let _t = crate::profile::span("scan.processes");
+        ProcTable::new(platform.processes()?)
+    };
+    let agents = {
+        let _t = crate::profile::span("scan.find-agents");
+        agent::find_agents(&table, platform)
+    };
+    // The panes the agents say they run in (their inherited ids): their screens come in the same
+    // multiplexer call as the pane map. A pane bound any other way is captured after.
+    let want: Vec<(String, bool)> = if with_screens {
+        agents.iter().flat_map(predicted_panes).collect()
+    } else {
+        vec![]
+    };
+    let me = std::process::id();
+    let ancestry = table.ancestry(me);
+    // The multiplexer call is mostly waiting on another process: meanwhile, everything about each
+    // agent that needs no pane (its identity file, transcript, tree and memory).
+    let (snapshot, mut found) = std::thread::scope(|sc| {
+        let snap = sc.spawn(|| {
+            let _t = crate::profile::span("scan.mux");
+            mux.snapshot(table.all(), &want)
+        });
+        let _t = crate::profile::span("scan.agents");
+        let mut found: Vec<Found> = agents
+            .into_iter()
+            .filter_map(|a| paneless(a, &table, &ancestry, platform))
+            .collect();
+        {
+            let _t = crate::profile::span("scan.tree-memory");
+            tree_memory(platform, &mut found, mem_cache);
+        }
+        drop(_t);
+        (snap.join(), found)
     });
-    let table = ProcTable::new(procs?);
     let mut warnings = vec![];
-    let (panes, pane_error) = match listed {
-        Ok(Ok(p)) => (p, None),
-        Ok(Err(e)) => (vec![], Some(e.to_string())),
-        Err(_) => (vec![], Some("listing panes panicked".to_string())),
+    let (panes, pane_error, mut screens) = match snapshot {
+        Ok(crate::mux::Snapshot {
+            panes: Ok(p),
+            screens,
+        }) => (p, None, screens),
+        Ok(crate::mux::Snapshot { panes: Err(e), .. }) => {
+            (vec![], Some(e.to_string()), Default::default())
+        }
+        Err(_) => (
+            vec![],
+            Some("listing panes panicked".to_string()),
+            Default::default(),
+        ),
     };
     let server = if let Some(p) = panes.first() {
         Some(p.server.clone())
@@ -116,141 +155,40 @@ pub fn scan_with(
     } else {
         None
     };
-    let agents = agent::find_agents(&table, platform);
-    let me = std::process::id();
-    let ancestry = table.ancestry(me);
+    // The map just read says which servers park talks to; ask the multiplexer only without one.
     let caller_pane = crate::mux::here(platform)
-        .filter(|h| mux.serves(&h.server))
+        .filter(|h| {
+            panes.iter().any(|p| p.server == h.server)
+                || (panes.is_empty() && mux.serves(&h.server))
+        })
         .map(|h| h.pane);
 
-    // All screens in one multiplexer call.
-    let bound: Vec<(Option<Pane>, &'static str)> = agents
-        .iter()
-        .map(|a| bind_pane(a, &table, &panes, server.as_deref()))
-        .collect();
-    let reqs: Vec<(String, bool)> = if with_screens {
-        agents
+    let _t = crate::profile::span("scan.screens");
+    for f in found.iter_mut() {
+        let (pane, bind) = bind_pane(&f.proc, &table, &panes, server.as_deref());
+        f.pane = pane;
+        f.bind = bind;
+    }
+    if with_screens {
+        let missed: Vec<(String, bool)> = found
             .iter()
-            .zip(&bound)
-            .filter_map(|(a, (p, _))| p.as_ref().map(|p| (p.id.clone(), a.agent == Agent::Codex)))
-            .collect()
-    } else {
-        vec![]
-    };
-    let mut screens: std::collections::HashMap<String, String> = std::collections::HashMap::new();
-    for ((pane, _), text) in reqs.iter().zip(mux.capture_many(&reqs)) {
-        if let Some(t) = text {
-            screens.insert(pane.clone(), t);
+            .filter_map(|f| f.pane.as_ref().map(|p| (p, f.proc.agent == Agent::Codex)))
+            .filter(|(p, _)| !screens.contains_key(&p.id))
+            .map(|(p, codex)| (p.id.clone(), codex))
+            .collect();
+        if !missed.is_empty() {
+            for ((id, _), text) in missed.iter().zip(mux.capture_many(&missed)) {
+                if let Some(t) = text {
+                    screens.insert(id.clone(), t);
+                }
+            }
         }
     }
-    let mut found = vec![];
-    for (a, (pane, bind)) in agents.into_iter().zip(bound) {
-        // park's own ancestry chain may contain an agent (an agent ran park); it is still listed.
-        let Some(main) = table.get(a.main) else {
-            continue;
-        };
-        let main_start = main.start_ticks;
-        let holds_terminal = table
-            .get(a.root)
-            .is_some_and(|r| r.tpgid <= 0 || r.tpgid as u32 == r.pgid);
-        let pane_owned = pane.as_ref().is_some_and(|p| {
-            let pane_proc = table.get(p.pid);
-            // The agent is the pane's process, or the pane runs a non-interactive wrapper around it.
-            p.pid == a.root
-                || pane_proc.is_some_and(|pp| {
-                    !is_interactive_shell(&pp.argv) && table.ancestry(a.root).contains(&p.pid)
-                })
-        });
-        let screen_text = pane.as_ref().and_then(|p| screens.get(&p.id).cloned());
-        let ident = match a.agent {
-            Agent::Claude => claude::identify(&a, main_start, platform),
-            Agent::Codex => {
-                let title = pane.as_ref().map(|p| p.title.as_str()).unwrap_or("");
-                codex::identify(
-                    &a,
-                    title,
-                    &screen::strip_ansi(screen_text.as_deref().unwrap_or("")),
-                    platform,
-                )
-            }
-        };
-        let reading = screen_text.as_deref().map(|s| match a.agent {
-            Agent::Claude => screen::read_claude(s),
-            Agent::Codex => screen::read_codex(s),
-        });
-        let tinfo = ident.transcript.as_ref().and_then(|t| match a.agent {
-            Agent::Claude => transcript::read_claude_file(t).ok(),
-            Agent::Codex => transcript::read_codex_file(t).ok(),
-        });
-        let fresh_write = ident
-            .transcript
-            .as_ref()
-            .and_then(|t| std::fs::metadata(t).ok()?.modified().ok())
-            .and_then(|m| SystemTime::now().duration_since(m).ok())
-            .is_some_and(|d| d.as_secs() < FRESH_WRITE_SECS);
-        let (status, status_why) = derive_status(
-            a.agent,
-            ident.status_file.as_deref(),
-            reading.as_ref(),
-            tinfo.as_ref(),
-            fresh_write,
-            with_screens,
-        );
-        let draft = reading.as_ref().and_then(|r| r.draft.clone());
-        let status = if status == Status::Idle && draft.is_some() {
-            Status::Draft
-        } else {
-            status
-        };
-        let (tree, spared) = kill_set(&table, a.root, &ancestry);
-        let mem = Mem::default();
-        let idle_secs = tinfo.as_ref().and_then(|t| t.last_real_turn).map(|ts| {
-            let now = jiff::Timestamp::now();
-            now.as_second().saturating_sub(ts.as_second()).max(0) as u64
-        });
-        let cwd = ident
-            .cwd
-            .clone()
-            .or_else(|| {
-                platform
-                    .cwd(a.main)
-                    .map(|p| p.to_string_lossy().into_owned())
-            })
-            .unwrap_or_default();
-        let title = tinfo
-            .as_ref()
-            .and_then(|t| t.ai_title.clone())
-            .or_else(|| pane.as_ref().map(|p| p.title.clone()))
-            .unwrap_or_default();
-        let args = &a.argv[a.prog_index + 1..];
-        let (flags, dropped_flags) = match a.agent {
-            Agent::Claude => claude::flags(args),
-            Agent::Codex => codex::flags(args),
-        };
-        found.push(Found {
-            proc: a,
-            main_start,
-            pane,
-            bind,
-            ident,
-            tree,
-            spared,
-            mem,
-            status,
-            status_why,
-            draft,
-            screen: reading,
-            tinfo,
-            idle_secs,
-            title,
-            cwd,
-            flags,
-            dropped_flags,
-            pane_owned,
-            holds_terminal,
-        });
+    for f in found.iter_mut() {
+        let screen_text = f.pane.as_ref().and_then(|p| screens.remove(&p.id));
+        with_pane(f, &table, screen_text.as_deref(), with_screens, platform);
     }
-    tree_memory(platform, &mut found, mem_cache);
+    drop(_t);
     // Agents whose tree contains park itself: their sessions are the caller's own.
     let session_ids = found
         .iter()
@@ -286,6 +224,157 @@ pub fn scan_with(
         },
         warnings,
     })
+}
+
+/// The pane handles an agent inherited (`TMUX_PANE`; zellij's pane id and session), with
+/// whether its screen is wanted with escapes (Codex).
+fn predicted_panes(a: &AgentProc) -> Vec<(String, bool)> {
+    let codex = a.agent == Agent::Codex;
+    let mut v = vec![];
+    if let Some(id) = env_get(&a.env, "TMUX_PANE") {
+        v.push((id.to_string(), codex));
+    }
+    if let (Some(id), Some(session)) = (
+        env_get(&a.env, "ZELLIJ_PANE_ID").and_then(|i| i.parse::<u32>().ok()),
+        env_get(&a.env, "ZELLIJ_SESSION_NAME"),
+    ) {
+        v.push((crate::mux::zellij::handle(id, session), codex));
+    }
+    v
+}
+
+/// Everything about one agent that needs neither its pane nor its screen. Claude's identity comes
+/// from its files; Codex's also reads the pane's title and screen, so it waits for `with_pane`.
+fn paneless(
+    a: AgentProc,
+    table: &ProcTable,
+    ancestry: &[u32],
+    platform: &dyn Platform,
+) -> Option<Found> {
+    // park's own ancestry chain may contain an agent (an agent ran park); it is still listed.
+    let main_start = table.get(a.main)?.start_ticks;
+    let holds_terminal = table
+        .get(a.root)
+        .is_some_and(|r| r.tpgid <= 0 || r.tpgid as u32 == r.pgid);
+    let (ident, tinfo) = match a.agent {
+        Agent::Claude => {
+            let ident = claude::identify(&a, main_start, platform);
+            let tinfo = ident
+                .transcript
+                .as_ref()
+                .and_then(|t| transcript::read_claude_file(t).ok());
+            (ident, tinfo)
+        }
+        Agent::Codex => (Identity::untargetable("not identified yet"), None),
+    };
+    let (tree, spared) = kill_set(table, a.root, ancestry);
+    let args = &a.argv[a.prog_index + 1..];
+    let (flags, dropped_flags) = match a.agent {
+        Agent::Claude => claude::flags(args),
+        Agent::Codex => codex::flags(args),
+    };
+    Some(Found {
+        proc: a,
+        main_start,
+        pane: None,
+        bind: "none",
+        ident,
+        tree,
+        spared,
+        mem: Mem::default(),
+        status: Status::Unknown,
+        status_why: None,
+        draft: None,
+        screen: None,
+        tinfo,
+        idle_secs: None,
+        title: String::new(),
+        cwd: String::new(),
+        flags,
+        dropped_flags,
+        pane_owned: false,
+        holds_terminal,
+    })
+}
+
+/// The rest, once the agent is bound to its pane (`f.pane`) and its screen is read.
+fn with_pane(
+    f: &mut Found,
+    table: &ProcTable,
+    screen_text: Option<&str>,
+    with_screens: bool,
+    platform: &dyn Platform,
+) {
+    let a = &f.proc;
+    f.pane_owned = f.pane.as_ref().is_some_and(|p| {
+        let pane_proc = table.get(p.pid);
+        // The agent is the pane's own process, or the pane runs a non-interactive wrapper around it.
+        p.pid == a.root
+            || pane_proc.is_some_and(|pp| {
+                !is_interactive_shell(&pp.argv) && table.ancestry(a.root).contains(&p.pid)
+            })
+    });
+    if a.agent == Agent::Codex {
+        let title = f.pane.as_ref().map(|p| p.title.as_str()).unwrap_or("");
+        f.ident = codex::identify(
+            a,
+            title,
+            &screen::strip_ansi(screen_text.unwrap_or("")),
+            platform,
+        );
+        f.tinfo = f
+            .ident
+            .transcript
+            .as_ref()
+            .and_then(|t| transcript::read_codex_file(t).ok());
+    }
+    let reading = screen_text.map(|s| match a.agent {
+        Agent::Claude => screen::read_claude(s),
+        Agent::Codex => screen::read_codex(s),
+    });
+    let fresh_write = f
+        .ident
+        .transcript
+        .as_ref()
+        .and_then(|t| std::fs::metadata(t).ok()?.modified().ok())
+        .and_then(|m| SystemTime::now().duration_since(m).ok())
+        .is_some_and(|d| d.as_secs() < FRESH_WRITE_SECS);
+    let (status, status_why) = derive_status(
+        a.agent,
+        f.ident.status_file.as_deref(),
+        reading.as_ref(),
+        f.tinfo.as_ref(),
+        fresh_write,
+        with_screens,
+    );
+    f.draft = reading.as_ref().and_then(|r| r.draft.clone());
+    f.status = if status == Status::Idle && f.draft.is_some() {
+        Status::Draft
+    } else {
+        status
+    };
+    f.status_why = status_why;
+    f.screen = reading;
+    f.idle_secs = f.tinfo.as_ref().and_then(|t| t.last_real_turn).map(|ts| {
+        let now = jiff::Timestamp::now();
+        now.as_second().saturating_sub(ts.as_second()).max(0) as u64
+    });
+    f.cwd = f
+        .ident
+        .cwd
+        .clone()
+        .or_else(|| {
+            platform
+                .cwd(a.main)
+                .map(|p| p.to_string_lossy().into_owned())
+        })
+        .unwrap_or_default();
+    f.title = f
+        .tinfo
+        .as_ref()
+        .and_then(|t| t.ai_title.clone())
+        .or_else(|| f.pane.as_ref().map(|p| p.title.clone()))
+        .unwrap_or_default();
 }
 
 /// Variables an agent sets for the commands its tools run, naming its own session. park run from

@@ -364,8 +364,7 @@ pub fn find_all(
     for r in agent_roots {
         in_agent.extend(table.tree(*r, &|_| false));
     }
-    let mut pids: Vec<u32> = table.by_pid.keys().copied().collect();
-    pids.sort_unstable();
+    let pids: Vec<u32> = table.all().iter().map(|p| p.pid).collect();
     let mut units: Vec<((String, u32), Server)> = vec![];
     for pid in pids {
         let Some(p) = table.get(pid) else { continue };

@@ -8,7 +8,7 @@
 pub mod claude;
 pub mod codex;
 
-use crate::platform::{env_get, Platform, ProcInfo};
+use crate::platform::{env_get, Platform};
 use crate::proctree::{program_of, ProcTable};
 pub use park_protocol::Agent;
 use std::path::PathBuf;
@@ -78,9 +78,7 @@ pub fn classify(argv: &[String]) -> Option<(Agent, usize)> {
 /// (the Codex node wrapper and its native child are one agent).
 pub fn find_agents(table: &ProcTable, platform: &dyn Platform) -> Vec<AgentProc> {
     let mut out = vec![];
-    let mut pids: Vec<&ProcInfo> = table.by_pid.values().collect();
-    pids.sort_by_key(|p| p.pid);
-    for p in pids {
+    for p in table.all() {
         let Some((agent, idx)) = classify(&p.argv) else {
             continue;
         };

@@ -70,6 +70,35 @@ pub struct Pane {
     pub in_mode: bool,
 }
 
+/// What one scan needs from the multiplexers: the pane map and the screens of the panes asked for.
+#[derive(Debug)]
+pub struct Snapshot {
+    /// Same contract as [`Mux::list_panes`]: the whole map or an error.
+    pub panes: Result<Vec<Pane>, MuxError>,
+    /// Pane handle → screen, for the requested panes that exist and could be read.
+    pub screens: std::collections::HashMap<String, String>,
+}
+
+/// The screens of the `want` panes that are in `listed` (none without a map), by `capture_many`.
+pub fn screens_of<M: Mux + ?Sized>(
+    mux: &M,
+    listed: Option<&Vec<Pane>>,
+    want: &[(String, bool)],
+) -> std::collections::HashMap<String, String> {
+    let Some(listed) = listed else {
+        return Default::default();
+    };
+    let want: Vec<(String, bool)> = want
+        .iter()
+        .filter(|(id, _)| listed.iter().any(|p| &p.id == id))
+        .cloned()
+        .collect();
+    want.iter()
+        .zip(mux.capture_many(&want))
+        .filter_map(|((id, _), t)| Some((id.clone(), t?)))
+        .collect()
+}
+
 pub trait Mux: Send + Sync {
     fn kind(&self) -> &'static str;
     /// Identity of the server (tmux: its socket path), matched against the `TMUX` env of processes.
@@ -83,6 +112,16 @@ pub trait Mux: Send + Sync {
     /// Several captures at once (one multiplexer call where it can); `None` for a pane that failed.
     fn capture_many(&self, reqs: &[(String, bool)]) -> Vec<Option<String>> {
         reqs.iter().map(|(p, e)| self.capture(p, *e).ok()).collect()
+    }
+    /// The pane map and the screens of `want` (handle, with escapes) for one scan, in as few
+    /// multiplexer calls as the adapter can (tmux: one). `procs` is the process table the scan has
+    /// just read, so an adapter that finds its servers there (zellij) need not read it again.
+    /// Requested panes missing from the map are simply absent from `screens`.
+    fn snapshot(&self, procs: &[crate::platform::ProcInfo], want: &[(String, bool)]) -> Snapshot {
+        let _ = procs;
+        let panes = self.list_panes();
+        let screens = screens_of(self, panes.as_ref().ok(), want);
+        Snapshot { panes, screens }
     }
     /// Type text literally (no key names, no command separators), without Enter.
     fn send_text(&self, pane: &str, text: &str) -> Result<(), MuxError>;

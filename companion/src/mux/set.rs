@@ -8,8 +8,8 @@
 
 use super::tmux::Tmux;
 use super::zellij::{self, Zellij};
-use super::{Mux, MuxError, Pane};
-use crate::platform::Platform;
+use super::{Mux, MuxError, Pane, Snapshot};
+use crate::platform::{Platform, ProcInfo};
 
 pub struct MuxSet {
     pub tmux: Tmux,
@@ -97,6 +97,24 @@ impl MuxSet {
     }
 }
 
+impl MuxSet {
+    /// tmux's listing plus zellij's, under the module's contract.
+    fn merge(
+        &self,
+        tmux: Result<Vec<Pane>, MuxError>,
+        z: Vec<Pane>,
+    ) -> Result<Vec<Pane>, MuxError> {
+        match tmux {
+            Ok(mut t) => {
+                t.extend(z);
+                Ok(t)
+            }
+            Err(MuxError::Unreachable(..)) if !z.is_empty() && !self.tmux.explicit() => Ok(z),
+            Err(e) => Err(e),
+        }
+    }
+}
+
 impl Mux for MuxSet {
     fn kind(&self) -> &'static str {
         "tmux+zellij"
@@ -120,13 +138,47 @@ impl Mux for MuxSet {
         } else {
             self.zellij.list_panes()?
         };
-        match self.tmux.list_panes() {
-            Ok(mut t) => {
-                t.extend(z);
-                Ok(t)
+        self.merge(self.tmux.list_panes(), z)
+    }
+
+    /// tmux's part in one tmux client; zellij's (only when the process table shows a zellij
+    /// server) side by side with it.
+    fn snapshot(&self, procs: &[ProcInfo], want: &[(String, bool)]) -> Snapshot {
+        type Want = Vec<(String, bool)>;
+        let (zw, tw): (Want, Want) = want
+            .iter()
+            .cloned()
+            .partition(|(p, _)| zellij::parse_handle(p).is_some());
+        let zellij_runs = !self.zellij.servers_from(procs).is_empty();
+        let (t, z) = std::thread::scope(|sc| {
+            let z = zellij_runs.then(|| sc.spawn(|| self.zellij.snapshot(procs, &zw)));
+            let t = self.tmux.snapshot(procs, &tw);
+            (t, z.map(|h| h.join()))
+        });
+        let (zpanes, zscreens) = match z {
+            None => (vec![], Default::default()),
+            Some(Ok(Snapshot {
+                panes: Ok(p),
+                screens,
+            })) => (p, screens),
+            Some(Ok(Snapshot { panes: Err(e), .. })) => {
+                return Snapshot {
+                    panes: Err(e),
+                    screens: Default::default(),
+                }
             }
-            Err(MuxError::Unreachable(..)) if !z.is_empty() && !self.tmux.explicit() => Ok(z),
-            Err(e) => Err(e),
+            Some(Err(_)) => {
+                return Snapshot {
+                    panes: Err(MuxError::Partial("listing zellij panes panicked".into())),
+                    screens: Default::default(),
+                }
+            }
+        };
+        let mut screens = t.screens;
+        screens.extend(zscreens);
+        Snapshot {
+            panes: self.merge(t.panes, zpanes),
+            screens,
         }
     }
 

@@ -4,7 +4,7 @@
 //! Every call is a direct `Command` (no shell). Text is typed with `send-keys -H` (hex bytes), which
 //! is immune to tmux's key-name parsing and its `;` command separator.
 
-use super::{BuiltWindow, Mux, MuxError, Pane, WindowSpec};
+use super::{BuiltWindow, Mux, MuxError, Pane, Snapshot, WindowSpec};
 use std::process::{Command, Stdio};
 
 const SEP: char = '\u{1f}';
@@ -90,14 +90,7 @@ impl Tmux {
             return reqs.iter().map(|(p, e)| self.capture(p, *e).ok()).collect();
         }
         // One tmux client for every pane: captures separated by a marker line no screen contains.
-        let marker = format!(
-            "park-split-{}-{}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos())
-                .unwrap_or(0)
-        );
+        let marker = marker();
         let mut args: Vec<&str> = vec![];
         for (i, (pane, esc)) in reqs.iter().enumerate() {
             if i > 0 {
@@ -123,6 +116,41 @@ impl Tmux {
         }
     }
 
+    /// Runs a tmux command script (`source-file -`: one client, read from stdin, so no command-line
+    /// size limit). A command of the script that fails does not stop the ones after it; its error
+    /// goes to stderr and the exit status is 1, so only a failure to reach the server is an error.
+    fn run_script(&self, script: &str) -> Result<String, MuxError> {
+        use std::io::Write;
+        let mut child = Command::new("tmux")
+            .args(&self.sel)
+            .args(["source-file", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| MuxError::Unreachable("tmux", e.to_string()))?;
+        // The script is small next to a pipe buffer, but write from a thread anyway so a tmux that
+        // answers before reading everything can never deadlock us.
+        let mut stdin = child.stdin.take();
+        let script = script.to_string();
+        let writer = std::thread::spawn(move || {
+            if let Some(w) = stdin.as_mut() {
+                let _ = w.write_all(script.as_bytes());
+            }
+        });
+        let out = child
+            .wait_with_output()
+            .map_err(|e| MuxError::Unreachable("tmux", e.to_string()))?;
+        let _ = writer.join();
+        if !out.status.success() {
+            let err = String::from_utf8_lossy(&out.stderr).trim().to_string();
+            if unreachable(&err) {
+                return Err(MuxError::Unreachable("tmux", err));
+            }
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
     /// A server was named (`PARK_TMUX_SOCKET` or `$TMUX`), rather than tmux's default one.
     pub fn explicit(&self) -> bool {
         !self.sel.is_empty()
@@ -137,10 +165,7 @@ impl Tmux {
             .map_err(|e| MuxError::Unreachable("tmux", e.to_string()))?;
         if !out.status.success() {
             let err = String::from_utf8_lossy(&out.stderr).trim().to_string();
-            if err.contains("no server running")
-                || err.contains("error connecting")
-                || err.contains("No such file")
-            {
+            if unreachable(&err) {
                 return Err(MuxError::Unreachable("tmux", err));
             }
             return Err(MuxError::Command(format!(
@@ -151,6 +176,75 @@ impl Tmux {
         }
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
+}
+
+/// tmux's words for "there is no server to talk to".
+fn unreachable(stderr: &str) -> bool {
+    stderr.contains("no server running")
+        || stderr.contains("error connecting")
+        || stderr.contains("No such file")
+}
+
+fn list_format() -> String {
+    let fmt: Vec<String> = FIELDS.iter().map(|f| format!("#{{{f}}}")).collect();
+    fmt.join(&SEP.to_string())
+}
+
+/// Parses a whole `list-panes -F` answer: every line, or an error (a partial map is no map).
+fn parse_pane_list(out: &str) -> Result<Vec<Pane>, MuxError> {
+    let mut panes = vec![];
+    for line in out.lines().filter(|l| !l.is_empty()) {
+        // A title may contain a newline-free but separator-bearing string; anything unparsable
+        // means the map is not trustworthy.
+        match parse_pane_line(line) {
+            Some(p) => panes.push(p),
+            None => {
+                return Err(MuxError::Partial(format!(
+                    "unparsable list-panes line: {line:?}"
+                )))
+            }
+        }
+    }
+    Ok(panes)
+}
+
+/// A tmux pane id as `TMUX_PANE` carries it (`%` and digits). Only these go into a command script:
+/// the ids come from processes' environments, which anyone can set to `%1; kill-server`.
+pub fn is_pane_id(s: &str) -> bool {
+    s.len() > 1 && s.len() <= 11 && s.starts_with('%') && s[1..].bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The `source-file` script of one scan: the pane list, then each capture after a marker line.
+/// Pure. Ids that are not plain pane ids are left out (the caller captures them on their own).
+pub fn snapshot_script(marker: &str, want: &[(String, bool)]) -> (String, Vec<(String, bool)>) {
+    let mut script = format!("list-panes -a -F '{}'\n", list_format());
+    let mut asked = vec![];
+    for (id, esc) in want.iter().filter(|(id, _)| is_pane_id(id)) {
+        script.push_str(&format!("display-message -p '{marker}'\n"));
+        script.push_str(&format!(
+            "capture-pane -p -J{} -t '{id}'\n",
+            if *esc { " -e" } else { "" }
+        ));
+        asked.push((id.clone(), *esc));
+    }
+    (script, asked)
+}
+
+/// Splits one snapshot answer: the pane-list text, then one capture per asked pane. An empty
+/// capture is a pane that was gone (tmux printed its error and went on): a screen always has at
+/// least one line. `None` when the answer does not have the shape asked for.
+pub fn split_snapshot(
+    out: &str,
+    marker: &str,
+    asked: usize,
+) -> Option<(String, Vec<Option<String>>)> {
+    let sep = format!("{marker}\n");
+    let mut parts = out.split(sep.as_str());
+    let list = parts.next()?.to_string();
+    let caps: Vec<Option<String>> = parts
+        .map(|c| Some(c.to_string()).filter(|c| !c.is_empty()))
+        .collect();
+    (caps.len() == asked).then_some((list, caps))
 }
 
 /// Parses one `list-panes -F` line. Pure, for tests with real captured output.
@@ -178,6 +272,18 @@ pub fn parse_pane_line(line: &str) -> Option<Pane> {
     })
 }
 
+/// A line no screen contains, to split one client's answer into its commands' outputs.
+fn marker() -> String {
+    format!(
+        "park-split-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0)
+    )
+}
+
 fn hex(text: &str) -> Vec<String> {
     text.bytes().map(|b| format!("{b:02x}")).collect()
 }
@@ -195,23 +301,45 @@ impl Mux for Tmux {
     }
 
     fn list_panes(&self) -> Result<Vec<Pane>, MuxError> {
-        let fmt: Vec<String> = FIELDS.iter().map(|f| format!("#{{{f}}}")).collect();
-        let fmt = fmt.join(&SEP.to_string());
-        let out = self.run(&["list-panes", "-a", "-F", &fmt])?;
-        let mut panes = vec![];
-        for line in out.lines().filter(|l| !l.is_empty()) {
-            // A title may contain a newline-free but separator-bearing string; anything unparsable
-            // means the map is not trustworthy.
-            match parse_pane_line(line) {
-                Some(p) => panes.push(p),
-                None => {
-                    return Err(MuxError::Partial(format!(
-                        "unparsable list-panes line: {line:?}"
-                    )))
+        parse_pane_list(&self.run(&["list-panes", "-a", "-F", &list_format()])?)
+    }
+
+    /// One tmux client for the whole scan: the pane list and every capture in one command script,
+    /// which tmux runs in one go, so the map and the screens are of the same instant. Falls back to
+    /// a list call plus capture calls when the answer is not what was asked (an older tmux).
+    fn snapshot(&self, _procs: &[crate::platform::ProcInfo], want: &[(String, bool)]) -> Snapshot {
+        let marker = marker();
+        let (script, asked) = snapshot_script(&marker, want);
+        let split = match self.run_script(&script) {
+            Ok(out) => split_snapshot(&out, &marker, asked.len()),
+            Err(e) => {
+                return Snapshot {
+                    panes: Err(e),
+                    screens: Default::default(),
                 }
             }
+        };
+        let Some((list, caps)) = split else {
+            let panes = self.list_panes();
+            let screens = super::screens_of(self, panes.as_ref().ok(), want);
+            return Snapshot { panes, screens };
+        };
+        let panes = parse_pane_list(&list);
+        let mut screens: std::collections::HashMap<String, String> = asked
+            .into_iter()
+            .zip(caps)
+            .filter_map(|((id, _), c)| Some((id, c?)))
+            .collect();
+        // Ids the script could not carry: on their own (they are in the map, or they are skipped).
+        let rest: Vec<(String, bool)> = want
+            .iter()
+            .filter(|(id, _)| !is_pane_id(id))
+            .cloned()
+            .collect();
+        if !rest.is_empty() {
+            screens.extend(super::screens_of(self, panes.as_ref().ok(), &rest));
         }
-        Ok(panes)
+        Snapshot { panes, screens }
     }
 
     fn capture(&self, pane: &str, escapes: bool) -> Result<String, MuxError> {
@@ -596,6 +724,33 @@ mod tests {
         assert!(p.alternate_on && !p.dead);
         assert!(parse_pane_line("%1\u{1f}9351").is_none());
         assert!(parse_pane_line(&l.replace("%1", "x")).is_none());
+    }
+
+    #[test]
+    fn snapshot_script_carries_only_plain_pane_ids_and_splits_back() {
+        let want = vec![
+            ("%3".to_string(), false),
+            ("%1; kill-server".to_string(), false),
+            ("%12".to_string(), true),
+            ("terminal_1@main".to_string(), false),
+        ];
+        let (script, asked) = snapshot_script("M-1", &want);
+        assert_eq!(
+            asked,
+            vec![("%3".to_string(), false), ("%12".to_string(), true)]
+        );
+        assert!(!script.contains("kill-server"), "{script}");
+        assert!(
+            script.contains("capture-pane -p -J -e -t '%12'"),
+            "{script}"
+        );
+        assert_eq!(script.lines().count(), 5);
+        // A vanished pane prints nothing between its markers: absent, not an empty screen.
+        let (list, caps) = split_snapshot("%3 a\n%12 b\nM-1\nM-1\nscreen\n\n", "M-1", 2).unwrap();
+        assert_eq!(list, "%3 a\n%12 b\n");
+        assert_eq!(caps, vec![None, Some("screen\n\n".to_string())]);
+        assert!(split_snapshot("%3 a\nM-1\nx\n", "M-1", 2).is_none());
+        assert!(!is_pane_id("%") && !is_pane_id("3") && !is_pane_id("%3a") && is_pane_id("%0"));
     }
 
     #[test]

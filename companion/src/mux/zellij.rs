@@ -183,12 +183,26 @@ impl Zellij {
     }
 
     pub fn servers(&self) -> Vec<Server> {
-        let v = match self.platform.processes() {
-            Ok(p) => servers_in(&p, &self.root),
+        match self.platform.processes() {
+            Ok(p) => self.servers_from(&p),
             Err(_) => vec![],
-        };
+        }
+    }
+
+    /// The servers under park's socket root, found in a process table already read.
+    pub fn servers_from(&self, procs: &[ProcInfo]) -> Vec<Server> {
+        let v = servers_in(procs, &self.root);
         self.learn(&v);
         v
+    }
+
+    /// Every pane of every session, given a process table already read.
+    pub fn list_panes_in(&self, table: &[ProcInfo]) -> Result<Vec<Pane>, MuxError> {
+        let mut all = vec![];
+        for s in self.servers_from(table) {
+            all.extend(self.list_session(&s, table)?);
+        }
+        Ok(all)
     }
 
     fn learn(&self, servers: &[Server]) {
@@ -402,13 +416,13 @@ impl Mux for Zellij {
             .platform
             .processes()
             .map_err(|e| MuxError::Unreachable("zellij", e.to_string()))?;
-        let mut all = vec![];
-        let servers = servers_in(&table, &self.root);
-        self.learn(&servers);
-        for s in servers {
-            all.extend(self.list_session(&s, &table)?);
-        }
-        Ok(all)
+        self.list_panes_in(&table)
+    }
+
+    fn snapshot(&self, procs: &[ProcInfo], want: &[(String, bool)]) -> super::Snapshot {
+        let panes = self.list_panes_in(procs);
+        let screens = super::screens_of(self, panes.as_ref().ok(), want);
+        super::Snapshot { panes, screens }
     }
 
     fn capture(&self, pane: &str, escapes: bool) -> Result<String, MuxError> {

@@ -53,18 +53,102 @@ impl Bench {
     }
 
     fn run(&self, args: &[&str]) -> (Duration, String) {
+        let (t, out, _) = self.run_with(Command::new(&self.park), &[], args);
+        (t, out)
+    }
+
+    /// Runs `cmd` (park, or a profiler wrapping it) in the sandbox; returns (wall, stdout, stderr).
+    fn run_with(
+        &self,
+        mut cmd: Command,
+        env: &[(&str, &str)],
+        args: &[&str],
+    ) -> (Duration, String, String) {
         let t0 = Instant::now();
-        let o = Command::new(&self.park)
+        let o = cmd
             .env_clear()
             .envs(self.sb.base_env())
             .env("PARK_TMUX_SOCKET", self.sb.label())
+            .envs(env.iter().copied())
             .args(args)
             .output()
             .expect("park");
         (
             t0.elapsed(),
             String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
         )
+    }
+
+    /// `--profile N`: where one `park ls --json` over N panes spends its time. Median wall time of
+    /// each phase (`PARK_PROFILE=1`), then, when valgrind is installed, callgrind's instruction
+    /// counts for park's own process (its tmux and ps children are not counted: they are waited
+    /// on, and the phases show how long).
+    fn profile(&self, n: usize) {
+        let _ = self.run(&["ls", "--json"]);
+        let runs = 11;
+        let mut phases: Vec<(String, Vec<f64>)> = vec![];
+        let mut walls = vec![];
+        for _ in 0..runs {
+            let (t, _, err) = self.run_with(
+                Command::new(&self.park),
+                &[("PARK_PROFILE", "1")],
+                &["ls", "--json"],
+            );
+            walls.push(t);
+            for l in err.lines().filter_map(|l| l.strip_prefix("park profile: ")) {
+                let mut w = l.split_whitespace();
+                let (Some(name), Some(v)) = (w.next(), w.next().and_then(|v| v.parse().ok()))
+                else {
+                    continue;
+                };
+                match phases.iter_mut().find(|(p, _)| p == name) {
+                    Some((_, vs)) => vs.push(v),
+                    None => phases.push((name.to_string(), vec![v])),
+                }
+            }
+        }
+        println!(
+            "### `park ls --json` over {n} panes, by phase (median of {runs}, `PARK_PROFILE=1`)"
+        );
+        println!();
+        println!("wall (whole process): {}", ms(median(walls)));
+        println!();
+        println!("| phase | median |");
+        println!("|---|---:|");
+        for (name, mut vs) in phases {
+            vs.sort_by(f64::total_cmp);
+            println!("| {name} | {:.2} ms |", vs[vs.len() / 2]);
+        }
+        let have_valgrind = Command::new("valgrind").arg("--version").output().is_ok();
+        if !have_valgrind {
+            println!();
+            println!("(valgrind not installed: no instruction counts)");
+            return;
+        }
+        let out = self.sb.root.join("callgrind.out");
+        let mut vg = Command::new("valgrind");
+        vg.args(["--tool=callgrind", "--trace-children=no"])
+            .arg(format!("--callgrind-out-file={}", out.display()))
+            .arg(&self.park);
+        let _ = self.run_with(vg, &[], &["ls", "--json"]);
+        let ann = Command::new("callgrind_annotate")
+            .args(["--inclusive=yes", "--threshold=100"])
+            .arg(&out)
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default();
+        println!();
+        println!("### callgrind, park's own instructions (inclusive), top park functions");
+        println!("```");
+        let mut shown = 0;
+        for l in ann.lines() {
+            if l.contains("PROGRAM TOTALS") || (l.contains("park::") && shown < 25) {
+                shown += usize::from(!l.contains("PROGRAM TOTALS"));
+                println!("{}", l.split(" [").next().unwrap_or(l).trim_end());
+            }
+        }
+        println!("```");
     }
 
     fn times(&self, args: &[&str], n: usize) -> Duration {
@@ -135,6 +219,19 @@ impl Bench {
 }
 
 fn main() {
+    if let Some(n) = std::env::args()
+        .skip_while(|a| a != "--profile")
+        .nth(1)
+        .and_then(|n| n.parse::<usize>().ok())
+    {
+        let mut b = Bench::new();
+        let mut panes = vec![];
+        b.grow_to(&mut panes, n);
+        b.profile(n);
+        let left = b.sb.cleanup();
+        eprintln!("cleanup: {} processes left", left.len());
+        return;
+    }
     let ns: Vec<usize> = {
         let a: Vec<usize> = std::env::args()
             .skip(1)
