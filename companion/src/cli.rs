@@ -876,6 +876,7 @@ pub fn print_results(results: &[ActionResult], json: bool) -> i32 {
                 | "cancelled"
                 | "stopped"
                 | "would-stop"
+                | "would-restart"
                 | "kept"
                 | "restarted"
         )
@@ -1479,14 +1480,14 @@ fn unpark_cmd(ctx: &Ctx, targets: &[String], o: UnparkOpts) -> i32 {
         results[slot] = Some(r);
     }
     let mut results: Vec<ActionResult> = results.into_iter().flatten().collect();
-    if o.with_servers && !dry_run {
+    if o.with_servers {
         let mut hit: Vec<Entry> = entries
             .iter()
             .filter(|e| done.contains(&e.id))
             .cloned()
             .collect();
         hit.extend(inside.iter().map(|x| x.0.clone()));
-        results.extend(crate::servers_cli::restart(ctx, &group_ids(&hit)));
+        results.extend(crate::servers_cli::restart(ctx, &group_ids(&hit), dry_run));
     }
     let Some((e, t, prompt)) = inside else {
         return print_results(&results, json);
@@ -1670,8 +1671,12 @@ fn unpark_all(ctx: &Ctx, dry_run: bool, json: bool, yes: bool, with_servers: boo
         })
         .collect();
     let mut results = crate::wave::unpark_all(ctx, &s, &live, &items, dry_run);
-    if with_servers && !dry_run {
-        results.extend(crate::servers_cli::restart(ctx, &group_ids(&entries)));
+    if with_servers {
+        results.extend(crate::servers_cli::restart(
+            ctx,
+            &group_ids(&entries),
+            dry_run,
+        ));
     }
     let Some(e) = here_entries.first() else {
         return print_results(&results, json);

@@ -210,6 +210,13 @@ fn styled_lines(s: &str) -> Vec<StyledLine> {
 
 /// Plain lines of a screen; escapes are stripped first if there are any.
 fn plain_lines(s: &str) -> Vec<String> {
+    // `capture-pane -p` text (what Claude's screens are) has no control characters besides the
+    // newlines, so it can be split as it is; anything else takes the escape-aware path. Both give
+    // the same lines (a property test holds them equal).
+    let plain = s.chars().all(|c| c == '\n' || c == '\t' || !c.is_control());
+    if plain {
+        return s.split('\n').map(str::to_string).collect();
+    }
     styled_lines(s).into_iter().map(|l| l.text).collect()
 }
 
@@ -1253,6 +1260,18 @@ mod tests {
         #[test]
         fn strip_ansi_never_leaves_esc_arbitrary(s in any::<String>()) {
             prop_assert!(!strip_ansi(&s).contains('\x1b'));
+        }
+
+        #[test]
+        fn plain_lines_fast_path_equals_the_escape_aware_split(s in screenish()) {
+            let slow: Vec<String> = styled_lines(&s).into_iter().map(|l| l.text).collect();
+            prop_assert_eq!(plain_lines(&s), slow);
+        }
+
+        #[test]
+        fn plain_lines_fast_path_equals_the_escape_aware_split_arbitrary(s in any::<String>()) {
+            let slow: Vec<String> = styled_lines(&s).into_iter().map(|l| l.text).collect();
+            prop_assert_eq!(plain_lines(&s), slow);
         }
 
         #[test]

@@ -227,7 +227,10 @@ fn record(ctx: &Ctx, gid: &str, sv: &Server) -> Result<(), String> {
 
 /// `park unpark --with-servers`: restarts the servers recorded in the groups `gids`, each in its
 /// pane at a confirmed bare shell prompt; what cannot be restarted is reported with its command.
-pub fn restart(ctx: &Ctx, gids: &[String]) -> Vec<ActionResult> {
+/// With `dry_run` nothing is typed and the records stay: each server is reported as
+/// `would-restart` with the line that would be typed, or `not-restarted` with the reason, judged
+/// on the panes as they are now (one prompt check, no waiting).
+pub fn restart(ctx: &Ctx, gids: &[String], dry_run: bool) -> Vec<ActionResult> {
     let mut out = vec![];
     for gid in gids {
         let Ok(Some(mut g)) = group::load(&ctx.ledger.home, gid) else {
@@ -272,7 +275,7 @@ pub fn restart(ctx: &Ctx, gids: &[String]) -> Vec<ActionResult> {
             };
             let mut ready = crate::park::shell_prompt_ready(ctx, &p);
             for _ in 0..20 {
-                if ready {
+                if ready || dry_run {
                     break;
                 }
                 std::thread::sleep(std::time::Duration::from_millis(100));
@@ -299,6 +302,17 @@ pub fn restart(ctx: &Ctx, gids: &[String]) -> Vec<ActionResult> {
                 .map(|c| c.to_string_lossy().into_owned())
                 .unwrap_or_else(|| p.cwd.clone());
             let line = line_for(&shell_cwd, &shell_env);
+            if dry_run {
+                out.push(res(
+                    &target,
+                    &sv,
+                    "would-restart",
+                    format!("{}: would type `{line}` in {}", sv.name, p.id),
+                    None,
+                ));
+                left.push(sv);
+                continue;
+            }
             if p.in_mode {
                 let _ = ctx.mux.leave_mode(&p.id);
             }
@@ -327,6 +341,9 @@ pub fn restart(ctx: &Ctx, gids: &[String]) -> Vec<ActionResult> {
             }
         }
         // Restarted (or detached) servers leave the record; the others stay for a later try.
+        if dry_run {
+            continue;
+        }
         g.servers = left;
         let _ = group::save(&ctx.ledger.home, &g);
     }

@@ -170,7 +170,9 @@ pub struct ActionResult {
     pub target: String,
     pub pane: Option<String>,
     pub session_id: Option<String>,
-    /// `parked`, `unparked`, `already-parked`, `already-running`, `refused`, `would-park`, `would-unpark`, `failed`.
+    /// Agents: `parked`, `unparked`, `already-parked`, `already-running`, `refused`, `would-park`,
+    /// `would-unpark`, `forgotten`, `not-parked`, `cancelled`, `kept`, `failed`. Dev servers:
+    /// `stopped`, `would-stop`, `restarted`, `would-restart`, `not-restarted`.
     pub outcome: String,
     pub reason: Option<String>,
     pub freed_bytes: Option<u64>,

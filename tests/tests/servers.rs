@@ -263,6 +263,26 @@ fn parking_a_window_stops_claude_its_dev_server_and_browser_and_with_servers_bri
     sb.wait_for(&server, r"Terminated\s+park-test\$", SECS(10))
         .unwrap();
 
+    // A dry run says what it would type and does nothing: no vite, the record stays (the real
+    // unpark below restarts from it).
+    let (_, dry) = action(&sb, &["unpark", "w:web", "--with-servers", "--dry-run"]);
+    let said = |o: &str, word: &str| {
+        dry.results
+            .iter()
+            .any(|r| r.outcome == o && r.reason.as_deref().unwrap_or("").contains(word))
+    };
+    assert!(
+        dry.results.iter().any(|r| r.outcome == "would-unpark"),
+        "{dry:?}"
+    );
+    assert!(
+        said("would-restart", "node_modules/.bin/vite --port"),
+        "{dry:?}"
+    );
+    assert!(said("not-restarted", "chrome"), "{dry:?}");
+    assert!(pids_running(&sb, "node_modules/.bin/vite").is_empty());
+    assert!(claude_pids_for(&sb.home, &sid).is_empty());
+
     // Unpark the window with its servers: Claude resumes, vite is typed back at its prompt.
     let (c, out) = action(&sb, &["unpark", "w:web", "--with-servers"]);
     let outcomes: Vec<(&str, &str)> = out
