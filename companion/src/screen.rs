@@ -234,6 +234,18 @@ fn is_rule(line: &str) -> bool {
     t.chars().all(|c| c == RULE_CHAR) && t.chars().count() >= MIN_RULE_LEN
 }
 
+/// The composer's top fence with a text drawn into it (2.1.197 `borderText`): the session name
+/// (`/rename`, `--name`, every session that ran in the background) right-aligned as
+/// `───… my-name ──`, the history position left-aligned as `─── History 3/5 ───…`. A name wider
+/// than the pane overflows and wraps, leaving no rule characters before it; what stays is the
+/// end: a space, then the rule's last `─`s. The caller also requires the `❯`+NBSP composer line
+/// right below, which only Claude's composer draws.
+fn is_titled_rule(line: &str) -> bool {
+    let t = line.trim_end();
+    let body = t.trim_end_matches(RULE_CHAR);
+    body.len() < t.len() && body.ends_with(' ') && !body.trim().is_empty()
+}
+
 /// The last `n` non-empty lines, in screen order.
 fn last_nonempty<S: AsRef<str>>(lines: &[S], n: usize) -> Vec<&str> {
     let mut v: Vec<&str> = lines
@@ -332,7 +344,8 @@ pub fn read_claude(plain: &str) -> ScreenReading {
     reading
 }
 
-/// Index of the last `❯`+NBSP line whose nearest non-empty line above is a `─` rule.
+/// Index of the last `❯`+NBSP line whose nearest non-empty line above is a `─` rule, plain or
+/// with a title drawn into it.
 fn last_fenced_composer(lines: &[String]) -> Option<usize> {
     let prefix = format!("❯{NBSP}");
     (0..lines.len()).rev().find(|&i| {
@@ -341,7 +354,7 @@ fn last_fenced_composer(lines: &[String]) -> Option<usize> {
                 .iter()
                 .rev()
                 .find(|l| !is_blank(l))
-                .is_some_and(|l| is_rule(l))
+                .is_some_and(|l| is_rule(l) || is_titled_rule(l))
     })
 }
 
@@ -676,6 +689,51 @@ mod tests {
                 ..idle()
             }
         );
+    }
+
+    /// Issue 19 (0a): a named session draws its name into the composer's top rule; these were
+    /// read as `unknown` (no composer), which refused every park forever.
+    #[test]
+    fn claude_named_sessions_are_read_like_unnamed_ones() {
+        assert_eq!(read_claude(fixture!("claude-named-idle.txt")), idle());
+        assert_eq!(read_claude(fixture!("claude-named-resumed.txt")), idle());
+        assert_eq!(read_claude(fixture!("claude-renamed-long.txt")), idle());
+        assert_eq!(read_claude(fixture!("claude-named-narrow.txt")), idle());
+        // A name wider than the pane wraps: no rule characters before it.
+        assert_eq!(
+            read_claude(fixture!("claude-renamed-long-narrow.txt")),
+            idle()
+        );
+        assert_eq!(
+            read_claude(fixture!("claude-named-draft.txt")),
+            with_draft("an unsent draft")
+        );
+        assert_eq!(read_claude(fixture!("claude-named-busy.txt")), busy());
+        // Up-arrow history recall fills the composer: a draft (the safe reading).
+        assert_eq!(
+            read_claude(fixture!("claude-history-rule.txt")),
+            with_draft("take your time [slow 15]")
+        );
+    }
+
+    #[test]
+    fn claude_titled_rules_of_every_alignment() {
+        let cases = [
+            format!("{RULE} my-name ──"),
+            format!("─── History 3/5 {RULE}"),
+            format!("{RULE} 名前 ✨ ──"),
+            " a name too wide for the pane ──".to_string(),
+        ];
+        for top in cases {
+            let screen = format!("{top}\n❯\u{a0}\n{RULE}\n  ? for shortcuts\n");
+            assert_eq!(read_claude(&screen), idle(), "{top}");
+        }
+        // Text that merely ends in a rule character, or a rule with no title, is no titled rule.
+        for not in ["some text─", "──", "   ──", "word ─x"] {
+            assert!(!is_titled_rule(not), "{not:?}");
+        }
+        let screen = format!("some text─\n❯\u{a0}\n{RULE}\n");
+        assert_eq!(read_claude(&screen), unknown());
     }
 
     #[test]

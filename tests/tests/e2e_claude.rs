@@ -214,3 +214,43 @@ fn real_claude_pane_process_gets_a_placeholder_and_comes_back() {
             .unwrap();
     assert!(argv.contains("--model\0opus"), "flag kept: {argv:?}");
 }
+
+/// Issue 19 (0a): a named session (`--name`, `/rename`) draws its name into the composer's top
+/// rule. The screen reader must still see the composer: the named session parks, and comes back
+/// under the same id with its name.
+#[test]
+fn real_claude_named_session_parks_and_comes_back_named() {
+    let c = Claude::new();
+    let sb = &c.sb;
+    let (pane, sid) = c.start("named", "--name park-named-one", "hello named");
+    let named = sb.capture(&pane);
+    assert!(
+        named
+            .lines()
+            .any(|l| l.starts_with('─') && l.contains(" park-named-one ")),
+        "the name is in the rule:\n{named}"
+    );
+    let live = wait_row(sb, &pane, SECS(10), |r| r.status == Status::Idle);
+    assert_eq!(live.session_id.as_deref(), Some(sid.as_str()));
+    // /rename to a name wider than a narrow rule keeps it readable too.
+    let long = "a much longer session name given with slash rename";
+    submit_prompt(sb, &pane, &format!("/rename {long}"), "❯");
+    sb.wait_for(&pane, &format!("{long} ──"), SECS(10)).unwrap();
+    wait_row(sb, &pane, SECS(10), |r| r.status == Status::Idle);
+
+    let (code, r, _) = park_when_quiet(sb, &pane);
+    assert_eq!((code, r.outcome.as_str()), (0, "parked"), "{:?}", r.reason);
+    let (code, out) = action(sb, &["unpark", &pane]);
+    assert_eq!(
+        (code, out.results[0].outcome.as_str()),
+        (0, "unparked"),
+        "{:?}\n{}",
+        out.results[0].reason,
+        sb.capture(&pane)
+    );
+    let back = wait_row(sb, &pane, SECS(30), |r| r.state == RowState::Live);
+    assert_eq!(back.session_id.as_deref(), Some(sid.as_str()));
+    sb.wait_for(&pane, &format!("{long} ──"), SECS(30)).unwrap();
+    let back = wait_row(sb, &pane, SECS(30), |r| r.status == Status::Idle);
+    assert_eq!(back.session_id.as_deref(), Some(sid.as_str()));
+}
