@@ -227,6 +227,38 @@ pub fn teardown(ctx: &Ctx, e: &Entry) {
     }
 }
 
+/// What a held Codex writer lock means for resuming that thread.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WriterVerdict {
+    Go,
+    /// Another process writes the thread: it is running elsewhere (the `already-running` rule).
+    Running(String),
+    /// Codex would refuse the resume now, but nothing runs it elsewhere: keep the entry.
+    Refuse(String),
+}
+
+/// The never-two-writers rule for Codex, from the thread's writer lock (pure). `flags` are the
+/// entry's recorded flags: `--no-daemon` resumes with an embedded server, which Codex refuses
+/// while the shared daemon still has the thread loaded; any other resume attaches to the daemon.
+pub fn codex_writer_verdict(flags: &[String], writer: &codex::Writer) -> WriterVerdict {
+    if crate::guards::disabled("codex-writer-lock") {
+        return WriterVerdict::Go;
+    }
+    match writer {
+        codex::Writer::None => WriterVerdict::Go,
+        codex::Writer::Other(pid) => WriterVerdict::Running(format!(
+            "another process ({}) holds this thread's Codex writer lock: it is running there; cleared its parked state",
+            if *pid == 0 { "pid unknown".to_string() } else { format!("pid {pid}") }
+        )),
+        codex::Writer::Daemon(pid) if flags.iter().any(|f| f == "--no-daemon") => {
+            WriterVerdict::Refuse(format!(
+                "the shared Codex daemon (pid {pid}) still has this thread loaded, so a --no-daemon resume would be refused (\"already has an active writer\"); the daemon unloads an idle thread about a minute after its last client leaves: try again then"
+            ))
+        }
+        codex::Writer::Daemon(_) => WriterVerdict::Go,
+    }
+}
+
 enum Gate {
     /// Go ahead; the note says what was done on the way (a transcript restored from the archive).
     Go(Box<Entry>, Option<String>),
@@ -271,6 +303,21 @@ fn gate(ctx: &Ctx, eid: &str, target: &str, live: &LiveSet, my_pane: Option<&str
             "already-running",
             Some("this session is already running; cleared its parked state".into()),
         ));
+    }
+    if e.agent == Agent::Codex {
+        let writer = e.config_dir.as_deref().map_or(codex::Writer::None, |home| {
+            codex::writer(Path::new(home), &e.session_id, ctx.platform.as_ref())
+        });
+        match codex_writer_verdict(&e.flags, &writer) {
+            WriterVerdict::Go => {}
+            WriterVerdict::Running(why) => {
+                teardown(ctx, &e);
+                let _ = ctx.ledger.remove(&e.id);
+                ctx.publish_status();
+                return Gate::Done(res(target, &e, "already-running", Some(why)));
+            }
+            WriterVerdict::Refuse(why) => return Gate::Done(res(target, &e, "refused", Some(why))),
+        }
     }
     let unknown: Vec<u32> = live
         .unidentified_claude

@@ -1227,3 +1227,46 @@ fn live_set_lowercases_ids_and_counts_the_unidentified() {
     );
     assert_eq!(l.unidentified_codex, 1);
 }
+
+// ---------------------------------------------------------------------------------------------
+// codex-writer-lock: a held thread-writer lock is a live writer (issue 19, item 2)
+// ---------------------------------------------------------------------------------------------
+
+use park::agent::codex::Writer;
+use park::unpark::{codex_writer_verdict, WriterVerdict};
+
+#[test]
+fn codex_writer_lock_held_by_another_process_is_running_there() {
+    match codex_writer_verdict(&[], &Writer::Other(4711)) {
+        WriterVerdict::Running(why) => assert!(why.contains("pid 4711"), "{why}"),
+        v => panic!("a second writer must never be started: {v:?}"),
+    }
+    // Also when the kernel does not name the holder, and for a --no-daemon entry.
+    assert!(matches!(
+        codex_writer_verdict(&["--no-daemon".into()], &Writer::Other(0)),
+        WriterVerdict::Running(_)
+    ));
+}
+
+#[test]
+fn codex_writer_lock_held_by_the_daemon_refuses_only_an_embedded_resume() {
+    match codex_writer_verdict(&["--no-daemon".into()], &Writer::Daemon(99)) {
+        WriterVerdict::Refuse(why) => {
+            assert!(
+                why.contains("daemon (pid 99)") && why.contains("--no-daemon"),
+                "{why}"
+            )
+        }
+        v => panic!("Codex would refuse this resume: {v:?}"),
+    }
+    // A daemon-mode resume attaches to the thread the daemon has loaded.
+    assert_eq!(
+        codex_writer_verdict(&["--model".into(), "m".into()], &Writer::Daemon(99)),
+        WriterVerdict::Go
+    );
+}
+
+#[test]
+fn codex_writer_lock_unheld_goes() {
+    assert_eq!(codex_writer_verdict(&[], &Writer::None), WriterVerdict::Go);
+}

@@ -778,3 +778,71 @@ fn codex_daemon_uuid_text_on_screen_is_not_the_panes_thread() {
     );
     w.finish(&[]);
 }
+
+/// Issue 19 (item 2): Codex keeps `thread-writer-locks/<id>.lock` flocked by the thread's one
+/// live writer. A parked thread that another process now writes (here `codex exec resume`, which
+/// park does not list as an agent) is running there: unpark must not start a second writer, and
+/// says why. The lock file every park leaves behind, unheld, is no problem (doctor stays quiet).
+#[test]
+fn codex_held_writer_lock_means_running_elsewhere_and_an_unheld_one_is_harmless() {
+    let w = World::new(&CodexSeed::default());
+    let sb = &w.sb;
+    let pane = w.codex_in_shell("lk", "lk", "--no-daemon", START);
+    w.prompt(&pane, "hello before the lock test", 1);
+    let live = wait_live_idle(sb, &pane, "rollout-fd", Duration::from_secs(30));
+    let sid = live.session_id.clone().unwrap();
+    let tree = tree_of(live.pid.unwrap());
+    let (c, oc, why) = park_when_quiet(sb, &pane);
+    assert_eq!((c, oc.as_str()), (0, "parked"), "{why:?}");
+    let lock = sb
+        .home
+        .join(".codex/thread-writer-locks")
+        .join(format!("{sid}.lock"));
+    assert!(lock.is_file(), "the killed writer leaves its lock file");
+    let doctor = park(sb, &["doctor"]);
+    let text = String::from_utf8_lossy(&doctor.stdout).into_owned();
+    assert!(
+        doctor.status.success() && !text.contains("writer"),
+        "an unheld lock file is not a problem:\n{text}"
+    );
+
+    // Another writer takes the thread: a slow `codex exec resume` in a second pane.
+    let dir = sb.project_dir("lk");
+    let other = sb.new_shell_window("w", "exec", &dir, &sb.codex_env());
+    sb.type_line(
+        &other,
+        &format!("codex exec --skip-git-repo-check resume {sid} 'keep going [slow 20]'; echo EXEC-''DONE"),
+    );
+    let ino = std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(&lock).unwrap());
+    let held = poll(Duration::from_secs(60), || {
+        let locks = std::fs::read_to_string("/proc/locks").ok()?;
+        locks
+            .lines()
+            .any(|l| l.contains(&format!(":{ino} ")))
+            .then_some(())
+    });
+    assert!(
+        held.is_some(),
+        "codex exec holds the writer lock:\n{}",
+        sb.capture(&other)
+    );
+
+    let (c, oc, why) = outcome(sb, &["unpark", &pane]);
+    w.log(&format!("unpark while exec writes: {oc} {why:?}"));
+    assert_eq!((c, oc.as_str()), (0, "already-running"), "{why:?}");
+    assert!(why.unwrap_or_default().contains("writer lock"));
+    std::thread::sleep(Duration::from_secs(2));
+    let shell: u32 = sb.display(&pane, "#{pane_pid}").unwrap().parse().unwrap();
+    let resumed = argvs(&descendants(shell));
+    assert!(
+        resumed.is_empty(),
+        "no second writer was started: {resumed:?}"
+    );
+    ok(sb.wait_for(&other, "EXEC-DONE", REPLY));
+    w.show(&other, "codex exec");
+    assert!(
+        sb.capture(&other).contains("PARKTEST-OK"),
+        "the other writer's turn finished"
+    );
+    w.finish(&tree);
+}

@@ -94,6 +94,50 @@ pub fn daemons(table: &crate::proctree::ProcTable, home: &std::path::Path) -> Ve
         .collect()
 }
 
+/// Who holds thread `id`'s writer lock right now. Codex 0.171 keeps
+/// `<home>/thread-writer-locks/<id>.lock` exclusively flocked by the thread's one live writer and
+/// refuses a second ("already has an active writer"); the file itself stays after every exit, so
+/// only a *held* lock means anything.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Writer {
+    /// No lock file, or nobody holds it: no writer.
+    None,
+    /// This home's shared app-server daemon: the thread is loaded there (a client is attached,
+    /// a turn still runs, or it is within the ~60 s the daemon keeps an idle thread after its
+    /// last client left). A resume through the daemon attaches to it; an embedded one is refused.
+    Daemon(u32),
+    /// Any other process (a `--no-daemon` TUI, `codex exec`, another app's app-server); 0 when
+    /// the kernel does not name it.
+    Other(u32),
+}
+
+/// The writer of thread `id` under `home` (see [`Writer`]).
+pub fn writer(home: &Path, id: &str, platform: &dyn Platform) -> Writer {
+    let Some(id) = valid_session_id(id) else {
+        return Writer::None;
+    };
+    let lock = home.join("thread-writer-locks").join(format!("{id}.lock"));
+    let holders = platform.write_lock_holders(&lock);
+    let Some(&first) = holders.first() else {
+        return Writer::None;
+    };
+    let daemon = std::fs::read_to_string(home.join("app-server-daemon").join("daemon.pid"))
+        .ok()
+        .and_then(
+            |t| match serde_json::from_str::<serde_json::Value>(&t).ok()? {
+                serde_json::Value::Object(o) => o.get("pid")?.as_u64(),
+                serde_json::Value::Number(n) => n.as_u64(),
+                _ => None,
+            },
+        )
+        .and_then(|p| u32::try_from(p).ok())
+        .filter(|&p| platform.process(p).is_some_and(|q| is_daemon(&q)));
+    match holders.iter().find(|&&h| Some(h) != daemon) {
+        Some(&other) => Writer::Other(other),
+        None => Writer::Daemon(first),
+    }
+}
+
 /// The native TUI under the node wrapper (the deepest `codex` in the chain that is not the daemon).
 pub fn native_pid(table: &ProcTable, root: u32) -> u32 {
     let mut cur = root;

@@ -104,6 +104,25 @@ impl Platform for Linux {
         fs::read_link(format!("/proc/{pid}/cwd")).ok()
     }
 
+    fn write_lock_holders(&self, path: &std::path::Path) -> Vec<u32> {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(m) = fs::metadata(path) else {
+            return vec![];
+        };
+        let (major, minor) = (libc::major(m.dev()), libc::minor(m.dev()));
+        let Ok(text) = fs::read_to_string("/proc/locks") else {
+            return vec![];
+        };
+        let mut pids: Vec<u32> = super::parse_proc_locks(&text)
+            .into_iter()
+            .filter(|l| l.write && l.inode == m.ino() && l.major == major && l.minor == minor)
+            .map(|l| l.pid)
+            .collect();
+        pids.sort_unstable();
+        pids.dedup();
+        pids
+    }
+
     fn open_files(&self, pid: u32) -> Vec<PathBuf> {
         let Ok(rd) = fs::read_dir(format!("/proc/{pid}/fd")) else {
             return vec![];
@@ -154,6 +173,30 @@ impl Platform for Linux {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_held_flock_names_its_holder_and_a_released_one_nobody() {
+        use std::os::fd::AsRawFd;
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("t.lock");
+        let f = std::fs::File::create(&path).unwrap();
+        let l = Linux::new();
+        assert!(
+            l.write_lock_holders(&path).is_empty(),
+            "an unheld lock file"
+        );
+        // SAFETY: flock on a file descriptor we own.
+        assert_eq!(unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) }, 0);
+        assert_eq!(l.write_lock_holders(&path), vec![std::process::id()]);
+        assert!(l
+            .write_lock_holders(&d.path().join("missing.lock"))
+            .is_empty());
+        drop(f);
+        assert!(
+            l.write_lock_holders(&path).is_empty(),
+            "released with the fd"
+        );
+    }
 
     #[test]
     fn stat_with_spaces_and_parens_in_comm() {

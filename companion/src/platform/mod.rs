@@ -72,6 +72,56 @@ pub trait Platform: Send + Sync {
     fn proc_start_matches(&self, start_ticks: u64, recorded: &str) -> bool {
         start_stamp::matches_ticks(start_ticks, recorded)
     }
+    /// Pids holding a write lock (`flock` or POSIX) on the file at `path` right now. A file
+    /// nobody locks, or one that does not exist, gives none. The default knows no locks: it is
+    /// evidence only when present, never proof of absence.
+    fn write_lock_holders(&self, _path: &std::path::Path) -> Vec<u32> {
+        Vec::new()
+    }
+}
+
+/// One line of Linux `/proc/locks` that holds a lock (waiters, `->` lines, are skipped).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeldLock {
+    pub pid: u32,
+    /// `FLOCK`, `POSIX`, `OFDLCK`, `LEASE`…
+    pub kind: String,
+    pub write: bool,
+    pub major: u32,
+    pub minor: u32,
+    pub inode: u64,
+}
+
+/// Parses `/proc/locks`: `1: FLOCK  ADVISORY  WRITE 11558 00:2f:1234 0 EOF`. The device is
+/// `MAJOR:MINOR` in hex, the inode in decimal. Malformed lines are skipped.
+pub fn parse_proc_locks(text: &str) -> Vec<HeldLock> {
+    text.lines()
+        .filter_map(|line| {
+            let mut f = line.split_whitespace();
+            f.next()?.strip_suffix(':')?;
+            let kind = f.next()?;
+            if kind == "->" {
+                return None;
+            }
+            let _mode = f.next()?;
+            let rw = f.next()?;
+            // An open-file-description lock (OFDLCK) shows pid -1: held, by someone unknown (0).
+            let pid: i64 = f.next()?.parse().ok()?;
+            let pid = u32::try_from(pid).unwrap_or(0);
+            let mut dev = f.next()?.split(':');
+            let major = u32::from_str_radix(dev.next()?, 16).ok()?;
+            let minor = u32::from_str_radix(dev.next()?, 16).ok()?;
+            let inode: u64 = dev.next()?.parse().ok()?;
+            Some(HeldLock {
+                pid,
+                kind: kind.to_string(),
+                write: rw == "WRITE",
+                major,
+                minor,
+                inode,
+            })
+        })
+        .collect()
 }
 
 /// The platform park runs on.
@@ -83,6 +133,35 @@ pub fn native() -> Box<dyn Platform> {
     #[cfg(target_os = "macos")]
     {
         Box::new(macos::MacOs::new())
+    }
+}
+
+#[cfg(test)]
+mod lock_tests {
+    use super::*;
+
+    #[test]
+    fn proc_locks_lines_parse_and_waiters_are_skipped() {
+        let text = "1: FLOCK  ADVISORY  WRITE 11558 00:2f:1234 0 EOF\n\
+                    2: POSIX  ADVISORY  READ 77 fd:01:99 0 EOF\n\
+                    2: -> FLOCK  ADVISORY  WRITE 12 00:2f:1234 0 EOF\n\
+                    garbage\n\
+                    3: OFDLCK ADVISORY  WRITE -1 00:2f:5 0 EOF\n";
+        let l = parse_proc_locks(text);
+        assert_eq!(l.len(), 3, "{l:?}");
+        assert_eq!((l[2].pid, l[2].kind.as_str()), (0, "OFDLCK"));
+        assert_eq!(
+            l[0],
+            HeldLock {
+                pid: 11558,
+                kind: "FLOCK".into(),
+                write: true,
+                major: 0,
+                minor: 0x2f,
+                inode: 1234
+            }
+        );
+        assert_eq!((l[1].major, l[1].minor, l[1].write), (0xfd, 1, false));
     }
 }
 
