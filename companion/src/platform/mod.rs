@@ -136,6 +136,11 @@ pub fn native() -> Box<dyn Platform> {
     }
 }
 
+/// Looks up one variable in an environ list.
+pub fn env_get<'a>(env: &'a [(String, String)], key: &str) -> Option<&'a str> {
+    env.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+}
+
 #[cfg(test)]
 mod lock_tests {
     use super::*;
@@ -163,9 +168,4 @@ mod lock_tests {
         );
         assert_eq!((l[1].major, l[1].minor, l[1].write), (0xfd, 1, false));
     }
-}
-
-/// Looks up one variable in an environ list.
-pub fn env_get<'a>(env: &'a [(String, String)], key: &str) -> Option<&'a str> {
-    env.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
 }
