@@ -1432,8 +1432,18 @@ fn unpark_cmd(ctx: &Ctx, targets: &[String], o: UnparkOpts) -> i32 {
                 .as_ref()
                 .is_some_and(|h| h.pane == e.place.pane && h.server == e.place.server)
                 && !dry_run;
-            let mut notes: Vec<String> =
-                e.wake.as_ref().map(|w| w.notes.clone()).unwrap_or_default();
+            // A hand-off: another park (the waker's, or a remote unpark) typed this command and
+            // waits to deliver the entry's notes itself once the agent is up. Taking them here
+            // too would record a delivered note as undelivered.
+            let handed_off = is_inside
+                && e.state == EntryState::Resuming
+                && e.handoff_pane.as_deref() == Some(e.place.pane.as_str())
+                && unpark::resumer_alive(ctx, e);
+            let mut notes: Vec<String> = if handed_off {
+                vec![]
+            } else {
+                e.wake.as_ref().map(|w| w.notes.clone()).unwrap_or_default()
+            };
             notes.extend(o.note.iter().cloned());
             // Typed only when there is something to say: a bare wake-up just resumes.
             let prompt = (!notes.is_empty()).then(|| {

@@ -209,7 +209,7 @@ pub fn resume_command_line(e: &Entry) -> String {
     format!("cd {dashdash}{} && {}", q(&e.cwd), argv.join(" "))
 }
 
-fn resumer_alive(ctx: &Ctx, e: &Entry) -> bool {
+pub fn resumer_alive(ctx: &Ctx, e: &Entry) -> bool {
     e.resumer
         .is_some_and(|(pid, start)| crate::kill::alive(ctx.platform.as_ref(), pid, start))
 }

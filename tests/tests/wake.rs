@@ -120,6 +120,15 @@ fn real_claude_parked_with_wake_in_resumes_by_itself_and_reads_the_note() {
         "MEASURE wake latency after the due time (real Claude, unpark included): {} ms",
         log[0]["latency_ms"]
     );
+    // One note, one outcome: delivered, so the archive's notes never call it undelivered (the
+    // in-pane resume used to record it as "undelivered … unparked by hand" while the waker
+    // delivered it).
+    let notes = std::fs::read_to_string(sb.park_home.join("archive").join(&sid).join("NOTES.md"))
+        .unwrap_or_default();
+    assert!(
+        !notes.contains("undelivered") && !notes.contains("by hand"),
+        "a delivered note is recorded as undelivered:\n{notes}"
+    );
     // Nothing is pending any more: the waker goes away by itself.
     poll(SECS(10), || (!pid_alive(pid)).then_some(())).expect("the waker exits when idle");
 }
