@@ -498,7 +498,12 @@ pub(crate) fn do_scan(ctx: &Ctx, screens: bool) -> Result<Scan, i32> {
 fn live_row(s: &Scan, f: &scan::Found) -> Row {
     let p = f.pane.as_ref();
     let untargetable = f.ident.session_id.is_none() || f.pane.is_none();
-    let reason = if untargetable {
+    let background = f.proc.background;
+    let reason = if background {
+        Some(crate::agent::claude::background_note(
+            f.ident.job.as_deref(),
+        ))
+    } else if untargetable {
         let unbound = f
             .pane
             .is_none()
@@ -516,7 +521,11 @@ fn live_row(s: &Scan, f: &scan::Found) -> Row {
             .map(|p| crate::mux::kind_of(&p.id))
             .unwrap_or("none")
             .into(),
-        session: p.map(|p| p.session.clone()).unwrap_or_default(),
+        session: if background {
+            BACKGROUND_GROUP.into()
+        } else {
+            p.map(|p| p.session.clone()).unwrap_or_default()
+        },
         window_index: p.map(|p| p.window_index),
         window: p.map(|p| p.window_name.clone()).unwrap_or_default(),
         agent: f.proc.agent,
@@ -524,7 +533,9 @@ fn live_row(s: &Scan, f: &scan::Found) -> Row {
         session_source: Some(f.ident.source.to_string()),
         cwd: f.cwd.clone(),
         title: f.title.clone(),
-        state: if untargetable {
+        state: if background {
+            RowState::Background
+        } else if untargetable {
             RowState::Untargetable
         } else {
             RowState::Live
@@ -541,8 +552,12 @@ fn live_row(s: &Scan, f: &scan::Found) -> Row {
         entry: None,
         parked_at: None,
         wake: None,
+        job: f.ident.job.clone(),
     }
 }
+
+/// The `ls` group of Claude's background sessions.
+pub const BACKGROUND_GROUP: &str = "(background)";
 
 /// A parked session whose transcript the agent's own cleanup will soon delete (Claude
 /// `cleanupPeriodDays`): say so in `ls`, with the fix.
@@ -594,6 +609,7 @@ fn entry_row(e: &Entry) -> Row {
         entry: Some(e.id.clone()),
         parked_at: Some(e.parked_at.clone()),
         wake: e.wake.as_ref().map(|w| w.describe(jiff::Timestamp::now())),
+        job: None,
     }
 }
 
@@ -609,9 +625,15 @@ pub fn rows(ctx: &Ctx, s: &Scan) -> LsOutput {
         warnings.push(b.to_string());
     }
     rows.extend(entries.iter().map(entry_row));
+    // Pane groups first, then Claude's background sessions, then agents in no pane.
+    let rank = |r: &Row| match (r.state, r.session.is_empty()) {
+        (RowState::Background, _) => 1,
+        (_, true) => 2,
+        _ => 0,
+    };
     rows.sort_by(|a, b| {
-        (a.session.is_empty(), &a.session, a.window_index, &a.pane).cmp(&(
-            b.session.is_empty(),
+        (rank(a), &a.session, a.window_index, &a.pane).cmp(&(
+            rank(b),
             &b.session,
             b.window_index,
             &b.pane,
@@ -682,7 +704,9 @@ pub fn render_text(out: &LsOutput) -> String {
                     .filter(|x| x.state == "running" && x.note.is_none())
                     .map(|x| x.bytes)
                     .sum::<u64>();
-            let head = if r.session.is_empty() {
+            let head = if r.state == RowState::Background {
+                BACKGROUND_GROUP.to_string()
+            } else if r.session.is_empty() {
                 "(no pane)".to_string()
             } else {
                 format!(
@@ -731,6 +755,7 @@ pub fn render_text(out: &LsOutput) -> String {
         let state = match r.state {
             RowState::Parked => "❄ parked".to_string(),
             RowState::Untargetable => "⚠ untargetable".to_string(),
+            RowState::Background => format!("◌ bg {}", r.status.as_str()),
             RowState::Live => r.status.as_str().to_string(),
         };
         let sid = r

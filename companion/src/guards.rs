@@ -56,6 +56,12 @@ pub fn full_map(pane_error: Option<&str>) -> Result<(), Refusal> {
 }
 
 pub fn bound(f: &Found) -> Result<(), Refusal> {
+    if f.proc.background && !disabled("bound") {
+        return refuse(
+            "bound",
+            crate::agent::claude::background_note(f.ident.job.as_deref()),
+        );
+    }
     if f.pane.is_none() && !disabled("bound") {
         return refuse(
             "bound",

@@ -354,6 +354,15 @@ fn with_pane(
         status
     };
     f.status_why = status_why;
+    if a.background {
+        // No screen to read: its own status file is all there is (shown, never acted on).
+        f.status = match f.ident.status_file.as_deref() {
+            Some("idle") => Status::Idle,
+            Some("busy") => Status::Busy,
+            Some("waiting") => Status::Waiting,
+            _ => Status::Unknown,
+        };
+    }
     f.screen = reading;
     f.idle_secs = f.tinfo.as_ref().and_then(|t| t.last_real_turn).map(|ts| {
         let now = jiff::Timestamp::now();
@@ -499,6 +508,11 @@ pub fn bind_pane(
     panes: &[Pane],
     server: Option<&str>,
 ) -> (Option<Pane>, &'static str) {
+    // A background worker's pane is no pane: the supervisor that started it may still carry the
+    // launching pane's TMUX_PANE, and whatever attaches to it is only a client.
+    if a.background && !crate::guards::disabled("background-unbound") {
+        return (None, "none");
+    }
     let chain = table.ancestry(a.root);
     let by_tmux = || -> Option<Pane> {
         if !same_server(env_get(&a.env, "TMUX"), server) {
@@ -913,6 +927,7 @@ mod tests {
                 prog_index: 0,
                 argv: vec![],
                 env: vec![],
+                background: false,
             },
             main_start: tree[0].1,
             pane: None,
@@ -1010,6 +1025,7 @@ mod tests {
                 kv("ZELLIJ_SESSION_NAME", "zp"),
                 kv("ZELLIJ_SOCKET_DIR", "/z/sock"),
             ],
+            background: false,
         };
         // claude → bash → zellij server (a daemon, parent init); the tmux server is elsewhere.
         let in_zellij = ProcTable::new(vec![

@@ -716,6 +716,31 @@ mod tests {
         );
     }
 
+    /// Fixtures of issue 19's lab run: a background session attached in a pane (`claude attach`,
+    /// its footer has no `? for shortcuts`), an 80-char name wrapped at 60 columns, and the
+    /// frame `/bg` leaves behind (a shell prompt below the last composer: no composer now).
+    #[test]
+    fn claude_attached_background_and_slash_bg_screens() {
+        assert_eq!(
+            read_claude(fixture!("claude-named-attached-bg.txt")),
+            idle()
+        );
+        assert_eq!(
+            read_claude(fixture!("claude-named-attached-bg-busy.txt")),
+            busy()
+        );
+        assert_eq!(
+            read_claude(fixture!("claude-named-long80-60col.txt")),
+            idle()
+        );
+        let after = read_claude(fixture!("claude-after-slash-bg.txt"));
+        assert_eq!(
+            after,
+            unknown(),
+            "no composer left: the session went to the background"
+        );
+    }
+
     #[test]
     fn claude_titled_rules_of_every_alignment() {
         let cases = [

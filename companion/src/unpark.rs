@@ -34,6 +34,8 @@ pub struct LiveSet {
     /// Their pids, in the same order (for the refusal text).
     pub unidentified_claude_pids: Vec<u32>,
     pub unidentified_codex: usize,
+    /// Ids (lowercased) run by Claude's background supervisor, with their job (`claude attach`).
+    pub background: Vec<(String, Option<String>)>,
 }
 
 impl LiveSet {
@@ -41,7 +43,12 @@ impl LiveSet {
         let mut l = LiveSet::default();
         for f in &s.found {
             match &f.ident.session_id {
-                Some(id) => l.ids.push(id.to_lowercase()),
+                Some(id) => {
+                    l.ids.push(id.to_lowercase());
+                    if f.proc.background {
+                        l.background.push((id.to_lowercase(), f.ident.job.clone()));
+                    }
+                }
                 None if f.proc.agent == Agent::Claude => {
                     l.unidentified_claude.push(
                         claude::config_dir(&f.proc.env)
@@ -58,6 +65,15 @@ impl LiveSet {
 
     pub fn contains(&self, id: &str) -> bool {
         self.ids.iter().any(|i| i.eq_ignore_ascii_case(id))
+    }
+
+    /// The background job running `id`, when Claude's supervisor runs it (`Some(None)`: a
+    /// background session whose job id is unknown).
+    pub fn background_job(&self, id: &str) -> Option<Option<&str>> {
+        self.background
+            .iter()
+            .find(|(i, _)| i.eq_ignore_ascii_case(id))
+            .map(|(_, j)| j.as_deref())
     }
 }
 
@@ -227,6 +243,43 @@ pub fn teardown(ctx: &Ctx, e: &Entry) {
     }
 }
 
+/// Types `claude attach <job>` (no Enter) into the entry's pane when it shows a bare shell
+/// prompt: the user's way to the session a background agent now runs.
+fn offer_attach(ctx: &Ctx, e: &Entry, job: &str) -> bool {
+    if !crate::agent::claude::plain_job(job) || !ctx.mux.serves(&e.place.server) {
+        return false;
+    }
+    let Ok(panes) = ctx.mux.list_panes() else {
+        return false;
+    };
+    let Some(p) = panes.into_iter().find(|p| p.id == e.place.pane) else {
+        return false;
+    };
+    if !shell_prompt_ready(ctx, &p) {
+        // The `park unpark .` park prefilled at the parked pane's prompt is ours to replace.
+        let ours = crate::park::shell_in_foreground(ctx, &p)
+            && ctx.mux.capture(&p.id, false).is_ok_and(|s| {
+                s.lines()
+                    .rev()
+                    .find(|l| !l.trim().is_empty())
+                    .is_some_and(|l| l.trim_end().ends_with(" unpark ."))
+            });
+        if !ours || ctx.mux.send_keys(&p.id, &["C-u"]).is_err() {
+            return false;
+        }
+        let ready = (0..20).any(|_| {
+            std::thread::sleep(Duration::from_millis(50));
+            shell_prompt_ready(ctx, &p)
+        });
+        if !ready {
+            return false;
+        }
+    }
+    ctx.mux
+        .send_text(&p.id, &format!("claude attach {job}"))
+        .is_ok()
+}
+
 /// What a held Codex writer lock means for resuming that thread.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WriterVerdict {
@@ -297,12 +350,25 @@ fn gate(ctx: &Ctx, eid: &str, target: &str, live: &LiveSet, my_pane: Option<&str
         teardown(ctx, &e);
         let _ = ctx.ledger.remove(&e.id);
         ctx.publish_status();
-        return Gate::Done(res(
-            target,
-            &e,
-            "already-running",
-            Some("this session is already running; cleared its parked state".into()),
-        ));
+        let why = match live.background_job(&e.session_id) {
+            // Claude refuses `--resume` of a session a background agent holds; the way to it
+            // is attaching, which park offers at the pane's prompt.
+            Some(job) => {
+                let offered = job.is_some_and(|j| offer_attach(ctx, &e, j));
+                let mut why = format!(
+                    "this session is running as a Claude background agent; cleared its parked state. {}",
+                    crate::agent::claude::background_note(job)
+                );
+                if offered {
+                    why.push_str(
+                        "; `claude attach` is typed at the pane's prompt: press Enter to open it",
+                    );
+                }
+                why
+            }
+            None => "this session is already running; cleared its parked state".into(),
+        };
+        return Gate::Done(res(target, &e, "already-running", Some(why)));
     }
     if e.agent == Agent::Codex {
         let writer = e.config_dir.as_deref().map_or(codex::Writer::None, |home| {

@@ -91,6 +91,7 @@ impl Fx {
                 prog_index: 0,
                 argv: vec!["claude".into()],
                 env: vec![],
+                background: false,
             },
             main_start: START,
             pane: Some(pane(PANE)),
@@ -102,6 +103,7 @@ impl Fx {
                 reason: None,
                 status_file: Some("idle".into()),
                 cwd: Some(self.cwd()),
+                job: None,
             },
             tree: vec![(ROOT, START), (ROOT + 1, START + 10)],
             spared: vec![],
@@ -1269,4 +1271,42 @@ fn codex_writer_lock_held_by_the_daemon_refuses_only_an_embedded_resume() {
 #[test]
 fn codex_writer_lock_unheld_goes() {
     assert_eq!(codex_writer_verdict(&[], &Writer::None), WriterVerdict::Go);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Claude background sessions (issue 19, 0b and item 1)
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn bound_a_background_session_refuses_even_with_a_pane() {
+    let fx = Fx::new();
+    let mut f = fx.agent().session(Some(SID)).build();
+    f.pane = Some(pane(PANE));
+    f.proc.background = true;
+    f.ident.job = Some("3d2e4341".into());
+    let r = refused(guards::bound(&f), "bound", "background session");
+    assert!(r.why.contains("claude attach 3d2e4341"), "{}", r.why);
+}
+
+#[test]
+fn live_set_names_the_background_job_of_a_running_id() {
+    let fx = Fx::new();
+    let mut bg = fx.agent().session(Some(&SID.to_uppercase())).build();
+    bg.proc.background = true;
+    bg.ident.job = Some("3d2e4341".into());
+    let fg = fx.agent().session(Some(OTHER_SID)).build();
+    let s = Scan {
+        table: ProcTable::default(),
+        panes: vec![],
+        pane_error: None,
+        server: None,
+        found: vec![bg, fg],
+        caller: Caller::default(),
+        warnings: vec![],
+    };
+    let l = LiveSet::from_scan(&s);
+    assert!(l.contains(SID) && l.contains(OTHER_SID));
+    assert_eq!(l.background_job(SID), Some(Some("3d2e4341")));
+    assert_eq!(l.background_job(OTHER_SID), None);
+    assert!(l.unidentified_claude.is_empty());
 }

@@ -78,6 +78,7 @@ fn row_line(p: &Plugin, r: &Row, selected: bool, w: usize) -> String {
         match r.state {
             RowState::Parked => ("❄ parked".into(), CYAN),
             RowState::Untargetable => ("⚠ untargetable".into(), RED),
+            RowState::Background => (format!("◌ bg {}", r.status.as_str()), CYAN),
             RowState::Live if busy(r) || r.reason.is_some() => {
                 (format!("● {}", r.status.as_str()), YELLOW)
             }
@@ -89,7 +90,7 @@ fn row_line(p: &Plugin, r: &Row, selected: bool, w: usize) -> String {
             "freed {}",
             r.freed_bytes.map(human_bytes).unwrap_or("?".into())
         ),
-        RowState::Untargetable => format!("{} rss", human_bytes(r.bytes)),
+        RowState::Untargetable | RowState::Background => format!("{} rss", human_bytes(r.bytes)),
         RowState::Live => format!("frees ~{}", human_bytes(r.anon_bytes)),
     };
     let fixed = 2 + 18 + 7 + 16 + 6 + 14;

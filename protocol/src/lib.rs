@@ -38,6 +38,9 @@ pub enum RowState {
     Live,
     Parked,
     Untargetable,
+    /// A Claude background session (Agent View): run by Claude's supervisor, in no pane. Listed
+    /// with its state and memory; park never parks it (`claude stop`/`attach` manage it).
+    Background,
 }
 
 /// What the agent is doing, in the trust order of DESIGN.md §3.6. `Unknown` counts as busy.
@@ -110,6 +113,9 @@ pub struct Row {
     /// A parked session's wake-up: the condition and when it is next looked at.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wake: Option<String>,
+    /// A Claude background session's short id (`claude attach <job>`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<String>,
 }
 
 /// A dev server or test browser of a window: running (park would stop it with the window) or
@@ -404,6 +410,7 @@ mod tests {
             entry: None,
             parked_at: None,
             wake: None,
+            job: None,
         };
         let s = serde_json::to_string(&r).unwrap();
         assert!(s.contains("\"agent\":\"claude\""));

@@ -505,6 +505,14 @@ impl App {
                 self.say(format!("{}: untargetable: {why}", show_pane(&pane)), true);
                 return Action::None;
             }
+            RowState::Background => {
+                let job = r.job.clone().unwrap_or_default();
+                self.say(
+                    format!("a Claude background session: `claude attach {job}` opens it"),
+                    true,
+                );
+                return Action::None;
+            }
             RowState::Parked => Op::Unpark,
             RowState::Live => {
                 if let Some(why) = r.reason.clone() {
@@ -696,6 +704,7 @@ pub mod fixtures {
             entry: None,
             parked_at: None,
             wake: None,
+            job: None,
         }
     }
 

@@ -662,6 +662,7 @@ fn codex_daemon_default_title_without_unique_name_is_untargetable_or_exact() {
                 ids.push(want.clone());
             }
             RowState::Parked => panic!("nothing was parked: {r:?}"),
+            RowState::Background => panic!("Codex has no background sessions: {r:?}"),
         }
     }
     let n = ids.len();

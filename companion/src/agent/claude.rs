@@ -14,12 +14,35 @@ const SUBCOMMANDS: &[&str] = &[
     "config",
     "doctor",
     "update",
+    "upgrade",
     "install",
     "setup-token",
     "plugin",
+    "plugins",
     "migrate-installer",
     "auth",
+    "auto-mode",
+    "gateway",
+    "project",
+    "ultrareview",
+    // Agent View (2.1.139+): the supervisor (`daemon run …`) and the clients that talk to it
+    // (`agents`, `attach <short>`, …) run no session of their own; the session runs in a
+    // background worker, which is found by itself.
+    "daemon",
+    "agents",
+    "attach",
+    "logs",
+    "stop",
+    "respawn",
 ];
+
+/// Flags of processes that run no session: the pty host between the supervisor and a
+/// background worker, and `--bg`/`--background`, which hands a new session to the supervisor
+/// and returns at once.
+const NO_SESSION_FLAGS: &[&str] = &["--bg-pty-host", "--bg", "--background"];
+
+/// A background worker not yet given a session: `--bg-spare <claim socket>`.
+const SPARE_FLAG: &str = "--bg-spare";
 
 pub const BOOL_FLAGS: &[&str] = &[
     "--dangerously-skip-permissions",
@@ -37,10 +60,42 @@ pub const VALUED_FLAGS: &[&str] = &[
 const SESSION_FLAGS: &[&str] = &["--resume", "-r", "--session-id"];
 
 pub fn interactive(args: &[String]) -> bool {
-    if args.iter().any(|a| NON_INTERACTIVE.contains(&a.as_str())) {
+    if args
+        .iter()
+        .any(|a| NON_INTERACTIVE.contains(&a.as_str()) || NO_SESSION_FLAGS.contains(&a.as_str()))
+    {
         return false;
     }
     !matches!(args.first(), Some(a) if SUBCOMMANDS.contains(&a.as_str()))
+}
+
+/// A session run by Claude's background supervisor (Agent View): a worker started for a
+/// session (its environment says `CLAUDE_CODE_SESSION_KIND=bg`) or a pre-started spare.
+pub fn background(args: &[String], env: &[(String, String)]) -> bool {
+    args.first().is_some_and(|a| a == SPARE_FLAG)
+        || env_get(env, "CLAUDE_CODE_SESSION_KIND") == Some("bg")
+}
+
+/// Whether a spare worker (`--bg-spare`, no session in argv) has been claimed for a session:
+/// its pty host (`host_pid`, the worker's parent) is a worker in the supervisor's
+/// `daemon/roster.json`. An unclaimed spare runs no session at all.
+pub fn spare_claimed(config: &Path, args: &[String], host_pid: u32) -> bool {
+    if args.first().map(String::as_str) != Some(SPARE_FLAG) {
+        return true;
+    }
+    let Ok(b) = std::fs::read(config.join("daemon").join("roster.json")) else {
+        return false;
+    };
+    let Ok(v) = serde_json::from_slice::<serde_json::Value>(&b) else {
+        // Unreadable roster: cannot tell, so keep it (an unidentified Claude is the safe side).
+        return true;
+    };
+    v.get("workers")
+        .and_then(|w| w.as_object())
+        .is_some_and(|w| {
+            w.values()
+                .any(|x| x.get("pid").and_then(|p| p.as_u64()) == Some(u64::from(host_pid)))
+        })
 }
 
 pub fn config_dir(env: &[(String, String)]) -> Option<PathBuf> {
@@ -59,6 +114,10 @@ pub struct StatusFile {
     pub proc_start: Option<String>,
     pub status: Option<String>,
     pub waiting_for: Option<String>,
+    /// `interactive` or `bg` (a background worker).
+    pub kind: Option<String>,
+    /// A background session's short id (`claude attach <jobId>`).
+    pub job_id: Option<String>,
 }
 
 pub fn read_status_file(config: &Path, pid: u32) -> Option<StatusFile> {
@@ -108,8 +167,12 @@ pub fn identify(a: &AgentProc, start_ticks: u64, platform: &dyn Platform) -> Ide
         .cwd(a.main)
         .map(|p| p.to_string_lossy().into_owned());
     let args = &a.argv[a.prog_index + 1..];
+    let mut job = None;
     let (id, source, status, cwd) = match read_status_file(&config, a.main) {
         Some(sf) if sf.proc_start.as_deref().is_some_and(|s| platform.proc_start_matches(start_ticks, s)) && sf.pid.is_none_or(|p| p == a.main) => {
+            if sf.kind.as_deref() == Some("bg") {
+                job = sf.job_id.as_deref().filter(|j| plain_job(j)).map(str::to_string);
+            }
             match sf.session_id.as_deref().and_then(valid_session_id) {
                 Some(id) => (id, "status-file", sf.status.clone(), sf.cwd.clone().or(proc_cwd)),
                 None => return Identity::untargetable("Claude status file holds no valid session id"),
@@ -141,7 +204,21 @@ pub fn identify(a: &AgentProc, start_ticks: u64, platform: &dyn Platform) -> Ide
         reason,
         status_file: status,
         cwd: Some(cwd),
+        job,
     }
+}
+
+/// Why park leaves a background session alone, and how to reach it.
+pub fn background_note(job: Option<&str>) -> String {
+    match job {
+        Some(j) => format!("a Claude background session, run by Claude's supervisor in no pane: park never parks it (`claude attach {j}` opens it, `claude stop {j}` stops it)"),
+        None => "a Claude background session, run by Claude's supervisor in no pane: park never parks it (`claude agents` lists it)".into(),
+    }
+}
+
+/// A job id fit to show and to type back (`claude attach <job>`): short, hex-ish, nothing else.
+pub fn plain_job(j: &str) -> bool {
+    !j.is_empty() && j.len() <= 16 && j.chars().all(|c| c.is_ascii_alphanumeric())
 }
 
 pub fn flags(args: &[String]) -> (Flags, Vec<String>) {
@@ -189,6 +266,98 @@ mod tests {
             "opus",
         ]));
         assert_eq!(k, v(&["--dangerously-skip-permissions", "--model", "opus"]));
+    }
+
+    /// Issue 19 (0b): Agent View's supervisor, pty hosts and clients run no session (they were
+    /// counted as unidentified Claudes and blocked every unpark); workers and claimed spares do.
+    /// argvs as 2.1.197 runs them (after the program token).
+    #[test]
+    fn agent_view_processes_that_run_no_session_are_not_agents() {
+        let sid = "3d2e4341-cac4-4da5-80b7-b144e6fc0f7f";
+        for args in [
+            v(&[
+                "daemon",
+                "run",
+                "--origin",
+                "transient",
+                "--spawned-by",
+                "{\"label\":\"claude --bg\"}",
+            ]),
+            v(&[
+                "--bg-pty-host",
+                "/tmp/cc-daemon-0/7/pty/3d2e4341.sock",
+                "160",
+                "45",
+                "--",
+                "/x/claude.exe",
+                "--session-id",
+                sid,
+                "task",
+            ]),
+            v(&[
+                "--bg-pty-host",
+                "/tmp/cc-daemon-0/7/spare/5a.pty.sock",
+                "200",
+                "50",
+                "--",
+                "/x/claude.exe",
+                "--bg-spare",
+                "/tmp/s.claim.sock",
+            ]),
+            v(&["agents"]),
+            v(&["agents", "--json"]),
+            v(&["attach", "3d2e4341"]),
+            v(&["logs", "3d2e4341"]),
+            v(&["stop", "3d2e4341"]),
+            v(&["respawn", "3d2e4341"]),
+            v(&["--bg", "first bg task"]),
+            v(&["--background", "x"]),
+        ] {
+            assert!(!interactive(&args), "{args:?}");
+        }
+        for args in [
+            v(&["--session-id", sid, "first bg task [slow 5]"]),
+            v(&["--bg-spare", "/tmp/cc-daemon-0/7/spare/5a.claim.sock"]),
+            v(&["--resume", sid]),
+            v(&[]),
+        ] {
+            assert!(interactive(&args), "{args:?}");
+        }
+        let bg_env = vec![("CLAUDE_CODE_SESSION_KIND".to_string(), "bg".to_string())];
+        assert!(background(&v(&["--session-id", sid, "t"]), &bg_env));
+        assert!(background(&v(&["--bg-spare", "/s"]), &[]));
+        assert!(!background(&v(&["--session-id", sid]), &[]));
+    }
+
+    #[test]
+    fn a_spare_is_claimed_only_when_its_host_is_a_roster_worker() {
+        let d = tempfile::tempdir().unwrap();
+        let spare = v(&["--bg-spare", "/tmp/s.claim.sock"]);
+        assert!(
+            !spare_claimed(d.path(), &spare, 5776),
+            "no roster: unclaimed"
+        );
+        std::fs::create_dir_all(d.path().join("daemon")).unwrap();
+        std::fs::write(
+            d.path().join("daemon/roster.json"),
+            r#"{"proto":1,"supervisorPid":5729,"workers":{"3d2e4341":{"pid":5774,"sessionId":"3d2e4341-cac4-4da5-80b7-b144e6fc0f7f"}}}"#,
+        )
+        .unwrap();
+        assert!(!spare_claimed(d.path(), &spare, 5776));
+        assert!(spare_claimed(d.path(), &spare, 5774));
+        std::fs::write(d.path().join("daemon/roster.json"), "{not json").unwrap();
+        assert!(spare_claimed(d.path(), &spare, 5776), "unreadable: keep it");
+        assert!(spare_claimed(d.path(), &v(&["--session-id", "x"]), 1));
+    }
+
+    #[test]
+    fn background_status_file_names_its_job() {
+        let s = r#"{"pid":5898,"sessionId":"3d2e4341-cac4-4da5-80b7-b144e6fc0f7f","cwd":"/w","startedAt":1796420453718,"procStart":"64116","version":"2.1.197","peerProtocol":1,"kind":"bg","entrypoint":"cli","name":"hello from the mock anthropic server (c…","jobId":"3d2e4341","status":"idle"}"#;
+        let sf: StatusFile = serde_json::from_str(s).unwrap();
+        assert_eq!(sf.kind.as_deref(), Some("bg"));
+        assert_eq!(sf.job_id.as_deref(), Some("3d2e4341"));
+        assert!(plain_job("3d2e4341"));
+        assert!(!plain_job("3d2e; rm -rf /") && !plain_job("") && !plain_job(&"a".repeat(17)));
     }
 
     #[test]

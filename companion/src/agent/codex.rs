@@ -402,6 +402,7 @@ pub fn identify(
             reason,
             status_file: None,
             cwd: proc_cwd.clone(),
+            job: None,
         }
     };
     match ids.len() {

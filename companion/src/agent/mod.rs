@@ -25,6 +25,8 @@ pub struct Identity {
     pub status_file: Option<String>,
     /// The authoritative cwd for the session (status file / records), when known.
     pub cwd: Option<String>,
+    /// A Claude background session's short id (its status file's `jobId`).
+    pub job: Option<String>,
 }
 
 impl Identity {
@@ -36,6 +38,7 @@ impl Identity {
             reason: Some(reason.into()),
             status_file: None,
             cwd: None,
+            job: None,
         }
     }
 }
@@ -52,6 +55,8 @@ pub struct AgentProc {
     pub prog_index: usize,
     pub argv: Vec<String>,
     pub env: Vec<(String, String)>,
+    /// Run by Claude's background supervisor, not in a pane: listed, never bound, never parked.
+    pub background: bool,
 }
 
 impl AgentProc {
@@ -103,6 +108,17 @@ pub fn find_agents(table: &ProcTable, platform: &dyn Platform) -> Vec<AgentProc>
             }
             _ => vec![],
         };
+        let args = &p.argv[idx + 1..];
+        let background = agent == Agent::Claude && claude::background(args, &env);
+        // A spare the supervisor keeps ready runs no session until it is claimed.
+        if background
+            && claude::config_dir(&env).is_some_and(|c| {
+                !c.join("sessions").join(format!("{}.json", p.pid)).is_file()
+                    && !claude::spare_claimed(&c, args, p.ppid)
+            })
+        {
+            continue;
+        }
         out.push(AgentProc {
             agent,
             root: p.pid,
@@ -110,6 +126,7 @@ pub fn find_agents(table: &ProcTable, platform: &dyn Platform) -> Vec<AgentProc>
             prog_index: idx,
             argv: p.argv.clone(),
             env,
+            background,
         });
     }
     out

@@ -136,6 +136,10 @@ fn row_line(app: &App, r: &Row, selected: bool, w: usize) -> Line<'static> {
         match r.state {
             RowState::Parked => ("❄ parked".into(), Style::default().fg(Color::Cyan)),
             RowState::Untargetable => ("⚠ untargetable".into(), Style::default().fg(Color::Red)),
+            RowState::Background => (
+                format!("◌ bg {}", r.status.as_str()),
+                Style::default().fg(Color::Blue),
+            ),
             RowState::Live if busy(r) => (
                 format!("● {}", r.status.as_str()),
                 Style::default().fg(Color::Yellow),
@@ -152,7 +156,7 @@ fn row_line(app: &App, r: &Row, selected: bool, w: usize) -> Line<'static> {
             "freed {}",
             r.freed_bytes.map(human_bytes).unwrap_or_else(|| "?".into())
         ),
-        RowState::Untargetable => format!("{} rss", human_bytes(r.bytes)),
+        RowState::Untargetable | RowState::Background => format!("{} rss", human_bytes(r.bytes)),
         RowState::Live => format!("frees ~{}", human_bytes(r.anon_bytes)),
     };
     let pane = if r.pane.is_empty() { "-" } else { &r.pane };
