@@ -7,6 +7,13 @@
 //!   tail equal the source as read, and the rendered Markdown holds the session's latest user and
 //!   assistant turns (compared after `render::normalize`). Any failure is an error, and park
 //!   refuses to kill on it.
+//! * The latest turns are also read back from the raw bytes' end (`render::raw_end`, its own line
+//!   walk), not only from what the parser and renderer kept: the Markdown must hold the prompt and
+//!   reply found there. A line there that cannot be parsed even leniently (or a truncated last
+//!   record) does **not** refuse the park: the raw copy is byte-exact, so nothing is lost, and a
+//!   refusal would make such a session unparkable forever. It is recorded instead, in `warnings`
+//!   of `meta.json` and a note at the end of `transcript.md`, so the archive never claims a
+//!   verified rendering silently.
 //! * The tombstone (`meta.json`, mirrored in the index) is upserted by session id: re-archiving
 //!   keeps the notes, the group and the first park time, and refreshes everything else.
 //! * Session ids name directories only after `valid_session_id`; nothing is written through a
@@ -69,6 +76,10 @@ pub struct Tombstone {
     pub markdown_bytes: u64,
     #[serde(default)]
     pub turns: u64,
+    /// What the archive could not verify (unreadable or truncated records near the end); the raw
+    /// `transcript.jsonl` holds them, `transcript.md` does not.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl Tombstone {
@@ -226,22 +237,49 @@ pub fn archive(home: &Path, e: &Entry, parking: bool) -> Result<Archived, Ledger
             ),
         ));
     }
-    let conv = render(e.agent, &bytes);
-    let md = format!("{}{}", header(e, info.ai_title.as_deref()), conv.markdown);
+    // Read back from the raw end before rendering, so nothing the renderer skipped can hide it.
+    let raw = crate::render::raw_end(e.agent, &bytes);
+    let mut warnings = raw.unreadable.clone();
+    if let Some(why) = info.unsure.as_ref().filter(|_| warnings.is_empty()) {
+        warnings.push(why.clone());
+    }
+    let mut conv = render(e.agent, &bytes);
+    // The header goes in front of the rendering without a second copy of a large conversation.
+    let mut md = header(e, info.ai_title.as_deref());
+    md.reserve(conv.markdown.len() + 256);
+    md.push_str(&std::mem::take(&mut conv.markdown));
+    if !warnings.is_empty() {
+        md.push_str("\n---\n\n*park could not render everything: ");
+        md.push_str(&warnings.join("; "));
+        md.push_str(". The raw transcript.jsonl next to this file has every byte.*\n");
+    }
     let norm = crate::render::normalize(&md);
+    let lacks = |m: &str| !norm.contains(&crate::render::normalize(m));
     for (what, msg) in [
         ("assistant reply", conv.last_assistant.as_deref()),
         ("prompt", conv.last_user.as_deref()),
     ] {
-        if let Some(m) = msg {
-            if !norm.contains(&crate::render::normalize(m)) {
+        if msg.is_some_and(lacks) {
+            return Err(other(
+                &d,
+                format!("the rendered conversation lacks the latest {what}"),
+            ));
+        }
+    }
+    if !crate::guards::disabled("archive-raw-end") {
+        for (what, msg) in [
+            ("reply", raw.last_reply.as_deref()),
+            ("prompt", raw.last_user.as_deref()),
+        ] {
+            if msg.is_some_and(lacks) {
                 return Err(other(
                     &d,
-                    format!("the rendered conversation lacks the latest {what}"),
+                    format!("the rendered conversation lacks the transcript's last {what}"),
                 ));
             }
         }
     }
+    drop(norm);
     if conv.last_assistant.is_some() && conv.last_assistant != info.last_assistant {
         return Err(other(
             &d,
@@ -285,6 +323,7 @@ pub fn archive(home: &Path, e: &Entry, parking: bool) -> Result<Archived, Ledger
         transcript_bytes: bytes.len() as u64,
         markdown_bytes: md.len() as u64,
         turns: conv.turns as u64,
+        warnings,
     };
     crate::graveyard::upsert(home, &tomb)?;
     Ok(Archived { dir: d, tomb })
