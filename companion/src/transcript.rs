@@ -142,9 +142,9 @@ pub(crate) fn last_complete_line(bytes: &[u8]) -> Option<(usize, usize)> {
 /// One JSONL line as a JSON object, leniently (see the module doc), and whether it needed a
 /// repair. Clean lines cost one serde pass; only a line serde rejects is looked at again.
 pub fn parse_line(line: &[u8]) -> Option<(Value, bool)> {
-    match serde_json::from_slice::<Value>(line) {
-        Ok(v) => return v.is_object().then_some((v, false)),
-        Err(_) => {}
+    if let Ok(v) = serde_json::from_slice::<Value>(line) {
+        // Valid JSON that is not an object (a number, a string) needs no repair: it is bad.
+        return v.is_object().then_some((v, false));
     }
     if crate::guards::disabled("transcript-lenient") {
         return None;

@@ -22,7 +22,7 @@ pub fn with_raw(line: &str, placeholder: &str, raw: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(line.len() + raw.len());
     let mut rest = line;
     while let Some(i) = rest.find(placeholder) {
-        out.extend_from_slice(rest[..i].as_bytes());
+        out.extend_from_slice(&rest.as_bytes()[..i]);
         out.extend_from_slice(raw);
         rest = &rest[i + placeholder.len()..];
     }
