@@ -667,34 +667,38 @@ pub(crate) fn read_file_capped(
         Some(nl) => head.truncate(nl + 1),
         None => head.clear(),
     }
-    let head_end = head.len() as u64;
+    let head_end = head.len();
+    // One buffer: the head, then the tail window read right after it (no second copy of a
+    // window that may be tens of megabytes).
+    let mut buf = head;
 
     let mut window = TAIL_BYTES.min(cap);
     loop {
-        let Some(tail_start) = len.checked_sub(window).filter(|&t| t > head_end) else {
+        let Some(tail_start) = len.checked_sub(window).filter(|&t| t > head_end as u64) else {
             // The window reached the head: everything is read.
+            drop(buf);
             return read_all(&mut f);
         };
         // Start one byte early: if that byte is a newline the tail begins on a line boundary.
+        buf.truncate(head_end);
         f.seek(SeekFrom::Start(tail_start - 1))?;
-        let mut tail = Vec::new();
-        f.read_to_end(&mut tail)?;
-        let tail = match tail.iter().position(|&b| b == b'\n') {
-            Some(nl) => &tail[nl + 1..],
-            None => &[][..],
-        };
+        f.read_to_end(&mut buf)?;
+        let cut = buf[head_end..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(buf.len(), |nl| head_end + nl + 1);
+        buf.drain(head_end..cut);
+        let tail = &buf[head_end..];
         // Enough when the window holds the last complete record whole (a tail starting on a line
         // boundary that has any complete line has the last one) and a real turn, so the idle time
         // and the turn state come from the latest records, not from the head.
-        let alone = parse(tail);
+        let holds_last = last_complete_line(tail).is_some();
         let enough = crate::guards::disabled("transcript-tail-grows")
-            || (last_complete_line(tail).is_some() && alone.last_real_turn.is_some());
+            || (holds_last && parse(tail).last_real_turn.is_some());
         if enough || window >= cap {
-            let mut both = head;
-            both.extend_from_slice(tail);
-            let mut info = parse(&both);
+            let mut info = parse(&buf);
             if !enough {
-                let what = if last_complete_line(tail).is_some() {
+                let what = if holds_last {
                     "holds no real turn"
                 } else {
                     "does not hold its last complete record"
