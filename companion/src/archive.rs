@@ -7,6 +7,13 @@
 //!   tail equal the source as read, and the rendered Markdown holds the session's latest user and
 //!   assistant turns (compared after `render::normalize`). Any failure is an error, and park
 //!   refuses to kill on it.
+//! * The latest turns are also read back from the raw bytes' end (`render::raw_end`, its own line
+//!   walk), not only from what the parser and renderer kept: the Markdown must hold the prompt and
+//!   reply found there. A line there that cannot be parsed even leniently (or a truncated last
+//!   record) does **not** refuse the park: the raw copy is byte-exact, so nothing is lost, and a
+//!   refusal would make such a session unparkable forever. It is recorded instead, in `warnings`
+//!   of `meta.json` and a note at the end of `transcript.md`, so the archive never claims a
+//!   verified rendering silently.
 //! * The tombstone (`meta.json`, mirrored in the index) is upserted by session id: re-archiving
 //!   keeps the notes, the group and the first park time, and refreshes everything else.
 //! * Session ids name directories only after `valid_session_id`; nothing is written through a
@@ -69,6 +76,10 @@ pub struct Tombstone {
     pub markdown_bytes: u64,
     #[serde(default)]
     pub turns: u64,
+    /// What the archive could not verify (unreadable or truncated records near the end); the raw
+    /// `transcript.jsonl` holds them, `transcript.md` does not.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl Tombstone {
@@ -183,6 +194,40 @@ fn header(e: &Entry, title: Option<&str>) -> String {
     )
 }
 
+/// The rendered Markdown holds the latest prompt and reply: those the renderer kept
+/// (`conv`), and those read back from the raw bytes' end (`raw`), so a record the renderer
+/// skipped cannot leave it verified.
+pub(crate) fn verify_markdown(
+    md: &str,
+    conv: &crate::render::Conversation,
+    raw: &crate::render::RawEnd,
+) -> Result<(), String> {
+    let norm = crate::render::normalize(md);
+    let lacks = |m: &str| !norm.contains(&crate::render::normalize(m));
+    for (what, msg) in [
+        ("assistant reply", conv.last_assistant.as_deref()),
+        ("prompt", conv.last_user.as_deref()),
+    ] {
+        if msg.is_some_and(lacks) {
+            return Err(format!("the rendered conversation lacks the latest {what}"));
+        }
+    }
+    if crate::guards::disabled("archive-raw-end") {
+        return Ok(());
+    }
+    for (what, msg) in [
+        ("reply", raw.last_reply.as_deref()),
+        ("prompt", raw.last_user.as_deref()),
+    ] {
+        if msg.is_some_and(lacks) {
+            return Err(format!(
+                "the rendered conversation lacks the transcript's last {what}"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// What `archive` did, for reports and measurements.
 #[derive(Debug, Clone)]
 pub struct Archived {
@@ -226,22 +271,23 @@ pub fn archive(home: &Path, e: &Entry, parking: bool) -> Result<Archived, Ledger
             ),
         ));
     }
-    let conv = render(e.agent, &bytes);
-    let md = format!("{}{}", header(e, info.ai_title.as_deref()), conv.markdown);
-    let norm = crate::render::normalize(&md);
-    for (what, msg) in [
-        ("assistant reply", conv.last_assistant.as_deref()),
-        ("prompt", conv.last_user.as_deref()),
-    ] {
-        if let Some(m) = msg {
-            if !norm.contains(&crate::render::normalize(m)) {
-                return Err(other(
-                    &d,
-                    format!("the rendered conversation lacks the latest {what}"),
-                ));
-            }
-        }
+    // Read back from the raw end before rendering, so nothing the renderer skipped can hide it.
+    let raw = crate::render::raw_end(e.agent, &bytes);
+    let mut warnings = raw.unreadable.clone();
+    if let Some(why) = info.unsure.as_ref().filter(|_| warnings.is_empty()) {
+        warnings.push(why.clone());
     }
+    let mut conv = render(e.agent, &bytes);
+    // The header goes in front of the rendering without a second copy of a large conversation.
+    let mut md = header(e, info.ai_title.as_deref());
+    md.reserve(conv.markdown.len() + 256);
+    md.push_str(&std::mem::take(&mut conv.markdown));
+    if !warnings.is_empty() {
+        md.push_str("\n---\n\n*park could not render everything: ");
+        md.push_str(&warnings.join("; "));
+        md.push_str(". The raw transcript.jsonl next to this file has every byte.*\n");
+    }
+    verify_markdown(&md, &conv, &raw).map_err(|why| other(&d, why))?;
     if conv.last_assistant.is_some() && conv.last_assistant != info.last_assistant {
         return Err(other(
             &d,
@@ -285,6 +331,7 @@ pub fn archive(home: &Path, e: &Entry, parking: bool) -> Result<Archived, Ledger
         transcript_bytes: bytes.len() as u64,
         markdown_bytes: md.len() as u64,
         turns: conv.turns as u64,
+        warnings,
     };
     crate::graveyard::upsert(home, &tomb)?;
     Ok(Archived { dir: d, tomb })
@@ -495,6 +542,178 @@ mod tests {
         std::os::unix::fs::symlink(elsewhere.path(), &proj).unwrap();
         assert!(matches!(restore(&home, &e), Restore::Unsafe(_)));
         assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0);
+    }
+
+    use crate::shapes;
+
+    /// Archives `bytes` as `agent`'s transcript of `sid`; the archive dir and its meta.
+    fn archive_bytes(
+        agent: Agent,
+        sid: &str,
+        bytes: &[u8],
+    ) -> (tempfile::TempDir, Result<Archived, LedgerError>) {
+        let d = tempfile::tempdir().unwrap();
+        let home = d.path().join("park");
+        std::fs::create_dir_all(&home).unwrap();
+        let t = d.path().join("t.jsonl");
+        std::fs::write(&t, bytes).unwrap();
+        let mut e = crate::ledger::tests::sample("a");
+        e.agent = agent;
+        e.session_id = sid.into();
+        e.transcript = Some(t.to_string_lossy().into_owned());
+        let r = archive(&home, &e, true);
+        (d, r)
+    }
+
+    fn lines(v: &[Vec<u8>]) -> Vec<u8> {
+        v.iter()
+            .flat_map(|l| l.iter().copied().chain([b'\n']))
+            .collect()
+    }
+
+    fn md_of(a: &Archived) -> String {
+        normalize(&std::fs::read_to_string(a.dir.join("transcript.md")).unwrap())
+    }
+
+    use crate::render::normalize;
+
+    #[test]
+    fn damaged_records_are_archived_rendered_and_verified() {
+        // Claude: the last prompt has a lone surrogate, the last reply invalid UTF-8.
+        let t = lines(&[
+            shapes::claude_prompt("first", "2026-12-02T10:00:00Z").into_bytes(),
+            shapes::claude_reply("first answer", "2026-12-02T10:00:01Z").into_bytes(),
+            shapes::with_raw(
+                &shapes::claude_prompt("LAST PROMPT SURR here", "2026-12-02T11:00:00Z"),
+                "SURR",
+                b"\\ud83d",
+            ),
+            shapes::with_raw(
+                &shapes::claude_reply("LAST ANSWER BAD there", "2026-12-02T11:00:09Z"),
+                "BAD",
+                &[0xff],
+            ),
+            shapes::claude_turn_done("2026-12-02T11:00:10Z").into_bytes(),
+        ]);
+        let (_d, r) = archive_bytes(Agent::Claude, shapes::CLAUDE_SID, &t);
+        let a = r.unwrap();
+        let md = md_of(&a);
+        assert!(md.contains("last prompt \u{fffd} here"), "{md}");
+        assert!(md.contains("last answer \u{fffd} there"), "{md}");
+        assert_eq!(
+            std::fs::read(a.dir.join("transcript.jsonl")).unwrap(),
+            t,
+            "byte-exact"
+        );
+        assert!(a.tomb.warnings.is_empty(), "{:?}", a.tomb.warnings);
+        assert_eq!(a.tomb.last_active.as_deref(), Some("2026-12-02T11:00:09Z"));
+
+        // Codex: the last prompt with invalid UTF-8, the final answer with a lone low surrogate.
+        let t = lines(&[
+            shapes::codex_meta().into_bytes(),
+            shapes::codex_task_started("2026-12-02T11:00:00Z").into_bytes(),
+            shapes::with_raw(
+                &shapes::codex_prompt("LAST PROMPT BAD", "2026-12-02T11:00:00Z"),
+                "BAD",
+                &[0xc3],
+            ),
+            shapes::with_raw(
+                &shapes::codex_reply("LAST ANSWER SURR", "2026-12-02T11:00:05Z"),
+                "SURR",
+                b"\\udc00",
+            ),
+            shapes::with_raw(
+                &shapes::codex_task_complete("LAST ANSWER SURR", "2026-12-02T11:00:05Z"),
+                "SURR",
+                b"\\udc00",
+            ),
+        ]);
+        let (_d, r) = archive_bytes(Agent::Codex, shapes::CODEX_SID, &t);
+        let a = r.unwrap();
+        let md = md_of(&a);
+        assert!(md.contains("last prompt \u{fffd}"), "{md}");
+        assert!(md.contains("last answer \u{fffd}"), "{md}");
+        assert!(a.tomb.warnings.is_empty(), "{:?}", a.tomb.warnings);
+    }
+
+    #[test]
+    fn an_unreadable_or_truncated_last_record_is_recorded_never_silently_verified() {
+        for codex in [false, true] {
+            let (agent, sid, mut t) = if codex {
+                let t = lines(&[
+                    shapes::codex_meta().into_bytes(),
+                    shapes::codex_task_started("2026-12-02T11:00:00Z").into_bytes(),
+                    shapes::codex_prompt("q", "2026-12-02T11:00:00Z").into_bytes(),
+                    shapes::codex_task_complete("a", "2026-12-02T11:00:01Z").into_bytes(),
+                ]);
+                (Agent::Codex, shapes::CODEX_SID, t)
+            } else {
+                let t = lines(&[
+                    shapes::claude_prompt("q", "2026-12-02T11:00:00Z").into_bytes(),
+                    shapes::claude_reply("a", "2026-12-02T11:00:01Z").into_bytes(),
+                ]);
+                (Agent::Claude, shapes::CLAUDE_SID, t)
+            };
+            let clean = t.clone();
+            // The last complete record cannot be parsed even leniently.
+            t.extend_from_slice(
+                b"{\"type\":\"user\",\"message\":{\"content\":\"the real last prompt\"} oops\n",
+            );
+            let (_d, r) = archive_bytes(agent, sid, &t);
+            let a = r.expect("the raw copy is byte-exact: archived, with a warning");
+            assert_eq!(a.tomb.warnings.len(), 1, "{:?}", a.tomb.warnings);
+            assert!(
+                a.tomb.warnings[0].contains("cannot be parsed"),
+                "{:?}",
+                a.tomb.warnings
+            );
+            let meta = std::fs::read_to_string(a.dir.join("meta.json")).unwrap();
+            assert!(meta.contains("\"warnings\""), "{meta}");
+            assert!(md_of(&a).contains("park could not render everything"));
+            assert_eq!(std::fs::read(a.dir.join("transcript.jsonl")).unwrap(), t);
+
+            // A truncated last record (killed writer).
+            let mut t = clean.clone();
+            t.extend_from_slice(b"{\"type\":\"assistant\",\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"half");
+            let (_d, r) = archive_bytes(agent, sid, &t);
+            let a = r.unwrap();
+            assert!(
+                a.tomb
+                    .warnings
+                    .iter()
+                    .any(|w| w.contains("truncated record")),
+                "{:?}",
+                a.tomb.warnings
+            );
+
+            // Clean: no warnings, and none in meta.json.
+            let (_d, r) = archive_bytes(agent, sid, &clean);
+            let a = r.unwrap();
+            assert!(a.tomb.warnings.is_empty());
+            let meta = std::fs::read_to_string(a.dir.join("meta.json")).unwrap();
+            assert!(!meta.contains("warnings"));
+        }
+    }
+
+    #[test]
+    fn verification_reads_the_raw_end_not_only_what_the_renderer_kept() {
+        let t = lines(&[
+            shapes::claude_prompt("early prompt", "2026-12-02T10:00:00Z").into_bytes(),
+            shapes::claude_reply("early answer", "2026-12-02T10:00:01Z").into_bytes(),
+            shapes::claude_prompt("the real last prompt", "2026-12-02T11:00:00Z").into_bytes(),
+            shapes::claude_reply("the real last answer", "2026-12-02T11:00:01Z").into_bytes(),
+        ]);
+        let raw = crate::render::raw_end(Agent::Claude, &t);
+        assert_eq!(raw.last_user.as_deref(), Some("the real last prompt"));
+        assert_eq!(raw.last_reply.as_deref(), Some("the real last answer"));
+        // A renderer that lost the last turn (the old bug: serde rejected its lines) and agrees
+        // with itself about what is last must not pass.
+        let lost = crate::render::claude_markdown(&t[..t.len() / 2]);
+        assert!(verify_markdown(&lost.markdown, &lost, &crate::render::RawEnd::default()).is_ok());
+        let err = verify_markdown(&lost.markdown, &lost, &raw).unwrap_err();
+        assert!(err.contains("lacks the transcript's last"), "{err}");
+        let full = crate::render::claude_markdown(&t);
+        assert!(verify_markdown(&full.markdown, &full, &raw).is_ok());
     }
 
     #[test]

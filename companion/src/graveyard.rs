@@ -160,6 +160,7 @@ fn from_entry(e: &Entry) -> Tombstone {
         transcript_bytes: 0,
         markdown_bytes: 0,
         turns: 0,
+        warnings: vec![],
     }
 }
 

@@ -43,3 +43,8 @@ pub mod wake_cli;
 pub mod waker;
 pub mod wave;
 pub mod worktree;
+
+/// Transcript shapes real agents leave (shared with the integration tests and the bench).
+#[cfg(test)]
+#[path = "../tests/support/shapes.rs"]
+pub(crate) mod shapes;

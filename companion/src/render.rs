@@ -102,9 +102,16 @@ impl Log {
     }
 
     fn finish(self) -> Conversation {
+        let Log {
+            events,
+            last_user,
+            last_assistant,
+        } = self;
         let mut w = Writer::default();
-        for e in &self.events {
-            w.event(e);
+        // By value: each message's text is freed once written, so a large conversation is not
+        // held twice (events and Markdown) at the end.
+        for e in events {
+            w.event(&e);
         }
         let mut markdown = w.out;
         let end = markdown.trim_end().len();
@@ -116,8 +123,8 @@ impl Log {
             markdown,
             turns: w.turns,
             tool_calls: w.tool_calls,
-            last_user: self.last_user,
-            last_assistant: self.last_assistant,
+            last_user,
+            last_assistant,
         }
     }
 }
@@ -778,6 +785,152 @@ pub fn codex_markdown(bytes: &[u8]) -> Conversation {
     };
     for_each_record(bytes, &mut TranscriptInfo::default(), |v| st.feed(v));
     st.log.finish()
+}
+
+// ---------------------------------------------------------------------------------------------
+// The raw end of a transcript, read back independently
+// ---------------------------------------------------------------------------------------------
+
+/// A prompt or a reply as this module shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Message {
+    User(String),
+    Reply(String),
+}
+
+/// The prompt or reply one record holds, by the rules the renderers use (a Claude compaction
+/// summary, meta, sidechain, synthetic replies and tool results are neither).
+pub fn message_of(agent: park_protocol::Agent, v: &Value) -> Option<Message> {
+    match agent {
+        park_protocol::Agent::Claude => match str_of(v, "type")? {
+            "user" if is_true(v, "isCompactSummary") || is_true(v, "isVisibleInTranscriptOnly") => {
+                None
+            }
+            "user" => match ClaudeUser::classify(v) {
+                ClaudeUser::Prompt(t) => Some(Message::User(t)),
+                _ => None,
+            },
+            "assistant" if is_true(v, "isSidechain") => None,
+            "assistant" => {
+                let msg = v.get("message");
+                let texts: Vec<&str> = msg
+                    .and_then(|m| m.get("content"))
+                    .and_then(Value::as_array)
+                    .map(Vec::as_slice)
+                    .unwrap_or(&[])
+                    .iter()
+                    .filter(|b| str_of(b, "type") == Some("text"))
+                    .filter_map(|b| str_of(b, "text"))
+                    .collect();
+                let text = texts.join("\n");
+                let synthetic = msg.and_then(|m| str_of(m, "model")) == Some("<synthetic>")
+                    || text.trim() == "No response requested.";
+                (!synthetic)
+                    .then(|| non_empty(&text))
+                    .flatten()
+                    .map(Message::Reply)
+            }
+            _ => None,
+        },
+        park_protocol::Agent::Codex => {
+            let payload = v.get("payload").unwrap_or(&Value::Null);
+            let ptype = str_of(payload, "type").unwrap_or("");
+            match (str_of(v, "type")?, ptype) {
+                ("response_item", "message") => match str_of(payload, "role") {
+                    Some("user") => codex_user_text(payload).map(Message::User),
+                    Some("assistant") => {
+                        codex_texts(payload.get("content"), &["output_text", "text"])
+                            .map(Message::Reply)
+                    }
+                    _ => None,
+                },
+                ("event_msg", "task_complete") => str_of(payload, "last_agent_message")
+                    .and_then(non_empty)
+                    .map(Message::Reply),
+                ("event_msg", "item_completed") => {
+                    let item = payload.get("item").unwrap_or(&Value::Null);
+                    (str_of(item, "type") == Some("UserMessage"))
+                        .then(|| codex_texts(item.get("content"), &["text", "input_text"]))
+                        .flatten()
+                        .map(Message::User)
+                }
+                ("event_msg", "user_message") => str_of(payload, "message")
+                    .and_then(non_empty)
+                    .map(Message::User),
+                ("event_msg", "agent_message") => str_of(payload, "message")
+                    .and_then(non_empty)
+                    .map(Message::Reply),
+                _ => None,
+            }
+        }
+    }
+}
+
+/// The latest prompt and reply of a transcript read back from its raw bytes, and what could not
+/// be read on the way.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RawEnd {
+    pub last_user: Option<String>,
+    pub last_reply: Option<String>,
+    /// Lines after the latest prompt (or reply) that cannot be parsed even leniently, and a
+    /// truncated last line: they are in the raw copy but in no rendering.
+    pub unreadable: Vec<String>,
+}
+
+/// Walks `bytes` back from the end, line by line (its own split, not `for_each_record`'s), until
+/// it has the latest prompt and the latest reply, noting every line it cannot read on the way.
+/// The archive checks the Markdown against this, so a line the renderer skipped cannot hide the
+/// session's real last turn.
+pub fn raw_end(agent: park_protocol::Agent, bytes: &[u8]) -> RawEnd {
+    const SHOWN: usize = 8;
+    let mut out = RawEnd::default();
+    let mut unreadable = 0usize;
+    let mut end = bytes.len();
+    let ends_in_newline = bytes.last() == Some(&b'\n');
+    while end > 0 && (out.last_user.is_none() || out.last_reply.is_none()) {
+        let start = bytes[..end]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |p| p + 1);
+        let last_segment = end == bytes.len() && !ends_in_newline;
+        let line = bytes[start..end].trim_ascii();
+        if !line.is_empty() {
+            match crate::transcript::parse_line(line) {
+                Some((v, _)) => match message_of(agent, &v) {
+                    Some(Message::User(t)) if out.last_user.is_none() => out.last_user = Some(t),
+                    Some(Message::Reply(t)) if out.last_reply.is_none() => out.last_reply = Some(t),
+                    _ => {}
+                },
+                None => {
+                    unreadable += 1;
+                    if out.unreadable.len() < SHOWN {
+                        out.unreadable.push(if last_segment {
+                            format!(
+                                "the transcript ends in a truncated record ({} bytes at byte {start}, being written or cut by a kill)",
+                                line.len()
+                            )
+                        } else {
+                            format!(
+                                "the record at byte {start} ({} bytes) cannot be parsed, even leniently",
+                                line.len()
+                            )
+                        });
+                    }
+                }
+            }
+        }
+        end = start.saturating_sub(1);
+        if start == 0 {
+            break;
+        }
+    }
+    if unreadable > SHOWN {
+        out.unreadable.push(format!(
+            "… and {} more unreadable lines",
+            unreadable - SHOWN
+        ));
+    }
+    out
 }
 
 #[cfg(test)]

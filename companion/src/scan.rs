@@ -364,10 +364,7 @@ fn with_pane(
         };
     }
     f.screen = reading;
-    f.idle_secs = f.tinfo.as_ref().and_then(|t| t.last_real_turn).map(|ts| {
-        let now = jiff::Timestamp::now();
-        now.as_second().saturating_sub(ts.as_second()).max(0) as u64
-    });
+    f.idle_secs = idle_secs(f.tinfo.as_ref(), jiff::Timestamp::now());
     f.cwd = f
         .ident
         .cwd
@@ -596,6 +593,18 @@ pub fn kill_set(
     (out, spared)
 }
 
+/// Seconds since the last real turn; `None` when unknown, or when the read was unsure (it may
+/// have missed the latest turn, and an idle time that is too long would select the session for
+/// `park --idle`).
+pub fn idle_secs(tinfo: Option<&TranscriptInfo>, now: jiff::Timestamp) -> Option<u64> {
+    let t = tinfo?;
+    if t.unsure.is_some() && !crate::guards::disabled("transcript-unsure-idle") {
+        return None;
+    }
+    let ts = t.last_real_turn?;
+    Some(now.as_second().saturating_sub(ts.as_second()).max(0) as u64)
+}
+
 /// The state verdict, in trust order: status file, screen, transcript tail. Unknown counts as busy.
 pub fn derive_status(
     agent: Agent,
@@ -642,6 +651,18 @@ pub fn derive_status(
         return (
             Status::Shell,
             Some("a background shell or terminal is still running".into()),
+        );
+    }
+    // A transcript whose latest turn could not be read decides nothing, and must not read as idle.
+    if let Some(why) = tinfo.and_then(|t| t.unsure.as_deref()) {
+        if !crate::guards::disabled("transcript-unsure-unknown") {
+            return (Status::Unknown, Some(format!("cannot tell: {why}")));
+        }
+    }
+    if tinfo.is_some_and(|t| t.truncated_last_line) && fresh_write {
+        return (
+            Status::Busy,
+            Some("the transcript's last record is still being written".into()),
         );
     }
     if tinfo.is_some_and(|t| t.turn_open) && (fresh_write || agent == Agent::Codex) {
@@ -880,6 +901,76 @@ mod tests {
         assert_eq!(
             derive_status(Agent::Claude, None, None, None, false, false).0,
             Status::Unknown
+        );
+    }
+
+    #[test]
+    fn an_unsure_or_half_written_transcript_is_never_idle() {
+        let idle_screen = ScreenReading {
+            composer_seen: true,
+            ..Default::default()
+        };
+        let at: jiff::Timestamp = "2026-12-02T10:00:00Z".parse().unwrap();
+        let unsure = TranscriptInfo {
+            unsure: Some(
+                "the transcript's last 64 MiB does not hold its last complete record".into(),
+            ),
+            last_real_turn: Some(at),
+            ..Default::default()
+        };
+        for agent in [Agent::Claude, Agent::Codex] {
+            let (st, why) = derive_status(
+                agent,
+                Some("idle"),
+                Some(&idle_screen),
+                Some(&unsure),
+                false,
+                true,
+            );
+            assert_eq!(st, Status::Unknown, "{agent:?}");
+            assert!(why
+                .unwrap()
+                .contains("cannot tell: the transcript's last 64 MiB"));
+        }
+        let now = at + jiff::SignedDuration::from_hours(3);
+        assert_eq!(
+            idle_secs(Some(&unsure), now),
+            None,
+            "may have missed the latest turn"
+        );
+        let sure = TranscriptInfo {
+            unsure: None,
+            ..unsure
+        };
+        assert_eq!(idle_secs(Some(&sure), now), Some(3 * 3600));
+
+        // A record still being written is a turn in flight while the file is fresh.
+        let writing = TranscriptInfo {
+            truncated_last_line: true,
+            ..Default::default()
+        };
+        let (st, why) = derive_status(
+            Agent::Claude,
+            Some("idle"),
+            Some(&idle_screen),
+            Some(&writing),
+            true,
+            true,
+        );
+        assert_eq!(st, Status::Busy);
+        assert!(why.unwrap().contains("still being written"));
+        let (st, _) = derive_status(
+            Agent::Claude,
+            Some("idle"),
+            Some(&idle_screen),
+            Some(&writing),
+            false,
+            true,
+        );
+        assert_eq!(
+            st,
+            Status::Idle,
+            "a stale half record (cut by a kill) decides nothing"
         );
     }
 

@@ -3,13 +3,24 @@
 //!
 //! Contract:
 //! * `parse_claude` / `parse_codex` take JSONL bytes (a Claude transcript
-//!   `~/.claude/projects/<enc-cwd>/<id>.jsonl`, a Codex rollout `rollout-….jsonl`) and never panic:
-//!   a line that is not a JSON object (garbage, a comment, the half-written last line of a live
-//!   file) is counted in `bad_lines` and skipped. Empty lines are neither records nor bad.
+//!   `~/.claude/projects/<enc-cwd>/<id>.jsonl`, a Codex rollout `rollout-….jsonl`) and never panic.
+//!   Lines are read as real writers leave them ([`parse_line`]): a clean line goes straight to
+//!   serde; one serde rejects is repaired where the bytes allow it and counted in `repaired_lines`
+//!   (invalid UTF-8 → U+FFFD, a lone UTF-16 surrogate escape such as `\ud83d` → `\ufffd`, and a
+//!   killed writer's half record with the resumed writer's next record glued to it → that record).
+//!   A line still not a JSON object (garbage, a comment) is counted in `bad_lines` and skipped;
+//!   empty lines are neither records nor bad. The last line without a newline that does not parse
+//!   is a record being written (or cut by a kill): `truncated_last_line`, also counted bad.
+//! * A skipped line never hides the latest turn silently: when the last complete line cannot be
+//!   read even leniently, `unsure` says so, and callers treat the session's state as unknown.
 //! * Session ids in the result have passed [`valid_session_id`] (lowercased); a record carrying a
 //!   malformed id is ignored for that field, so an id from here is safe near paths and commands.
-//! * `read_*_file` read at most the first 64 KiB and the last 256 KiB (whole file when small),
-//!   cut both at line boundaries so no line is parsed twice or counted bad because of the cut.
+//! * `read_*_file` read the first 64 KiB and a tail window (whole file when small), cut both at
+//!   line boundaries so no line is parsed twice or counted bad because of the cut. The window
+//!   starts at 256 KiB and doubles until it holds the last complete record and a real turn, so a
+//!   final reply or tool result of many megabytes is read whole and the idle time and turn state
+//!   come from it. Past [`TAIL_CAP`] (64 MiB) it stops and sets `unsure`: park cannot tell the
+//!   state, and refuses rather than guessing (never "a turn in flight" forever, never "idle").
 //! * Field semantics (record shapes: FORMATS.md 4.3 and 7.3):
 //!   - `last_real_turn` is the latest timestamp of a real user prompt or a model reply (Codex:
 //!     also `task_complete`); tool results, meta/harness records and synthetic replies don't count.
@@ -41,29 +52,186 @@ pub struct TranscriptInfo {
     pub ai_title: Option<String>,
     /// First real user prompt text.
     pub first_prompt: Option<String>,
+    /// Last real user prompt text (in file order).
+    pub last_prompt: Option<String>,
     /// Last assistant text.
     pub last_assistant: Option<String>,
     /// Lines parsed as JSON objects.
     pub records: usize,
-    /// Non-empty lines that failed to parse.
+    /// Non-empty lines that failed to parse (even leniently).
     pub bad_lines: usize,
+    /// Records that parsed only after a repair (see the module doc).
+    pub repaired_lines: usize,
+    /// The bytes end in a line without a newline that does not parse: a record still being
+    /// written, or cut short by a kill. Also counted in `bad_lines`.
+    pub truncated_last_line: bool,
+    /// Why the latest turn cannot be told from what was read (its last complete record cannot be
+    /// parsed, or is past the tail reader's bound). `turn_open` and `last_real_turn` may then be
+    /// stale: the session's state is unknown, never idle.
+    pub unsure: Option<String>,
 }
 
-/// Feeds every JSON-object line of `bytes` to `f`, counting records and bad lines.
+impl TranscriptInfo {
+    /// Copies the line counts and the read's flags from `counts` (filled by `for_each_record`).
+    fn take_counts(&mut self, counts: &TranscriptInfo) {
+        self.records = counts.records;
+        self.bad_lines = counts.bad_lines;
+        self.repaired_lines = counts.repaired_lines;
+        self.truncated_last_line = counts.truncated_last_line;
+        self.unsure.clone_from(&counts.unsure);
+    }
+}
+
+/// Feeds every JSON-object line of `bytes` to `f`, counting records, repaired, bad and
+/// truncated lines, and noting in `unsure` when the last complete line is unreadable.
 pub(crate) fn for_each_record(bytes: &[u8], info: &mut TranscriptInfo, mut f: impl FnMut(&Value)) {
-    for line in bytes.split(|&b| b == b'\n') {
-        let line = line.trim_ascii();
+    // Where the last complete (newline-terminated), non-blank line ends: the record that decides
+    // the latest turn when nothing follows it.
+    let last_complete_end = last_complete_line(bytes).map(|(_, end)| end);
+    let mut at = 0usize;
+    for raw in bytes.split(|&b| b == b'\n') {
+        let start = at;
+        at += raw.len() + 1;
+        let line = raw.trim_ascii();
         if line.is_empty() {
             continue;
         }
-        match serde_json::from_slice::<Value>(line) {
-            Ok(v) if v.is_object() => {
+        match parse_line(line) {
+            Some((v, repaired)) => {
                 info.records += 1;
+                info.repaired_lines += usize::from(repaired);
                 f(&v);
             }
-            _ => info.bad_lines += 1,
+            None => {
+                info.bad_lines += 1;
+                let ends_file = start + raw.len() == bytes.len();
+                if ends_file {
+                    info.truncated_last_line = true;
+                } else if Some(start + raw.len()) == last_complete_end
+                    && !crate::guards::disabled("transcript-last-line-unsure")
+                {
+                    info.unsure = Some(format!(
+                        "the transcript's last complete record ({} bytes at byte {start}) cannot be parsed, even leniently",
+                        raw.len()
+                    ));
+                }
+            }
         }
     }
+}
+
+/// The byte range (`start`, `end` excluding the newline) of the last newline-terminated line
+/// that is not blank.
+pub(crate) fn last_complete_line(bytes: &[u8]) -> Option<(usize, usize)> {
+    let mut end = bytes.iter().rposition(|&b| b == b'\n')?;
+    loop {
+        let start = bytes[..end]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |p| p + 1);
+        if !bytes[start..end].trim_ascii().is_empty() {
+            return Some((start, end));
+        }
+        if start == 0 {
+            return None;
+        }
+        end = start - 1;
+    }
+}
+
+/// One JSONL line as a JSON object, leniently (see the module doc), and whether it needed a
+/// repair. Clean lines cost one serde pass; only a line serde rejects is looked at again.
+pub fn parse_line(line: &[u8]) -> Option<(Value, bool)> {
+    if let Ok(v) = serde_json::from_slice::<Value>(line) {
+        // Valid JSON that is not an object (a number, a string) needs no repair: it is bad.
+        return v.is_object().then_some((v, false));
+    }
+    if crate::guards::disabled("transcript-lenient") {
+        return None;
+    }
+    let object = |s: &str| {
+        serde_json::from_str::<Value>(s)
+            .ok()
+            .filter(Value::is_object)
+    };
+    let text = String::from_utf8_lossy(line);
+    let fixed = fix_surrogates(&text);
+    let changed = matches!(text, std::borrow::Cow::Owned(_)) || fixed.is_some();
+    let text = fixed.map_or(text, std::borrow::Cow::Owned);
+    if changed {
+        if let Some(v) = object(&text) {
+            return Some((v, true));
+        }
+    }
+    glued_record(&text, object).map(|v| (v, true))
+}
+
+/// A killed writer leaves half a record without a newline, and the resumed agent appends its next
+/// record right after it: the line is `<half record>{…complete record…}`. The complete record is
+/// the only suffix starting at `{` that parses whole (a `{` inside it leaves its parent's closing
+/// braces trailing), so try the `{` positions left to right, a bounded number of them.
+fn glued_record(text: &str, object: impl Fn(&str) -> Option<Value>) -> Option<Value> {
+    const TRIES: usize = 64;
+    // The glued record is complete, so the line ends like one; a record cut short (the usual bad
+    // last line, maybe megabytes long) is not worth 64 parses.
+    if !text.trim_end().ends_with('}') {
+        return None;
+    }
+    text.match_indices("{\"")
+        .skip(1) // the line's own start, which already failed
+        .take(TRIES)
+        .find_map(|(i, _)| object(&text[i..]))
+}
+
+/// `text` with every lone UTF-16 surrogate escape (`\ud83d` not followed by a low surrogate, or
+/// a low one alone) replaced by `\ufffd`; `None` when there is none. Escapes are walked in order,
+/// so `\\ud83d` (an escaped backslash, then text) is left alone.
+fn fix_surrogates(text: &str) -> Option<String> {
+    let b = text.as_bytes();
+    let hex = |at: usize| -> Option<u16> {
+        let h = b.get(at..at + 4)?;
+        u16::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok()
+    };
+    let unit = |at: usize| -> Option<u16> {
+        (b.get(at) == Some(&b'\\') && b.get(at + 1) == Some(&b'u'))
+            .then(|| hex(at + 2))
+            .flatten()
+    };
+    let mut out: Option<String> = None;
+    let mut copied = 0; // bytes of `text` already in `out`
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        let Some(u) = unit(i) else {
+            i += 2; // any other escape, including `\\`
+            continue;
+        };
+        let lone = match u {
+            0xD800..=0xDBFF => match unit(i + 6) {
+                Some(0xDC00..=0xDFFF) => {
+                    i += 12; // a valid pair
+                    continue;
+                }
+                _ => true,
+            },
+            0xDC00..=0xDFFF => true,
+            _ => false,
+        };
+        if lone {
+            let o = out.get_or_insert_with(|| String::with_capacity(text.len()));
+            o.push_str(&text[copied..i]);
+            o.push_str("\\ufffd");
+            copied = i + 6;
+        }
+        i += 6;
+    }
+    out.map(|mut o| {
+        o.push_str(&text[copied..]);
+        o
+    })
 }
 
 pub(crate) fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
@@ -232,7 +400,8 @@ impl ClaudeState {
                 ClaudeUser::Prompt(text) => {
                     set_turn(info, turn_ts, true, ts);
                     bump(&mut info.last_real_turn, timestamp_of(v));
-                    info.first_prompt.get_or_insert(text);
+                    info.first_prompt.get_or_insert_with(|| text.clone());
+                    info.last_prompt = Some(text);
                 }
                 ClaudeUser::Continues => set_turn(info, turn_ts, true, ts),
                 ClaudeUser::Closes => set_turn(info, turn_ts, false, ts),
@@ -292,8 +461,7 @@ pub fn parse_claude(bytes: &[u8]) -> TranscriptInfo {
     let mut counts = TranscriptInfo::default();
     for_each_record(bytes, &mut counts, |v| st.feed(v));
     let mut info = st.finish();
-    info.records = counts.records;
-    info.bad_lines = counts.bad_lines;
+    info.take_counts(&counts);
     info
 }
 
@@ -368,7 +536,8 @@ impl CodexState {
     fn real_user(&mut self, ts: Option<Timestamp>, text: Option<String>) {
         bump(&mut self.info.last_real_turn, ts);
         if let Some(text) = text {
-            self.info.first_prompt.get_or_insert(text);
+            self.info.first_prompt.get_or_insert_with(|| text.clone());
+            self.info.last_prompt = Some(text);
         }
     }
 
@@ -449,8 +618,7 @@ pub fn parse_codex(bytes: &[u8]) -> TranscriptInfo {
     for_each_record(bytes, &mut counts, |v| st.feed(v));
     let mut info = st.info;
     info.cwd = st.ctx_cwd.or(st.meta_cwd);
-    info.records = counts.records;
-    info.bad_lines = counts.bad_lines;
+    info.take_counts(&counts);
     info
 }
 
@@ -463,51 +631,87 @@ const TAIL_BYTES: u64 = 256 * 1024;
 /// A first line longer than the head (a Codex `session_meta` with huge instructions) is still
 /// read whole, up to this much, because it carries the session id.
 const HEAD_LINE_CAP: u64 = 1024 * 1024;
+/// The tail window grows (doubling from `TAIL_BYTES`) up to this; past it the state is unsure.
+pub const TAIL_CAP: u64 = 64 * 1024 * 1024;
 
-/// The bytes worth parsing: the whole file when small, else the head and the tail, each cut
-/// to whole lines.
-fn sample_file(path: &Path) -> io::Result<Vec<u8>> {
+/// Reads and parses what decides a transcript's state (see the module doc), with the tail window
+/// bounded by `cap`.
+pub(crate) fn read_file_capped(
+    path: &Path,
+    parse: fn(&[u8]) -> TranscriptInfo,
+    cap: u64,
+) -> io::Result<TranscriptInfo> {
     let mut f = File::open(path)?;
     let len = f.metadata()?.len();
-    if len <= HEAD_BYTES + TAIL_BYTES {
+    let read_all = |f: &mut File| -> io::Result<TranscriptInfo> {
+        f.seek(SeekFrom::Start(0))?;
         let mut all = Vec::new();
         f.read_to_end(&mut all)?;
-        return Ok(all);
+        Ok(parse(&all))
+    };
+    if len <= HEAD_BYTES + TAIL_BYTES {
+        return read_all(&mut f);
     }
-    let tail_start = len - TAIL_BYTES;
 
     let mut head = Vec::new();
     (&mut f).take(HEAD_BYTES).read_to_end(&mut head)?;
-    while !head.contains(&b'\n') && (head.len() as u64) < HEAD_LINE_CAP.min(tail_start) {
+    while !head.contains(&b'\n') && (head.len() as u64) < HEAD_LINE_CAP.min(len) {
         let before = head.len();
         (&mut f).take(HEAD_BYTES).read_to_end(&mut head)?;
         if head.len() == before {
             break; // EOF (the file shrank)
         }
     }
-    if head.len() as u64 >= tail_start {
-        // The head ran into the tail: just read everything.
-        f.seek(SeekFrom::Start(0))?;
-        let mut all = Vec::new();
-        f.read_to_end(&mut all)?;
-        return Ok(all);
-    }
     // Keep whole lines only; the cut-off rest of the last one is not a bad line.
     match head.iter().rposition(|&b| b == b'\n') {
         Some(nl) => head.truncate(nl + 1),
         None => head.clear(),
     }
+    let head_end = head.len();
+    // One buffer: the head, then the tail window read right after it (no second copy of a
+    // window that may be tens of megabytes).
+    let mut buf = head;
 
-    // Start one byte early: if that byte is a newline the tail begins on a line boundary.
-    f.seek(SeekFrom::Start(tail_start - 1))?;
-    let mut tail = Vec::new();
-    f.read_to_end(&mut tail)?;
-    let tail = match tail.iter().position(|&b| b == b'\n') {
-        Some(nl) => &tail[nl + 1..],
-        None => &[][..],
-    };
-    head.extend_from_slice(tail);
-    Ok(head)
+    let mut window = TAIL_BYTES.min(cap);
+    loop {
+        let Some(tail_start) = len.checked_sub(window).filter(|&t| t > head_end as u64) else {
+            // The window reached the head: everything is read.
+            drop(buf);
+            return read_all(&mut f);
+        };
+        // Start one byte early: if that byte is a newline the tail begins on a line boundary.
+        buf.truncate(head_end);
+        f.seek(SeekFrom::Start(tail_start - 1))?;
+        f.read_to_end(&mut buf)?;
+        let cut = buf[head_end..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(buf.len(), |nl| head_end + nl + 1);
+        buf.drain(head_end..cut);
+        let tail = &buf[head_end..];
+        // Enough when the window holds the last complete record whole (a tail starting on a line
+        // boundary that has any complete line has the last one) and a real turn, so the idle time
+        // and the turn state come from the latest records, not from the head.
+        let holds_last = last_complete_line(tail).is_some();
+        let enough = crate::guards::disabled("transcript-tail-grows")
+            || (holds_last && parse(tail).last_real_turn.is_some());
+        if enough || window >= cap {
+            let mut info = parse(&buf);
+            if !enough {
+                let what = if holds_last {
+                    "holds no real turn"
+                } else {
+                    "does not hold its last complete record"
+                };
+                info.unsure = Some(format!(
+                    "the transcript's last {} MiB {what}; cannot tell whether it is idle",
+                    cap / (1024 * 1024)
+                ));
+            }
+            return Ok(info);
+        }
+        window = window.saturating_mul(2).min(cap);
+    }
 }
 
 /// Reads a Claude transcript cheaply (see the module doc).
@@ -515,7 +719,7 @@ fn sample_file(path: &Path) -> io::Result<Vec<u8>> {
 /// # Errors
 /// Any I/O error opening or reading `path`.
 pub fn read_claude_file(path: &Path) -> io::Result<TranscriptInfo> {
-    Ok(parse_claude(&sample_file(path)?))
+    read_file_capped(path, parse_claude, TAIL_CAP)
 }
 
 /// Reads a Codex rollout cheaply (see the module doc).
@@ -523,7 +727,7 @@ pub fn read_claude_file(path: &Path) -> io::Result<TranscriptInfo> {
 /// # Errors
 /// Any I/O error opening or reading `path`.
 pub fn read_codex_file(path: &Path) -> io::Result<TranscriptInfo> {
-    Ok(parse_codex(&sample_file(path)?))
+    read_file_capped(path, parse_codex, TAIL_CAP)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1047,6 +1251,14 @@ mod tests {
         for _ in 0..n_filler {
             writeln!(f, "{filler}").unwrap();
         }
+        // A real turn in the tail: the first window is enough (see `the_tail_window_grows…`).
+        writeln!(
+            f,
+            "{}",
+            serde_json::json!({"timestamp":"2026-12-02T10:59:00Z","type":"event_msg",
+                "payload":{"type":"agent_message","message":"an earlier reply"}})
+        )
+        .unwrap();
         writeln!(
             f,
             "{}",
@@ -1063,6 +1275,8 @@ mod tests {
         assert_eq!(info.session_id.as_deref(), Some(CX), "from the head");
         assert_eq!(info.first_prompt.as_deref(), Some("the first prompt"));
         assert!(info.turn_open, "from the tail");
+        assert!(info.truncated_last_line);
+        assert_eq!(info.last_real_turn, ts("2026-12-02T10:59:00Z"));
         assert_eq!(
             info.bad_lines, 1,
             "only the half-written last line; the cuts are clean"
@@ -1096,6 +1310,265 @@ mod tests {
         assert_eq!(info.session_id.as_deref(), Some(CX));
         assert_eq!(info.cwd.as_deref(), Some("/w/long"));
         assert_eq!(info.bad_lines, 0);
+    }
+
+    // ---- transcripts as they really are ---------------------------------------------------
+
+    use crate::shapes;
+
+    fn join(lines: &[Vec<u8>]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for l in lines {
+            out.extend_from_slice(l);
+            out.push(b'\n');
+        }
+        out
+    }
+
+    fn b(s: String) -> Vec<u8> {
+        s.into_bytes()
+    }
+
+    #[test]
+    fn lone_surrogates_are_replaced_and_counted_never_skipped() {
+        // Claude: the last prompt carries a lone high surrogate (an emoji cut in half).
+        let prompt = shapes::with_raw(
+            &shapes::claude_prompt("fix the parser SURR please", "2026-12-02T11:00:00Z"),
+            "SURR",
+            b"\\ud83d",
+        );
+        assert!(
+            serde_json::from_slice::<Value>(&prompt).is_err(),
+            "serde rejects it"
+        );
+        let reply = shapes::with_raw(
+            &shapes::claude_reply("done SURR", "2026-12-02T11:00:05Z"),
+            "SURR",
+            b"\\ude00 and a pair \\ud83d\\ude00 and \\\\ud83d",
+        );
+        let t = join(&[
+            b(shapes::claude_prompt("first", "2026-12-02T10:00:00Z")),
+            prompt,
+            reply,
+        ]);
+        let info = parse_claude(&t);
+        assert_eq!(
+            (info.records, info.bad_lines, info.repaired_lines),
+            (3, 0, 2)
+        );
+        assert_eq!(
+            info.last_prompt.as_deref(),
+            Some("fix the parser \u{fffd} please")
+        );
+        assert_eq!(
+            info.last_assistant.as_deref(),
+            Some("done \u{fffd} and a pair 😀 and \\ud83d"),
+            "pairs and escaped backslashes are kept"
+        );
+        assert_eq!(info.last_real_turn, ts("2026-12-02T11:00:05Z"));
+        assert!(!info.turn_open);
+        assert_eq!(info.unsure, None);
+
+        // Codex: the final reply.
+        let done = shapes::with_raw(
+            &shapes::codex_task_complete("all green SURR", "2026-12-02T11:00:09Z"),
+            "SURR",
+            b"\\udbff",
+        );
+        let t = join(&[
+            b(shapes::codex_meta()),
+            b(shapes::codex_task_started("2026-12-02T11:00:00Z")),
+            b(shapes::codex_prompt("go", "2026-12-02T11:00:00Z")),
+            done,
+        ]);
+        let info = parse_codex(&t);
+        assert_eq!((info.bad_lines, info.repaired_lines), (0, 1));
+        assert_eq!(info.last_assistant.as_deref(), Some("all green \u{fffd}"));
+        assert!(!info.turn_open, "the task_complete was read");
+        assert_eq!(info.session_id.as_deref(), Some(shapes::CODEX_SID));
+    }
+
+    #[test]
+    fn invalid_utf8_is_replaced() {
+        let prompt = shapes::with_raw(
+            &shapes::claude_prompt("héllo BAD world", "2026-12-02T11:00:00Z"),
+            "BAD",
+            &[0xff, 0xfe, 0xc3],
+        );
+        let info = parse_claude(&join(&[prompt]));
+        assert_eq!((info.records, info.repaired_lines), (1, 1));
+        assert_eq!(
+            info.last_prompt.as_deref(),
+            Some("héllo \u{fffd}\u{fffd}\u{fffd} world")
+        );
+        assert!(info.turn_open);
+        let started = shapes::with_raw(
+            &shapes::codex_task_started("2026-12-02T11:00:00Z"),
+            "task_started",
+            b"task_started\",\"junk\":\"\xff",
+        );
+        let info = parse_codex(&join(&[b(shapes::codex_meta()), started]));
+        assert_eq!(info.repaired_lines, 1);
+        assert!(info.turn_open, "the repaired task_started counts");
+    }
+
+    #[test]
+    fn a_truncated_last_line_is_flagged_and_a_glued_record_salvaged() {
+        let mut t = join(&[
+            b(shapes::claude_prompt("q", "2026-12-02T11:00:00Z")),
+            b(shapes::claude_reply("a", "2026-12-02T11:00:01Z")),
+        ]);
+        let half = shapes::claude_prompt("the next prompt", "2026-12-02T11:05:00Z");
+        t.extend_from_slice(&half.as_bytes()[..half.len() / 2]);
+        let info = parse_claude(&t);
+        assert!(info.truncated_last_line);
+        assert_eq!(info.bad_lines, 1);
+        assert_eq!(
+            info.unsure, None,
+            "the record being written is not the last complete one"
+        );
+        assert_eq!(info.last_prompt.as_deref(), Some("q"));
+        // The agent was killed mid-write and resumed: its next record is glued to the half one.
+        t.extend_from_slice(
+            shapes::claude_prompt("after resume", "2026-12-02T12:00:00Z").as_bytes(),
+        );
+        t.push(b'\n');
+        let info = parse_claude(&t);
+        assert!(!info.truncated_last_line);
+        assert_eq!((info.bad_lines, info.repaired_lines), (0, 1));
+        assert_eq!(info.last_prompt.as_deref(), Some("after resume"));
+        assert!(info.turn_open);
+
+        // Codex: the same for a rollout.
+        let mut t = join(&[
+            b(shapes::codex_meta()),
+            b(shapes::codex_task_started("2026-12-02T11:00:00Z")),
+            b(shapes::codex_task_complete("ok", "2026-12-02T11:00:01Z")),
+        ]);
+        t.extend_from_slice(&shapes::codex_task_started("2026-12-02T11:05:00Z").as_bytes()[..30]);
+        let info = parse_codex(&t);
+        assert!(info.truncated_last_line && !info.turn_open);
+    }
+
+    #[test]
+    fn an_unreadable_last_complete_record_makes_the_read_unsure() {
+        let t = join(&[
+            b(shapes::claude_prompt("q", "2026-12-02T11:00:00Z")),
+            b(shapes::claude_reply("a", "2026-12-02T11:00:01Z")),
+            b"{\"type\":\"user\",\"message\":{\"content\":\"lost prompt\"}, garbage".to_vec(),
+        ]);
+        let info = parse_claude(&t);
+        assert!(!info.turn_open, "as far as the readable records go");
+        let why = info.unsure.expect("the latest turn may be hidden");
+        assert!(why.contains("cannot be parsed"), "{why}");
+        // Garbage before the last record is only a bad line.
+        let t = join(&[
+            b"garbage".to_vec(),
+            b(shapes::claude_prompt("q", "2026-12-02T11:00:00Z")),
+        ]);
+        assert_eq!(parse_claude(&t).unsure, None);
+    }
+
+    #[test]
+    fn clean_lines_take_the_fast_path() {
+        // No repair is counted (and none attempted: the repaired count is the evidence).
+        let info = parse_claude(CLAUDE_SAMPLES.as_bytes());
+        assert_eq!(info.repaired_lines, 0);
+        assert_eq!(parse_codex(CODEX_SAMPLES.as_bytes()).repaired_lines, 0);
+        assert_eq!(fix_surrogates(r#"{"a":"\ud83d\ude00 \\ud800 \n"}"#), None);
+    }
+
+    /// A session whose last record (the final reply, or a tool result) is far bigger than the old
+    /// 256 KiB tail window: idle time and turn state come from the records at the end.
+    #[test]
+    fn the_tail_window_grows_to_hold_a_last_record_of_megabytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.jsonl");
+        let huge = "z".repeat(5 << 20);
+        // Claude: an old first turn, 1 MB of filler turns, then a 5 MB final answer.
+        let mut lines = shapes::claude_turn("first prompt", "first reply", 200 * 1024, 0);
+        for k in 0..5 {
+            lines.extend(shapes::claude_turn(
+                "mid",
+                "mid reply",
+                200 * 1024,
+                100 + k * 10,
+            ));
+        }
+        lines.push(shapes::claude_prompt(
+            "write the report",
+            "2026-12-02T15:00:00Z",
+        ));
+        lines.push(shapes::claude_reply(&huge, "2026-12-02T15:10:00Z"));
+        lines.push(shapes::claude_turn_done("2026-12-02T15:10:01Z"));
+        lines.push(shapes::claude_last_prompt("write the report"));
+        std::fs::write(&p, lines.join("\n") + "\n").unwrap();
+        let info = read_claude_file(&p).unwrap();
+        assert_eq!(info.unsure, None);
+        assert!(!info.turn_open);
+        assert_eq!(
+            info.last_real_turn,
+            ts("2026-12-02T15:10:00Z"),
+            "from the 5 MB reply"
+        );
+        assert_eq!(info.last_prompt.as_deref(), Some("write the report"));
+        assert_eq!(info.session_id.as_deref(), Some(shapes::CLAUDE_SID));
+        assert_eq!(
+            info.last_assistant.as_ref().map(String::len),
+            Some(huge.len())
+        );
+
+        // Codex: a 5 MB final task_complete as the very last record.
+        let mut lines = vec![shapes::codex_meta()];
+        lines.extend(shapes::codex_turn("first", "first reply", 200 * 1024, 0));
+        for k in 0..5 {
+            lines.extend(shapes::codex_turn(
+                "mid",
+                "mid reply",
+                200 * 1024,
+                100 + k * 10,
+            ));
+        }
+        lines.push(shapes::codex_task_started("2026-12-02T15:00:00Z"));
+        lines.push(shapes::codex_prompt(
+            "write the report",
+            "2026-12-02T15:00:00Z",
+        ));
+        lines.push(shapes::codex_task_complete(&huge, "2026-12-02T15:10:00Z"));
+        std::fs::write(&p, lines.join("\n") + "\n").unwrap();
+        let info = read_codex_file(&p).unwrap();
+        assert_eq!(info.unsure, None);
+        assert!(!info.turn_open, "not a turn in flight");
+        assert_eq!(info.last_real_turn, ts("2026-12-02T15:10:00Z"));
+        assert_eq!(info.session_id.as_deref(), Some(shapes::CODEX_SID));
+    }
+
+    #[test]
+    fn past_the_bound_the_tail_reader_says_it_cannot_tell() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.jsonl");
+        let mut lines = vec![shapes::codex_meta()];
+        lines.extend(shapes::codex_turn("first", "first reply", 100 * 1024, 0));
+        lines.push(shapes::codex_task_started("2026-12-02T15:00:00Z"));
+        lines.push(shapes::codex_task_complete(
+            &"z".repeat(3 << 20),
+            "2026-12-02T15:10:00Z",
+        ));
+        std::fs::write(&p, lines.join("\n") + "\n").unwrap();
+        // A 1 MiB bound stands for the real 64 MiB one.
+        let info = read_file_capped(&p, parse_codex, 1 << 20).unwrap();
+        let why = info.unsure.expect("past the bound");
+        assert!(
+            why.contains("does not hold its last complete record"),
+            "{why}"
+        );
+        assert!(
+            info.turn_open,
+            "what the readable part says; unsure overrides it"
+        );
+        // Within the bound it is read.
+        let info = read_file_capped(&p, parse_codex, 4 << 20).unwrap();
+        assert_eq!((info.unsure, info.turn_open), (None, false));
     }
 
     // ---- project dir names ----------------------------------------------------------------

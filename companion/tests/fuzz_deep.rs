@@ -915,7 +915,11 @@ fn records_of(doc: &[u8]) -> (Vec<Value>, usize) {
             continue;
         }
         nonempty += 1;
+        // Strict serde, else the lenient reader's repairs (lone surrogates, invalid UTF-8, a
+        // record glued after a half one): those lines are records too.
         if let Ok(v @ Value::Object(_)) = serde_json::from_slice::<Value>(line) {
+            objs.push(v);
+        } else if let Some((v, _)) = transcript::parse_line(line) {
             objs.push(v);
         }
     }
