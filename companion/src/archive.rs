@@ -69,6 +69,9 @@ pub struct Tombstone {
     pub markdown_bytes: u64,
     #[serde(default)]
     pub turns: u64,
+    /// Rebuilt by `park recover` from the agent's prompt history: no transcript, never resumable.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub prompts_only: bool,
 }
 
 impl Tombstone {
@@ -285,6 +288,7 @@ pub fn archive(home: &Path, e: &Entry, parking: bool) -> Result<Archived, Ledger
         transcript_bytes: bytes.len() as u64,
         markdown_bytes: md.len() as u64,
         turns: conv.turns as u64,
+        prompts_only: false,
     };
     crate::graveyard::upsert(home, &tomb)?;
     Ok(Archived { dir: d, tomb })
