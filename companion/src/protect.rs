@@ -254,8 +254,18 @@ pub fn codex_sources(home: &Path, var: &str) -> Vec<Source> {
         .collect()
 }
 
+/// The invoking user's environment, as [`config_dirs`] reads it.
+pub fn process_env(k: &str) -> Option<String> {
+    std::env::var(k).ok()
+}
+
 /// Every transcript of the asked agents, from the dirs of [`config_dirs`].
-pub fn discover(home: &Path, entries: &[Entry], which: Which) -> Vec<Source> {
+pub fn discover(
+    home: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+    entries: &[Entry],
+    which: Which,
+) -> Vec<Source> {
     let (tombs, _) = crate::graveyard::load_tombs(home);
     let mut known: Vec<(Agent, Option<String>, Option<String>)> = entries
         .iter()
@@ -266,13 +276,12 @@ pub fn discover(home: &Path, entries: &[Entry], which: Which) -> Vec<Source> {
             .iter()
             .map(|t| (t.agent, t.config_dir.clone(), t.config_var.clone())),
     );
-    let env = |k: &str| std::env::var(k).ok();
     let mut out = vec![];
     for agent in [Agent::Claude, Agent::Codex] {
         if !which.has(agent) {
             continue;
         }
-        for (dir, var) in config_dirs(agent, &env, &known) {
+        for (dir, var) in config_dirs(agent, env, &known) {
             out.extend(match agent {
                 Agent::Claude => claude_sources(&dir, &var),
                 Agent::Codex => codex_sources(&dir, &var),
@@ -493,12 +502,13 @@ fn record(src: &Source, s: Stamp, complete: bool) -> SourceRecord {
 /// `park archive --all`: every source of [`discover`], each through [`protect_one`].
 pub fn archive_all(
     home: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
     entries: &[Entry],
     which: Which,
     any_age: bool,
     dry_run: bool,
 ) -> ProtectOutput {
-    let sources = discover(home, entries, which);
+    let sources = discover(home, env, entries, which);
     let mut items: Vec<ProtectItem> = vec![];
     for s in &sources {
         // One session id found twice (two config dirs): the first is archived, the other named.
@@ -872,7 +882,14 @@ pub fn archive_all_cmd(
     json: bool,
 ) -> i32 {
     let (entries, _) = ctx.ledger.all();
-    let o = archive_all(&ctx.ledger.home, &entries, which, any_age, dry_run);
+    let o = archive_all(
+        &ctx.ledger.home,
+        &process_env,
+        &entries,
+        which,
+        any_age,
+        dry_run,
+    );
     if json {
         println!("{}", serde_json::to_string(&o).expect("output serialises"));
     } else {

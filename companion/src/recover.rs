@@ -293,6 +293,7 @@ pub fn skip_reason(
 
 pub fn run(
     home: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
     entries: &[crate::ledger::Entry],
     live: &crate::unpark::LiveSet,
     dry_run: bool,
@@ -308,8 +309,7 @@ pub fn run(
             .iter()
             .map(|t| (t.agent, t.config_dir.clone(), t.config_var.clone())),
     );
-    let env = |k: &str| std::env::var(k).ok();
-    let dirs = crate::protect::config_dirs(Agent::Claude, &env, &known);
+    let dirs = crate::protect::config_dirs(Agent::Claude, env, &known);
     // A transcript anywhere (any project dir of any config dir) means the session is not lost.
     let present: BTreeSet<String> = dirs
         .iter()
@@ -446,7 +446,13 @@ pub fn recover_cmd(ctx: &crate::ctx::Ctx, dry_run: bool, json: bool) -> i32 {
         return 1;
     };
     let (entries, _) = ctx.ledger.all();
-    let o = run(&ctx.ledger.home, &entries, &live, dry_run);
+    let o = run(
+        &ctx.ledger.home,
+        &crate::protect::process_env,
+        &entries,
+        &live,
+        dry_run,
+    );
     if json {
         println!("{}", serde_json::to_string(&o).expect("output serialises"));
     } else {
