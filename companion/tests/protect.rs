@@ -50,6 +50,8 @@ impl World {
                 "PARK_TMUX_SOCKET",
                 format!("park-protect-none-{}", std::process::id()),
             )
+            // Passed on so `scripts/guard-mutation` can switch one rule off in the binary too.
+            .envs(std::env::var("PARK_TEST_DISABLE_GUARD").map(|g| ("PARK_TEST_DISABLE_GUARD", g)))
             .envs(env.iter().copied())
             .args(args)
             .stdin(Stdio::null())
@@ -353,8 +355,13 @@ fn prune_asks_and_removes_only_old_copies_of_sessions_gone_everywhere_else() {
 fn recover_builds_prompts_only_tombstones_that_list_search_and_refuse_to_resume() {
     const LOST: &str = "55555555-5555-4555-8555-555555555555";
     let w = World::new();
+    const ARCHIVED: &str = "66666666-6666-4666-8666-666666666666";
     let kept = w.claude("b", YOUNG, "still here", 1);
     let _ = kept;
+    // Really archived, then deleted by the agent: the archive has the whole conversation.
+    let real = w.claude("c", ARCHIVED, "the real conversation", 29);
+    assert_eq!(w.json(&["archive", "--all"]).0, 0);
+    std::fs::remove_file(&real).unwrap();
     let proj = w.work.join("lost").to_string_lossy().into_owned();
     std::fs::create_dir_all(&proj).unwrap();
     let line = |d: &str, ts: i64, sid: Option<&str>| {
@@ -369,6 +376,7 @@ fn recover_builds_prompts_only_tombstones_that_list_search_and_refuse_to_resume(
         line("find the quokka bug", 1_790_000_000_000, Some(LOST)),
         line("and fix it", 1_790_000_060_000, Some(LOST)),
         line("still here", 1_790_000_100_000, Some(YOUNG)),
+        line("the real conversation", 1_790_000_200_000, Some(ARCHIVED)),
         "this is not json\n".to_string(),
         line("an older prompt with no id", 1_700_000_000_000, None),
     ]
@@ -390,8 +398,15 @@ fn recover_builds_prompts_only_tombstones_that_list_search_and_refuse_to_resume(
     assert_eq!(outcome(&v, YOUNG), "skipped");
     assert_eq!(
         (v["recovered"].as_u64(), v["skipped"].as_u64()),
-        (Some(2), Some(1))
+        (Some(2), Some(2))
     );
+    // A session the archive really has is never replaced by its prompts.
+    assert_eq!(outcome(&v, ARCHIVED), "skipped");
+    let t = archive::read_meta(&archive::dir(&w.park_home, ARCHIVED)).unwrap();
+    assert!(!t.prompts_only);
+    assert!(archive::dir(&w.park_home, ARCHIVED)
+        .join("transcript.jsonl")
+        .exists());
     // Nothing is ever written to the agent's side, and no transcript is invented.
     assert!(!archive::dir(&w.park_home, LOST)
         .join("transcript.jsonl")

@@ -10,7 +10,7 @@ use park_e2e::*;
 use park_protocol::{RowState, Status};
 
 #[test]
-fn real_claude_history_is_recovered_after_its_transcript_is_deleted() {
+fn real_claude_sessions_are_archived_recovered_and_resurrected() {
     let sb = Sandbox::new();
     let mock = mock_server!(&sb.logs);
     seed_claude_home(&sb.home, &sb.work, CLAUDE_API_KEY).unwrap();
@@ -35,4 +35,87 @@ fn real_claude_history_is_recovered_after_its_transcript_is_deleted() {
     })
     .expect("the real CLI writes history.jsonl");
     eprintln!("HISTORY.JSONL ({sid}):\n{h}");
+    // The real format: display, pastedContents, timestamp (ms), project, sessionId.
+    let line: serde_json::Value =
+        serde_json::from_str(h.lines().find(|l| l.contains("quokka")).unwrap()).unwrap();
+    assert_eq!(line["sessionId"], sid.as_str());
+    assert_eq!(line["project"], dir.to_string_lossy().as_ref());
+    assert!(line["timestamp"].as_i64().unwrap() > 1_600_000_000_000);
+
+    // archive --all while it runs: a live session near cleanup is archived, read only.
+    let transcript = claude_transcript(&sb.home, &dir, &sid);
+    let f = std::fs::File::options()
+        .write(true)
+        .open(&transcript)
+        .unwrap();
+    f.set_modified(std::time::SystemTime::now() - SECS(25 * 86_400))
+        .unwrap();
+    drop(f);
+    let json = |args: &[&str], env: &[(&str, &str)]| -> (i32, serde_json::Value) {
+        let mut a = args.to_vec();
+        a.push("--json");
+        let o = park_env(&sb, &a, env);
+        (code(&o), serde_json::from_slice(&o.stdout).unwrap())
+    };
+    let (c, v) = json(&["archive", "--all"], &[]);
+    assert_eq!(c, 0, "{v}");
+    assert_eq!(v["archived"], 1, "{v}");
+    let (_, v) = json(&["archive", "--all"], &[]);
+    assert_eq!(
+        (v["archived"].as_u64(), v["unchanged"].as_u64()),
+        (Some(1 - 1), Some(1)),
+        "{v}"
+    );
+
+    // The agent goes away and its cleanup deletes the transcript.
+    let pids = claude_pids_for(&sb.home, &sid);
+    assert_eq!(kill_and_reap(&pids, SECS(5)), Vec::<u32>::new());
+    std::fs::remove_file(&transcript).unwrap();
+
+    // recover, in a park home that never archived it: a prompts-only tombstone from the real
+    // history.jsonl, listed, searchable, never resumed.
+    let fresh = sb.root.join("park-home-2");
+    std::fs::create_dir_all(&fresh).unwrap();
+    let fresh_s = fresh.to_string_lossy().into_owned();
+    let other = [("PARK_HOME", fresh_s.as_str())];
+    let (c, v) = json(&["recover"], &other);
+    assert_eq!(c, 0, "{v}");
+    let it = v["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["session_id"] == sid.as_str())
+        .unwrap()
+        .clone();
+    assert_eq!(it["outcome"], "recovered", "{v}");
+    let (_, s) = json(&["search", "quokka"], &other);
+    assert_eq!(s["rows"][0]["session_id"], sid.as_str());
+    assert_eq!(s["rows"][0]["prompts_only"], true);
+    let (c, v) = json(&["unpark", &sid], &other);
+    assert_eq!(c, 1);
+    assert!(
+        v["results"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("no transcript to resume"),
+        "{v}"
+    );
+
+    // In the home that archived it, recover leaves the real copy alone, and unpark resurrects it
+    // (a new window, the transcript put back from the archive).
+    let (_, v) = json(&["recover"], &[]);
+    assert_eq!(v["recovered"], 0, "{v}");
+    let (c, v) = json(&["unpark", &sid], &[]);
+    let r = &v["results"][0];
+    assert_eq!((c, r["outcome"].as_str()), (0, Some("unparked")), "{v}");
+    let reason = r["reason"].as_str().unwrap_or("");
+    assert!(
+        reason.contains("resurrected") && reason.contains("restored the transcript"),
+        "{reason}"
+    );
+    assert!(transcript.is_file());
+    poll(SECS(60), || {
+        (claude_pids_for(&sb.home, &sid).len() == 1).then_some(())
+    })
+    .expect("the resurrected session runs");
 }
