@@ -80,6 +80,9 @@ pub struct Tombstone {
     /// `transcript.jsonl` holds them, `transcript.md` does not.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Rebuilt by `park recover` from the agent's prompt history: no transcript, never resumable.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub prompts_only: bool,
 }
 
 impl Tombstone {
@@ -332,6 +335,7 @@ pub fn archive(home: &Path, e: &Entry, parking: bool) -> Result<Archived, Ledger
         markdown_bytes: md.len() as u64,
         turns: conv.turns as u64,
         warnings,
+        prompts_only: false,
     };
     crate::graveyard::upsert(home, &tomb)?;
     Ok(Archived { dir: d, tomb })

@@ -90,10 +90,46 @@ pub enum Cmd {
         #[arg(long)]
         json: bool,
     },
-    /// Archive live sessions now (transcript copy + rendered Markdown + tombstone) without parking them.
+    /// Archive live sessions now (transcript copy + rendered Markdown + tombstone) without parking
+    /// them; --all: every transcript near the agent's cleanup age; --prune: remove old archived
+    /// copies of sessions gone everywhere else.
     Archive {
-        #[arg(required = true)]
+        #[arg(required_unless_present_any = ["all", "prune"], conflicts_with_all = ["all", "prune"])]
         targets: Vec<String>,
+        /// Every session of the agents (live or not, parked or not) whose transcript is within 7
+        /// days of the agent's cleanup age; unchanged ones are not copied again.
+        #[arg(long, conflicts_with = "prune")]
+        all: bool,
+        /// With --all: which agents (Codex never deletes, so it is archived only when named here).
+        #[arg(long, value_enum, default_value = "claude", requires = "all")]
+        agent: crate::protect::Which,
+        /// With --all: whatever the transcript's age.
+        #[arg(long, requires = "all")]
+        any_age: bool,
+        /// Remove archived sessions whose transcript is gone from the agent, not parked, older
+        /// than --older-than (asks for a typed yes; without a terminal needs --yes).
+        #[arg(long, requires = "older_than")]
+        prune: bool,
+        #[arg(long, value_name = "DUR", requires = "prune")]
+        older_than: Option<String>,
+        /// With --prune: do not ask.
+        #[arg(long, requires = "prune")]
+        yes: bool,
+        /// With --all or --prune: show what would happen; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// With --all or --prune.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Rebuild Claude sessions whose transcript is already deleted from its prompt history
+    /// (history.jsonl) as archived tombstones marked "recovered (prompts only)": listed and
+    /// searchable, never resumable.
+    Recover {
+        #[arg(long)]
+        dry_run: bool,
+        #[arg(long)]
+        json: bool,
     },
     /// Recreate windows and panes the multiplexer lost (tmux server killed, window closed) from the
     /// ledger and window groups, and resume each parked session in its slot.
@@ -338,6 +374,8 @@ pub fn run(cli: Cli) -> i32 {
     if wants_waker {
         let _t = crate::profile::span("ensure-waker");
         crate::wake_cli::ensure_quietly(&ctx);
+        // `[archive] auto`: the daily `park archive --all`, in the background.
+        crate::protect::ensure_auto(&ctx);
     }
     crate::profile::report();
     code
@@ -398,7 +436,26 @@ fn run_cmd(ctx: &Ctx, cmd: Cmd) -> i32 {
             }
         }
         Cmd::Candidates { json } => candidates(ctx, json),
-        Cmd::Archive { targets } => crate::graveyard_cli::archive_live(ctx, &targets),
+        Cmd::Archive {
+            targets,
+            all,
+            agent,
+            any_age,
+            prune,
+            older_than,
+            yes,
+            dry_run,
+            json,
+        } => match (all, prune, older_than) {
+            (true, _, _) => crate::protect::archive_all_cmd(ctx, agent, any_age, dry_run, json),
+            (_, true, Some(d)) => crate::protect::prune_cmd(ctx, &d, dry_run, yes, json),
+            _ if dry_run || json => {
+                eprintln!("park archive: --dry-run and --json go with --all or --prune");
+                2
+            }
+            _ => crate::graveyard_cli::archive_live(ctx, &targets),
+        },
+        Cmd::Recover { dry_run, json } => crate::recover::recover_cmd(ctx, dry_run, json),
         Cmd::Park { targets, o } => park_cmd(ctx, &targets, &o),
         Cmd::Rebuild {
             dry_run,
@@ -1298,7 +1355,7 @@ fn plan_line(f: &scan::Found) -> String {
 }
 
 /// A bulk action goes ahead only after a typed yes on a terminal; without one, never.
-fn confirm_bulk(what: &str, question: &str) -> bool {
+pub(crate) fn confirm_bulk(what: &str, question: &str) -> bool {
     if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
         eprintln!("park: {what}; without a terminal that needs --yes. Nothing done.");
         return false;
@@ -1603,6 +1660,18 @@ fn resurrect(
                 continue;
             }
         };
+        // Rebuilt from the prompt history: there is no conversation for an agent to resume.
+        if tomb.prompts_only && !crate::guards::disabled("resurrect-prompts-only") {
+            out.push(ActionResult {
+                outcome: "refused".into(),
+                reason: Some(format!(
+                    "recovered (prompts only): there is no transcript to resume; its prompts are in {}/transcript.md",
+                    r.archive_dir
+                )),
+                ..base
+            });
+            continue;
+        }
         let mut e = tomb.to_entry();
         // Resurrect on a server park talks to now (the recorded one may be gone for good).
         if !ctx.mux.serves(&e.place.server) {

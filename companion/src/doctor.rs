@@ -17,6 +17,9 @@ use std::path::{Path, PathBuf};
 pub const CLEANUP_WARN_DAYS: u64 = 7;
 /// Claude Code deletes session files untouched for this long unless `cleanupPeriodDays` says otherwise.
 pub const CLAUDE_DEFAULT_CLEANUP_DAYS: u64 = 30;
+/// A `cleanupPeriodDays` below this deletes transcripts (or, at 0, stops keeping them) before
+/// anyone can come back to them: doctor says so.
+pub const CLEANUP_PERIOD_MIN_DAYS: i64 = 7;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -30,6 +33,7 @@ pub struct Finding {
     pub level: Level,
     /// Stable machine name: `corrupt`, `foreign`, `permissions`, `symlink`, `interrupted`,
     /// `resuming`, `running-while-parked`, `unrestorable`, `duplicate`, `cleanup-age`,
+    /// `cleanup-period`, `config`,
     /// `worktree-drift`, `pane-lost`, `stale-lock`, `lock-held`, `leftover-temp`, `scan`.
     pub code: String,
     /// The entry id or file the finding is about.
@@ -46,6 +50,9 @@ pub struct Report {
     pub ok: bool,
     pub entries: usize,
     pub findings: Vec<Finding>,
+    /// Total size of `$PARK_HOME/archive` on disk.
+    #[serde(default)]
+    pub archive_bytes: u64,
 }
 
 /// Facts about one entry, read from the system.
@@ -120,6 +127,11 @@ pub struct Facts {
     pub scan_error: Option<String>,
     /// Whether a waker holds its lock (wake-ups are pending on entries' `wake`).
     pub waker_running: bool,
+    /// Each known Claude config dir with its `cleanupPeriodDays` when set.
+    pub claude_cleanup: Vec<(PathBuf, i64)>,
+    pub archive_bytes: u64,
+    /// `$PARK_HOME/config.toml` could not be read.
+    pub config_error: Option<String>,
 }
 
 /// Pure: the findings for a set of facts.
@@ -400,12 +412,39 @@ pub fn diagnose(f: &Facts) -> Report {
             ));
         }
     }
+    for (dir, days) in &f.claude_cleanup {
+        if *days < CLEANUP_PERIOD_MIN_DAYS {
+            let what = if *days <= 0 {
+                "Claude then stops keeping session transcripts (nothing to resume, nothing to archive)".to_string()
+            } else {
+                format!("Claude deletes every session untouched for {days} day(s)")
+            };
+            out.push(att(
+                "cleanup-period",
+                &dir.join("settings.json").to_string_lossy(),
+                format!("cleanupPeriodDays is {days}: {what}"),
+                Some(format!(
+                    "raise cleanupPeriodDays in {} (30 or more; never 0), then `park archive --all` to copy what is left",
+                    dir.join("settings.json").display()
+                )),
+            ));
+        }
+    }
+    if let Some(e) = &f.config_error {
+        out.push(att(
+            "config",
+            "config.toml",
+            e.clone(),
+            Some("fix the file (see `[archive] auto` in the README); until then the daily archive is off".into()),
+        ));
+    }
     let ok = !out.iter().any(|x| x.level == Level::Attention);
     Report {
         schema: park_protocol::SCHEMA_VERSION,
         ok,
         entries: f.entries.len(),
         findings: out,
+        archive_bytes: f.archive_bytes,
     }
 }
 
@@ -418,16 +457,27 @@ fn shlex_quote(s: &str) -> String {
 /// `cleanupPeriodDays` from Claude's settings (default 30). Codex has no automatic cleanup.
 pub fn cleanup_days(e: &Entry) -> Option<u64> {
     match e.agent {
-        Agent::Claude => {
-            let dir = e.config_dir.as_deref()?;
-            let v = std::fs::read(Path::new(dir).join("settings.json"))
-                .ok()
-                .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-                .and_then(|v| v.get("cleanupPeriodDays").and_then(|d| d.as_u64()));
-            Some(v.unwrap_or(CLAUDE_DEFAULT_CLEANUP_DAYS))
-        }
+        Agent::Claude => Some(claude_cleanup_days(Path::new(e.config_dir.as_deref()?))),
         Agent::Codex => None,
     }
+}
+
+/// `cleanupPeriodDays` as written in `<dir>/settings.json` (None: not set or unreadable).
+pub fn claude_cleanup_setting(dir: &Path) -> Option<i64> {
+    std::fs::read(dir.join("settings.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|v| {
+            let d = v.get("cleanupPeriodDays")?;
+            d.as_i64().or_else(|| d.as_f64().map(|f| f.floor() as i64))
+        })
+}
+
+/// After how many days Claude deletes the transcripts of config dir `dir`.
+pub fn claude_cleanup_days(dir: &Path) -> u64 {
+    claude_cleanup_setting(dir)
+        .map(|d| d.max(0) as u64)
+        .unwrap_or(CLAUDE_DEFAULT_CLEANUP_DAYS)
 }
 
 pub fn age_days(p: &Path) -> Option<u64> {
@@ -606,7 +656,7 @@ pub fn gather(ctx: &crate::ctx::Ctx) -> Facts {
         crate::rebuild::lost_now(ctx, &mine, &panes)
     })
     .unwrap_or_default();
-    let facts = entries
+    let facts: Vec<(Entry, EntryFacts)> = entries
         .into_iter()
         .map(|e| {
             let running = scan
@@ -644,6 +694,15 @@ pub fn gather(ctx: &crate::ctx::Ctx) -> Facts {
             (e, x)
         })
         .collect();
+    let known: Vec<_> = facts
+        .iter()
+        .map(|(e, _)| (e.agent, e.config_dir.clone(), e.config_var.clone()))
+        .collect();
+    let env = |k: &str| std::env::var(k).ok();
+    let claude_cleanup = crate::protect::config_dirs(Agent::Claude, &env, &known)
+        .into_iter()
+        .filter_map(|(d, _)| Some((d.clone(), claude_cleanup_setting(&d)?)))
+        .collect();
     Facts {
         entries: facts,
         bad,
@@ -651,6 +710,9 @@ pub fn gather(ctx: &crate::ctx::Ctx) -> Facts {
         locks: scan_locks(ctx),
         scan_error,
         waker_running: crate::waker::running(&ctx.ledger.home).is_some(),
+        claude_cleanup,
+        archive_bytes: crate::protect::archive_bytes(&ctx.ledger.home),
+        config_error: crate::config::load(&ctx.ledger.home).err(),
     }
 }
 
@@ -672,6 +734,12 @@ pub fn render(r: &Report) -> String {
         .iter()
         .filter(|f| f.level == Level::Attention)
         .count();
+    if r.archive_bytes > 0 {
+        t.push_str(&format!(
+            "archive: {} in $PARK_HOME/archive\n",
+            park_protocol::human_bytes(r.archive_bytes)
+        ));
+    }
     if r.ok {
         t.push_str(&format!(
             "ok: {} parked {} restorable, nothing needs attention\n",
@@ -706,6 +774,36 @@ mod tests {
             locks: vec![],
             scan_error: None,
             waker_running: false,
+            claude_cleanup: vec![],
+            archive_bytes: 0,
+            config_error: None,
+        }
+    }
+
+    #[test]
+    fn a_tiny_or_zero_cleanup_period_needs_attention_and_is_never_the_fix() {
+        let mut f = facts(vec![]);
+        f.claude_cleanup = vec![
+            (PathBuf::from("/h/.claude"), 0),
+            (PathBuf::from("/c"), 3),
+            (PathBuf::from("/ok"), 7),
+            (PathBuf::from("/long"), 365),
+        ];
+        let r = diagnose(&f);
+        assert!(!r.ok);
+        assert_eq!(
+            codes(&r),
+            [
+                ("cleanup-period", Level::Attention),
+                ("cleanup-period", Level::Attention)
+            ]
+        );
+        assert!(r.findings[0].message.contains("stops keeping"));
+        assert!(r.findings[1].message.contains("3 day(s)"));
+        for x in &r.findings {
+            let fix = x.fix.as_deref().unwrap();
+            assert!(fix.contains("raise cleanupPeriodDays") && fix.contains("park archive --all"));
+            assert!(!fix.contains("to 0"), "{fix}");
         }
     }
 

@@ -161,6 +161,7 @@ fn from_entry(e: &Entry) -> Tombstone {
         markdown_bytes: 0,
         turns: 0,
         warnings: vec![],
+        prompts_only: false,
     }
 }
 
@@ -251,6 +252,7 @@ pub fn annotate(
                 transcript_bytes: t.transcript_bytes,
                 markdown_bytes: t.markdown_bytes,
                 turns: t.turns,
+                prompts_only: t.prompts_only,
                 entry: entry.map(|e| e.id.clone()),
                 archive_dir: archive::dir(home, &t.session_id)
                     .to_string_lossy()
@@ -486,6 +488,10 @@ pub fn render_text(rows: &[ArchivedRow], hits: Option<&[SearchHit]>) -> String {
                 h.fields.join(", "),
                 archive::cut(&h.snippet, 110)
             ));
+        }
+        if r.prompts_only {
+            t.push_str(&format!("    recovered (prompts only): no transcript to resume; the prompts: {}/transcript.md\n", r.archive_dir));
+            continue;
         }
         if !r.transcript_present {
             t.push_str("    ⚠ the agent's own transcript is gone; `park unpark` restores it from the archive\n");

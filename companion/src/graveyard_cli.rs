@@ -13,15 +13,22 @@ use std::io::IsTerminal;
 
 pub fn ls(ctx: &Ctx, json: bool) -> i32 {
     let (rows, warnings) = graveyard::rows(ctx);
+    let archive_bytes = crate::protect::archive_bytes(&ctx.ledger.home);
     if json {
         let out = ArchivedOutput {
             schema: SCHEMA_VERSION,
             rows,
             warnings,
+            archive_bytes,
         };
         println!("{}", serde_json::to_string(&out).expect("rows serialise"));
     } else {
         print!("{}", graveyard::render_text(&rows, None));
+        println!(
+            "{} session(s); the archive holds {} ($PARK_HOME/archive)",
+            rows.len(),
+            park_protocol::human_bytes(archive_bytes)
+        );
         for w in &warnings {
             println!("warning: {w}");
         }

@@ -7,6 +7,7 @@
 pub mod agent;
 pub mod archive;
 pub mod cli;
+pub mod config;
 pub mod ctx;
 pub mod doctor;
 pub mod duration;
@@ -26,7 +27,9 @@ pub mod platform;
 pub mod probe;
 pub mod proctree;
 pub mod profile;
+pub mod protect;
 pub mod rebuild;
+pub mod recover;
 pub mod render;
 pub mod scan;
 pub mod schema;

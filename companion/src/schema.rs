@@ -7,7 +7,7 @@
 use schemars::schema_for;
 
 /// The outputs, by the name `park schema <name>` takes.
-pub const NAMES: [&str; 8] = [
+pub const NAMES: [&str; 11] = [
     "ls",
     "action",
     "status",
@@ -16,6 +16,9 @@ pub const NAMES: [&str; 8] = [
     "candidates",
     "doctor",
     "rebuild",
+    "archive-all",
+    "archive-prune",
+    "recover",
 ];
 
 /// Which command prints it, for the schema's description.
@@ -29,6 +32,9 @@ fn command_of(name: &str) -> &'static str {
         "candidates" => "park candidates --json",
         "doctor" => "park doctor --json",
         "rebuild" => "park rebuild --json",
+        "archive-all" => "park archive --all --json",
+        "archive-prune" => "park archive --prune --older-than DUR --json",
+        "recover" => "park recover --json",
         _ => "",
     }
 }
@@ -43,6 +49,9 @@ pub fn json(name: &str) -> Option<String> {
         "candidates" => schema_for!(park_protocol::CandidatesOutput),
         "doctor" => schema_for!(crate::doctor::Report),
         "rebuild" => schema_for!(crate::rebuild::RebuildOutput),
+        "archive-all" => schema_for!(crate::protect::ProtectOutput),
+        "archive-prune" => schema_for!(crate::protect::PruneOutput),
+        "recover" => schema_for!(crate::recover::RecoverOutput),
         _ => return None,
     };
     let meta = s.schema.metadata();

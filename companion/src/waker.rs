@@ -272,6 +272,8 @@ pub fn run(ctx: &Ctx) -> i32 {
             stamp = now_stamp;
             reread = Instant::now();
             entries = ctx.ledger.all().0;
+            // `[archive] auto`: the daily `park archive --all` (a no-op until a day has passed).
+            crate::protect::ensure_auto(ctx);
         }
         let todo: Vec<Entry> = pending(&entries).into_iter().cloned().collect();
         if todo.is_empty() && in_flight.is_empty() && stash.is_none() {

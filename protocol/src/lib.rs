@@ -266,6 +266,10 @@ pub struct ArchivedRow {
     pub transcript_bytes: u64,
     pub markdown_bytes: u64,
     pub turns: u64,
+    /// Recovered by `park recover` from the agent's prompt history: the prompts only, no
+    /// transcript; listed and searchable, never resumable.
+    #[serde(default)]
+    pub prompts_only: bool,
     /// Ledger entry id while parked.
     pub entry: Option<String>,
     pub archive_dir: String,
@@ -281,6 +285,9 @@ pub struct ArchivedOutput {
     /// Newest first.
     pub rows: Vec<ArchivedRow>,
     pub warnings: Vec<String>,
+    /// Total size of `$PARK_HOME/archive` on disk.
+    #[serde(default)]
+    pub archive_bytes: u64,
 }
 
 /// Why one row matched a search.

@@ -11,7 +11,7 @@ use serde_json::Value;
 use std::path::PathBuf;
 
 const FAKE: &str = env!("CARGO_BIN_EXE_fake-agent");
-const NAMES: [&str; 8] = [
+const NAMES: [&str; 11] = [
     "ls",
     "action",
     "status",
@@ -20,6 +20,9 @@ const NAMES: [&str; 8] = [
     "candidates",
     "doctor",
     "rebuild",
+    "archive-all",
+    "archive-prune",
+    "recover",
 ];
 
 fn repo() -> PathBuf {
