@@ -45,6 +45,8 @@ const UNPARK_POINTS: &[&str] = &[
 enum Kind {
     Claude,
     Codex,
+    /// Claude in a pane of a real zellij session (its client in a private tmux pane).
+    ClaudeZellij,
 }
 
 struct World {
@@ -58,6 +60,8 @@ struct World {
     t0: Instant,
     /// (point or kill, what was seen right after the abort) for the summary.
     log: Vec<String>,
+    /// zellij: the session and the pane's terminal id (`self.pane` is the park handle).
+    zj: Option<(Zellij, String)>,
 }
 
 fn claude_env(sb: &Sandbox, mock: &MockServer) -> Env {
@@ -91,6 +95,121 @@ impl World {
             rollout: None,
             t0: Instant::now(),
             log: vec![],
+            zj: None,
+        }
+    }
+
+    /// Claude in a zellij pane: the same matrix, through zellij's CLI (`write-chars`,
+    /// `dump-screen`, `rename-pane`) instead of tmux.
+    fn claude_zellij() -> World {
+        let sb = Sandbox::new();
+        let mock = mock_server!(&sb.logs);
+        seed_claude_home(&sb.home, &sb.work, CLAUDE_API_KEY).unwrap();
+        install_shims(&sb, None);
+        let zj = Zellij::start(&sb, "zf", &claude_env(&sb, &mock), "pane", "");
+        let id = zj.terminals().into_iter().next().expect("a terminal pane");
+        let dir = sb.project_dir("api");
+        zj.wait_for(&id, r"park-test\$", SECS(15)).unwrap();
+        zj.type_line(
+            &id,
+            &format!(
+                "cd {} && claude --dangerously-skip-permissions",
+                dir.display()
+            ),
+        );
+        zj.wait_for(&id, "bypass permissions on", SECS(60)).unwrap();
+        for _ in 0..3 {
+            zj.type_text(&id, "hello from the zellij crash tests");
+            if zj
+                .wait_for(&id, "❯.hello from the zellij crash tests", SECS(5))
+                .is_ok()
+            {
+                break;
+            }
+            zj.cli(&["action", "write", "--pane-id", &id, "21"])
+                .unwrap();
+        }
+        zj.press_enter(&id);
+        zj.wait_for(&id, "PARKTEST-OK", SECS(60)).unwrap();
+        let pane = zj.handle(&id);
+        let mut w = World {
+            sid: String::new(),
+            sb,
+            _mock: mock,
+            kind: Kind::ClaudeZellij,
+            pane,
+            rollout: None,
+            t0: Instant::now(),
+            log: vec![],
+            zj: Some((zj, id)),
+        };
+        let r = w.wait_live_idle(SECS(30));
+        w.sid = r.session_id.unwrap();
+        w
+    }
+
+    /// The environment park needs for this world's multiplexer (zellij: its socket and binary).
+    fn mux_env(&self) -> Vec<(String, String)> {
+        self.zj
+            .as_ref()
+            .map(|(z, _)| z.park_env())
+            .unwrap_or_default()
+    }
+
+    fn park_out(&self, args: &[&str], extra: &[(&str, &str)]) -> std::process::Output {
+        let env = self.mux_env();
+        let mut all: Vec<(&str, &str)> =
+            env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        all.extend_from_slice(extra);
+        park_env(&self.sb, args, &all)
+    }
+
+    /// The first result of `park <args> --json`: (exit code, outcome, reason).
+    fn outcome(&self, args: &[&str]) -> (i32, String, Option<String>) {
+        let mut a = args.to_vec();
+        a.push("--json");
+        let o = self.park_out(&a, &[]);
+        let out: park_protocol::ActionOutput = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|e| panic!("{a:?} --json did not parse ({e}): {}", text(&o)));
+        let r = out.results.into_iter().next().expect("one result");
+        (code(&o), r.outcome, r.reason)
+    }
+
+    fn row(&self) -> Option<park_protocol::Row> {
+        let o = self.park_out(&["ls", "--json"], &[]);
+        let ls: park_protocol::LsOutput = serde_json::from_slice(&o.stdout).ok()?;
+        ls.rows.into_iter().find(|r| r.pane == self.pane)
+    }
+
+    fn wait_live_idle(&self, timeout: Duration) -> park_protocol::Row {
+        let mut last = None;
+        poll(timeout, || {
+            let r = self.row();
+            last = r.clone();
+            r.filter(|r| {
+                r.state == RowState::Live && r.status == Status::Idle && r.session_id.is_some()
+            })
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "{} never live and idle; last {last:?}\n{}",
+                self.pane,
+                self.capture()
+            )
+        })
+    }
+
+    fn pane_alive(&self) -> bool {
+        match &self.zj {
+            Some((z, id)) => z.terminals().contains(id),
+            None => self.sb.pane_alive(&self.pane),
+        }
+    }
+
+    fn capture(&self) -> String {
+        match &self.zj {
+            Some((z, id)) => z.dump(id),
+            None => self.sb.capture(&self.pane),
         }
     }
 
@@ -126,6 +245,7 @@ impl World {
             rollout: Some(rollout),
             t0: Instant::now(),
             log: vec![],
+            zj: None,
         }
     }
 
@@ -140,14 +260,16 @@ impl World {
     /// Processes running this session, as the system shows them (not as park reports them).
     fn live(&self) -> Vec<u32> {
         match self.kind {
-            Kind::Claude => claude_pids_for(&self.sb.home, &self.sid),
+            Kind::Claude | Kind::ClaudeZellij => claude_pids_for(&self.sb.home, &self.sid),
             Kind::Codex => holders_of(self.rollout.as_deref().unwrap(), &self.sb),
         }
     }
 
     fn transcript(&self) -> PathBuf {
         match self.kind {
-            Kind::Claude => claude_transcript(&self.sb.home, &self.sb.work.join("api"), &self.sid),
+            Kind::Claude | Kind::ClaudeZellij => {
+                claude_transcript(&self.sb.home, &self.sb.work.join("api"), &self.sid)
+            }
             Kind::Codex => self.rollout.clone().unwrap(),
         }
     }
@@ -182,15 +304,15 @@ impl World {
         assert!(
             live.len() == 1 || recorded,
             "{ctx}: SESSION LOST: not running and not recorded (entries {es:?})\n{}",
-            self.sb.capture(&self.pane)
+            self.capture()
         );
-        assert!(self.sb.pane_alive(&self.pane), "{ctx}: the pane is gone");
+        assert!(self.pane_alive(), "{ctx}: the pane is gone");
         let state = es
             .first()
             .and_then(|e| e.get("state").and_then(|s| s.as_str()).map(String::from))
             .unwrap_or_else(|| "-".into());
         // doctor must see anything unfinished; a cleanly parked or cleanly live session is fine.
-        let d = park(&self.sb, &["doctor", "--json"]);
+        let d = self.park_out(&["doctor", "--json"], &[]);
         // A resume still being verified (Codex: 2 s alive with the id) is in progress, not stuck.
         let verifying = state == "resuming"
             && es[0]
@@ -218,7 +340,7 @@ impl World {
             if self.entries().is_empty() {
                 break;
             }
-            let (c, oc, why) = outcome(&self.sb, &["unpark", &self.pane]);
+            let (c, oc, why) = self.outcome(&["unpark", &self.pane]);
             self.say(&format!("{ctx}: retry unpark → {c} {oc} {why:?}"));
             if matches!(oc.as_str(), "unparked" | "already-running") {
                 break;
@@ -226,7 +348,7 @@ impl World {
             assert!(
                 attempt < 3,
                 "{ctx}: unpark never succeeded: {oc} {why:?}\n{}",
-                self.sb.capture(&self.pane)
+                self.capture()
             );
             std::thread::sleep(Duration::from_secs(2));
         }
@@ -238,17 +360,15 @@ impl World {
             "{ctx}: not back to one live agent: live {:?}, entries {:?}\n{}",
             self.live(),
             self.entries(),
-            self.sb.capture(&self.pane)
+            self.capture()
         );
-        let r = wait_row(&self.sb, &self.pane, SECS(60), |r| {
-            r.state == RowState::Live && r.status == Status::Idle
-        });
+        let r = self.wait_live_idle(SECS(60));
         assert_eq!(
             r.session_id.as_deref(),
             Some(self.sid.as_str()),
             "{ctx}: the same session runs in the same pane"
         );
-        let d = park(&self.sb, &["doctor", "--json"]);
+        let d = self.park_out(&["doctor", "--json"], &[]);
         assert_eq!(code(&d), 0, "{ctx}: doctor after recovery: {}", text(&d));
         assert_eq!(self.live().len(), 1, "{ctx}: exactly one process");
     }
@@ -257,7 +377,7 @@ impl World {
     fn park_clean(&self) {
         let deadline = Instant::now() + SECS(30);
         loop {
-            let (c, oc, why) = outcome(&self.sb, &["park", &self.pane, "--force"]);
+            let (c, oc, why) = self.outcome(&["park", &self.pane, "--force"]);
             if oc == "parked" {
                 break;
             }
@@ -272,8 +392,7 @@ impl World {
 
     fn park_faults(&mut self) {
         for p in PARK_POINTS {
-            let o = park_env(
-                &self.sb,
+            let o = self.park_out(
                 &["park", &self.pane, "--force", "--json"],
                 &[("PARK_FAULT", p)],
             );
@@ -290,7 +409,7 @@ impl World {
             self.park_clean();
             let f = self.sb.park_home.join("test-fault");
             std::fs::write(&f, p).unwrap();
-            let o = park(&self.sb, &["unpark", &self.pane, "--json"]);
+            let o = self.park_out(&["unpark", &self.pane, "--json"], &[]);
             // The one-shot fault fires in whichever park process reaches the point.
             let fired = poll(SECS(30), || (!f.exists()).then_some(())).is_some();
             assert!(fired, "unpark never reached {p}: {}", text(&o));
@@ -320,7 +439,10 @@ impl World {
             } else {
                 vec!["park", &self.pane, "--force", "--json"]
             };
-            let mut child = park_cmd(&self.sb, &[])
+            let env = self.mux_env();
+            let env: Vec<(&str, &str)> =
+                env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+            let mut child = park_cmd(&self.sb, &env)
                 .args(&args)
                 .stdout(std::process::Stdio::null())
                 .stderr(std::process::Stdio::null())
@@ -367,12 +489,6 @@ fn holders_of(path: &Path, sb: &Sandbox) -> Vec<u32> {
     out
 }
 
-fn outcome(sb: &Sandbox, args: &[&str]) -> (i32, String, Option<String>) {
-    let (c, out) = action(sb, args);
-    let r = out.results.into_iter().next().expect("one result");
-    (c, r.outcome, r.reason)
-}
-
 #[test]
 fn real_claude_survives_every_fault_point_and_random_sigkills() {
     let mut w = World::claude();
@@ -380,6 +496,17 @@ fn real_claude_survives_every_fault_point_and_random_sigkills() {
     w.unpark_faults();
     let mut rng = Rng::new("PARK_CRASH_SEED", 0);
     w.random_kills(4, &mut rng);
+    w.summary();
+}
+
+/// Issue 19 (item 5): the same matrix for a Claude pane inside zellij.
+#[test]
+fn real_claude_in_zellij_survives_every_fault_point_and_random_sigkills() {
+    let mut w = World::claude_zellij();
+    w.park_faults();
+    w.unpark_faults();
+    let mut rng = Rng::new("PARK_CRASH_SEED", 0);
+    w.random_kills(2, &mut rng);
     w.summary();
 }
 
