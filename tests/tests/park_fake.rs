@@ -1061,3 +1061,98 @@ fn archived_sessions_ambiguous_names_refuse_and_a_resurrection_reads_running_aga
     assert_eq!(by(&sid1), park_protocol::TombState::Running);
     assert_eq!(by(&sid2), park_protocol::TombState::Archived);
 }
+
+/// Issue 19 (item 3) through the real binary and a real tmux: a 60 MB transcript (old history
+/// before the session's own records, with a lone UTF-16 surrogate escape and a line of invalid
+/// UTF-8 in it) whose last answer is a 6 MB record. `park ls` reads it as idle with an idle time
+/// (the old fixed tail window read it as a turn in flight forever), `park park` archives it
+/// byte for byte with the last prompt and answer in the Markdown, and `park unpark` resumes it.
+#[test]
+fn a_sixty_megabyte_transcript_with_a_six_megabyte_last_answer_parks_and_comes_back() {
+    use std::io::Write;
+    let s = Setup::new();
+    let sb = &s.sb;
+    let (pane, sid) = s.agent_in_shell("big", "", &[]);
+    let path = claude_transcript(&sb.home, &sb.work.join("big"), &sid);
+    let own = std::fs::read(&path).unwrap();
+    let filler = "older history — naïve café 🦊 ".repeat(35_000); // ~1 MB per record
+    let mut pad = Vec::with_capacity(61 << 20);
+    for i in 0..54 {
+        let role = if i % 2 == 0 { "user" } else { "assistant" };
+        let content = if i == 8 {
+            // Claude writes lone surrogates when it cuts a string inside an emoji pair.
+            format!("{filler} cut here \\ud83d")
+        } else {
+            filler.clone()
+        };
+        let rec = serde_json::json!({
+            "type": role, "sessionId": sid, "uuid": format!("00000000-0000-4000-8000-{i:012}"),
+            "timestamp": "2026-11-01T10:00:00.000Z",
+            "message": {"role": role, "content": "CONTENT"},
+        })
+        .to_string()
+        .replace("\"CONTENT\"", &format!("\"{content}\""));
+        pad.extend_from_slice(rec.as_bytes());
+        pad.push(b'\n');
+        if i == 20 {
+            pad.extend_from_slice(b"{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"bad \xff\xfe bytes\"}}\n");
+        }
+    }
+    // Old history first, then the session's own records (the file is the same inode: the agent
+    // appends to it).
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(&path)
+        .unwrap();
+    f.write_all(&pad).unwrap();
+    f.write_all(&own).unwrap();
+    drop(f);
+    sb.type_line(&pane, "the last question [big 6144]");
+    sb.wait_for(&pane, r"Fake reply #2\. PARKTEST-OK", SECS(30))
+        .unwrap();
+    let len = std::fs::metadata(&path).unwrap().len();
+    assert!(len > 60_000_000, "{len}");
+    let t0 = std::time::Instant::now();
+    let live = wait_row(sb, &pane, SECS(20), |r| r.status == Status::Idle);
+    eprintln!(
+        "MEASURE ls over a {len}-byte transcript: idle after {:?}",
+        t0.elapsed()
+    );
+    assert!(live.idle_seconds.is_some(), "idle time measured: {live:?}");
+    assert!(live.reason.is_none(), "{live:?}");
+
+    let t0 = std::time::Instant::now();
+    let (c, oc, why) = outcome(sb, &["park", &pane, "--force"]);
+    eprintln!(
+        "MEASURE park (archive + verify + kill) of that session: {:?}",
+        t0.elapsed()
+    );
+    assert_eq!((c, oc.as_str()), (0, "parked"), "{why:?}");
+    let arch = sb.park_home.join("archive").join(&sid);
+    // Byte for byte what was there at the park (the agent appends a `last-prompt` record as it
+    // exits, after the copy).
+    let copy = std::fs::read(arch.join("transcript.jsonl")).unwrap();
+    let now = std::fs::read(&path).unwrap();
+    assert!(
+        copy.len() as u64 >= len && now.starts_with(&copy),
+        "the archived copy ({} bytes) is the transcript as parked ({len} bytes, now {})",
+        copy.len(),
+        now.len()
+    );
+    let md = std::fs::read_to_string(arch.join("transcript.md")).unwrap();
+    assert!(md.contains("the last question") && md.contains("Fake reply #2. PARKTEST-OK"));
+    let at = md
+        .find("cut here")
+        .map(|i| md[i..].chars().take(40).collect::<String>());
+    assert!(
+        md.contains("cut here \u{fffd}"),
+        "the lone surrogate is rendered as U+FFFD: {at:?} (md {} bytes, {} x 'older history')",
+        md.len(),
+        md.matches("older history").count()
+    );
+    let (c, oc, why) = outcome(sb, &["unpark", &pane]);
+    assert_eq!((c, oc.as_str()), (0, "unparked"), "{why:?}");
+    let back = wait_row(sb, &pane, SECS(20), |r| r.state == RowState::Live);
+    assert_eq!(back.session_id.as_deref(), Some(sid.as_str()));
+}

@@ -49,7 +49,8 @@
 //!   and `/exit` are understood.
 //! * Prompt directives: `[slow N]` busy N seconds before the reply; `[wait]` a permission dialog
 //!   (`Do you want to proceed?`, ` ❯ 1. Yes`, `   2. No`; status `waiting`) until `1`, `2` or Esc;
-//!   `[bg N]` a background `sleep N` in its own session, status `shell` while it lives.
+//!   `[bg N]` a background `sleep N` in its own session, status `shell` while it lives; `[big N]`
+//!   a reply record of N KiB (the screen shows only its canned last line).
 //! * `FAKE_AGENT_MODE` (comma-separated): `ignore-term` (SIGTERM and SIGHUP ignored), `setsid-child`
 //!   (`sleep 100000` in its own session at start; survives everything, even the graceful exit),
 //!   `dev-server` (a re-exec of this binary with argv `vite --port 5173 --strictPort` and comm `vite`,
@@ -336,6 +337,8 @@ fn newest_transcript(proj_dir: &Path) -> Option<String> {
 struct Turn {
     started: Instant,
     slow: u64,
+    /// `[big N]`: the reply record carries N KiB of text before the canned line.
+    big_kib: u64,
 }
 
 enum State {
@@ -732,6 +735,7 @@ impl App {
         let turn = Turn {
             started: Instant::now(),
             slow: directive(&text, "slow").unwrap_or(0),
+            big_kib: directive(&text, "big").unwrap_or(0).min(256 * 1024),
         };
         self.state = if text.contains("[wait]") {
             State::Waiting(turn)
@@ -767,7 +771,12 @@ impl App {
 
     fn finish_turn(&mut self, turn: Turn) {
         self.replies += 1;
-        let text = format!("Fake reply #{}. PARKTEST-OK", self.replies);
+        let canned = format!("Fake reply #{}. PARKTEST-OK", self.replies);
+        let mut text = String::new();
+        while (text.len() as u64) < turn.big_kib * 1024 {
+            text.push_str("a long answer line — naïve café 🦊 and more words to fill it up\n");
+        }
+        text.push_str(&canned);
         let model = self
             .cli
             .model
@@ -790,7 +799,8 @@ impl App {
         rec.extend(self.common());
         self.append(&ordered(&rec));
         self.leaf = Some(uuid);
-        self.conv.push(vec![format!("● {text}")]);
+        // The screen shows the canned line only: a huge answer lives in the transcript.
+        self.conv.push(vec![format!("● {canned}")]);
         self.conv
             .push(vec![format!("✻ Brewed for {}s", elapsed.as_secs())]);
         self.state = State::Idle;

@@ -24,6 +24,8 @@
 //!   - `[tool CMD]`: answer with a tool call running CMD (Claude: `Bash` tool_use; Codex:
 //!     `exec_command` function_call). The follow-up request that carries the tool result gets
 //!     `Tool finished. ` + the canned text, so the turn ends;
+//!   - `[big N]`: the text reply is N KiB (numbered lines with non-ASCII and emoji) before the
+//!     canned line: a huge final answer, the record shape a fixed tail window cannot hold;
 //!   - `[bgtool CMD]`: like `[tool CMD]`, with `run_in_background: true` for Claude (Codex already
 //!     keeps long commands running as a background terminal, so it is the same as `[tool CMD]`).
 //! * Every connection gets its own thread, so a slow stream never blocks another agent.
@@ -449,6 +451,8 @@ fn models_list() -> Value {
 /// What the last user message asks for.
 struct Directives {
     slow_secs: u64,
+    /// `[big N]`: the reply is N KiB of text (a huge final answer), then the canned line.
+    big_kib: usize,
     tool: Option<String>,
     background: bool,
 }
@@ -462,15 +466,37 @@ fn directives(text: &str) -> Directives {
         .captures(text)
         .and_then(|c| c[1].parse().ok())
         .unwrap_or(0);
+    static BIG: OnceLock<Regex> = OnceLock::new();
+    let big = BIG.get_or_init(|| Regex::new(r"\[big (\d{1,6})\]").unwrap());
+    let big_kib = big
+        .captures(text)
+        .and_then(|c| c[1].parse().ok())
+        .unwrap_or(0);
     let (tool, background) = match tool.captures(text) {
         Some(c) => (Some(c[2].to_string()), c.get(1).is_some()),
         None => (None, false),
     };
     Directives {
         slow_secs,
+        big_kib,
         tool,
         background,
     }
+}
+
+/// About `kib` KiB of numbered lines (with non-ASCII and astral characters, which JSON writers
+/// escape or encode differently), ending with `tail`.
+fn big_text(kib: usize, tail: &str) -> String {
+    let mut s = String::with_capacity(kib * 1024 + tail.len() + 64);
+    let mut i = 0;
+    while s.len() < kib * 1024 {
+        s.push_str(&format!(
+            "line {i}: the quick brown fox — naïve café 🦊 jumps over the lazy dog\n"
+        ));
+        i += 1;
+    }
+    s.push_str(tail);
+    s
 }
 
 /// Text of a message `content`: a string, or the `text` of every text-ish block.
@@ -523,7 +549,8 @@ fn title_from(prompt: &str, words: usize, max_chars: usize) -> String {
     static AFTER: OnceLock<Regex> = OnceLock::new();
     static SESSION: OnceLock<Regex> = OnceLock::new();
     let tag = TAG.get_or_init(|| Regex::new(r"<[^>]+>").unwrap());
-    let directive = DIRECTIVE.get_or_init(|| Regex::new(r"\[(slow|tool|bgtool) [^\]]*\]").unwrap());
+    let directive =
+        DIRECTIVE.get_or_init(|| Regex::new(r"\[(slow|tool|bgtool|big) [^\]]*\]").unwrap());
     // Codex wraps the prompt in instructions ending with "User prompt: ...".
     let after = AFTER.get_or_init(|| Regex::new(r"(?s)User prompt:\s*(.*)").unwrap());
     // Claude puts the conversation in `<session>...</session>`, followed by instructions.
@@ -657,6 +684,9 @@ fn anthropic_messages(
         tool = Some(cmd.clone());
         "tool"
     } else {
+        if d.big_kib > 0 {
+            text = big_text(d.big_kib, &text);
+        }
         "text"
     };
     rec.insert("api".into(), json!("anthropic"));
@@ -812,6 +842,9 @@ fn openai_responses(
         tool = Some(cmd.clone());
         "tool"
     } else {
+        if d.big_kib > 0 {
+            text = big_text(d.big_kib, &text);
+        }
         "text"
     };
     rec.insert("api".into(), json!("openai"));
