@@ -253,9 +253,12 @@ pub fn park_sampled(
         let _ = ctx.ledger.remove(&eid);
         refused(target, f, why)
     };
-    if let Err(e) = crate::archive::archive(&ctx.ledger.home, &entry, true) {
-        return rollback(format!("cannot archive the transcript: {e}"));
-    }
+    // What the archive could not verify (an unreadable record near the end) is said with the
+    // result: the raw copy holds it, the Markdown does not.
+    let archive_warnings = match crate::archive::archive(&ctx.ledger.home, &entry, true) {
+        Ok(a) => a.tomb.warnings,
+        Err(e) => return rollback(format!("cannot archive the transcript: {e}")),
+    };
     point("after-archive");
     // Re-verify right before the kill: fresh screen and state, pids re-validated by start time.
     let fresh = match scan::scan(ctx.platform.as_ref(), ctx.mux.as_ref(), true) {
@@ -356,10 +359,13 @@ pub fn park_sampled(
             entry.freed_bytes,
         );
     }
-    let note = match (worktree_note, daemon_note) {
-        (Some(a), Some(b)) => Some(format!("{a}; {b}")),
-        (a, b) => a.or(b),
-    };
+    let archive_note =
+        (!archive_warnings.is_empty()).then(|| format!("archive: {}", archive_warnings.join("; ")));
+    let notes: Vec<String> = [worktree_note, daemon_note, archive_note]
+        .into_iter()
+        .flatten()
+        .collect();
+    let note = (!notes.is_empty()).then(|| notes.join("; "));
     result(target, f, "parked", note, entry.freed_bytes)
 }
 
