@@ -254,3 +254,79 @@ fn real_claude_named_session_parks_and_comes_back_named() {
     let back = wait_row(sb, &pane, SECS(30), |r| r.status == Status::Idle);
     assert_eq!(back.session_id.as_deref(), Some(sid.as_str()));
 }
+
+/// Issue 19 (item 3) with the real CLI: what a killed writer and Claude's own JSON writer leave in
+/// a transcript. While the session is parked, a record with a lone UTF-16 surrogate escape (what
+/// Claude writes when it cuts a string inside an emoji pair) and a truncated last line (a writer
+/// killed mid-record) are appended. Claude resumes from it (measured: 2.1.197 starts its next
+/// record on a fresh line, so the fragment stays a broken line in the middle). park must still
+/// read the session as idle with the real last turn, archive it with the new prompt, and resume
+/// it again.
+#[test]
+fn real_claude_resumes_from_a_damaged_transcript_and_park_reads_what_it_writes_after() {
+    use std::io::Write;
+    let c = Claude::new();
+    let sb = &c.sb;
+    let (pane, sid) = c.start("damaged", "", "first prompt before the damage");
+    let transcript = claude_transcript(&sb.home, &sb.work.join("damaged"), &sid);
+    let (code, r, _) = park_when_quiet(sb, &pane);
+    assert_eq!((code, r.outcome.as_str()), (0, "parked"), "{:?}", r.reason);
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&transcript)
+        .unwrap();
+    write!(
+        f,
+        "{{\"type\":\"custom-title\",\"customTitle\":\"cut \\ud83d here\",\"sessionId\":\"{sid}\"}}\n{{\"type\":\"last-prompt\",\"lastPrompt\":\"half a rec"
+    )
+    .unwrap();
+    drop(f);
+
+    let (code, out) = action(sb, &["unpark", &pane]);
+    assert_eq!(
+        (code, out.results[0].outcome.as_str()),
+        (0, "unparked"),
+        "{:?}\n{}",
+        out.results[0].reason,
+        sb.capture(&pane)
+    );
+    let back = wait_row(sb, &pane, SECS(30), |r| r.state == RowState::Live);
+    assert_eq!(back.session_id.as_deref(), Some(sid.as_str()));
+    sb.wait_for(&pane, "for shortcuts", SECS(30)).unwrap();
+    submit_prompt(sb, &pane, "second prompt after the damage", "❯");
+    sb.wait_for(&pane, r"(?s)PARKTEST-OK.*PARKTEST-OK", SECS(60))
+        .unwrap();
+    let text = String::from_utf8_lossy(&std::fs::read(&transcript).unwrap()).into_owned();
+    let glued = text
+        .lines()
+        .find(|l| l.starts_with("{\"type\":\"last-prompt\",\"lastPrompt\":\"half a rec"))
+        .map(|l| l.chars().take(120).collect::<String>());
+    eprintln!("after the resume, the truncated line reads: {glued:?}");
+    let live = wait_row(sb, &pane, SECS(30), |r| r.status == Status::Idle);
+    assert!(live.idle_seconds.is_some(), "{live:?}");
+
+    let (code, r, _) = park_when_quiet(sb, &pane);
+    assert_eq!((code, r.outcome.as_str()), (0, "parked"), "{:?}", r.reason);
+    eprintln!("second park: {:?}", r.reason);
+    let md = std::fs::read_to_string(
+        sb.park_home
+            .join("archive")
+            .join(&sid)
+            .join("transcript.md"),
+    )
+    .unwrap();
+    assert!(
+        md.contains("second prompt after the damage"),
+        "the archive holds the turn written after the damage"
+    );
+    let (code, out) = action(sb, &["unpark", &pane]);
+    assert_eq!(
+        (code, out.results[0].outcome.as_str()),
+        (0, "unparked"),
+        "{:?}",
+        out.results
+    );
+    let again = wait_row(sb, &pane, SECS(30), |r| r.state == RowState::Live);
+    assert_eq!(again.session_id.as_deref(), Some(sid.as_str()));
+    assert_eq!(claude_pids_for(&sb.home, &sid).len(), 1);
+}
