@@ -12,6 +12,7 @@ use crate::scan::{self, Scan};
 use crate::target::{self, Target};
 use crate::unpark::{self, LiveSet};
 use clap::{Parser, Subcommand};
+use park_protocol::Outcome;
 use park_protocol::{
     human_bytes, ActionOutput, ActionResult, LsOutput, Row, RowState, Status, SCHEMA_VERSION,
 };
@@ -945,24 +946,8 @@ fn candidates(ctx: &Ctx, json: bool) -> i32 {
 }
 
 pub fn print_results(results: &[ActionResult], json: bool) -> i32 {
-    let ok = results.iter().all(|r| {
-        matches!(
-            r.outcome.as_str(),
-            "parked"
-                | "unparked"
-                | "already-parked"
-                | "already-running"
-                | "would-park"
-                | "would-unpark"
-                | "forgotten"
-                | "cancelled"
-                | "stopped"
-                | "would-stop"
-                | "would-restart"
-                | "kept"
-                | "restarted"
-        )
-    });
+    // Exit 1 when any target was refused or failed; every other outcome is the asked state.
+    let ok = results.iter().all(|r| !r.outcome.is_failure());
     if json {
         println!(
             "{}",
@@ -975,8 +960,8 @@ pub fn print_results(results: &[ActionResult], json: bool) -> i32 {
     } else {
         for r in results {
             let what = r.pane.clone().unwrap_or_else(|| r.target.clone());
-            let extra = match (&r.freed_bytes, r.outcome.as_str()) {
-                (Some(b), "parked") => format!(" (freed {})", human_bytes(*b)),
+            let extra = match (&r.freed_bytes, r.outcome) {
+                (Some(b), Outcome::Parked) => format!(" (freed {})", human_bytes(*b)),
                 _ => String::new(),
             };
             let line = format!(
@@ -987,7 +972,10 @@ pub fn print_results(results: &[ActionResult], json: bool) -> i32 {
                     .map(|x| format!(": {x}"))
                     .unwrap_or_default()
             );
-            if matches!(r.outcome.as_str(), "refused" | "failed" | "not-parked") {
+            if matches!(
+                r.outcome,
+                Outcome::Refused | Outcome::Failed | Outcome::NotParked
+            ) {
                 eprintln!("{line}");
             } else {
                 println!("{line}");
@@ -1073,7 +1061,7 @@ fn park_cmd(ctx: &Ctx, targets: &[String], o: &ParkFlags) -> i32 {
         if parsed == Target::Here && here_raw.is_none() {
             results.push(ActionResult::new(
                 t,
-                "refused",
+                Outcome::Refused,
                 Some(
                     "`.` means the pane park runs in, but TMUX_PANE / ZELLIJ_PANE_ID is not set"
                         .into(),
@@ -1102,7 +1090,7 @@ fn park_cmd(ctx: &Ctx, targets: &[String], o: &ParkFlags) -> i32 {
                     if !matches!(line.trim(), "y" | "Y" | "yes") {
                         results.push(ActionResult::new(
                             t,
-                            "refused",
+                            Outcome::Refused,
                             Some("not confirmed".into()),
                         ));
                         continue;
@@ -1127,13 +1115,13 @@ fn park_cmd(ctx: &Ctx, targets: &[String], o: &ParkFlags) -> i32 {
                             target: t.clone(),
                             pane: Some(e.place.pane.clone()),
                             session_id: Some(e.session_id.clone()),
-                            outcome: "already-parked".into(),
+                            outcome: Outcome::AlreadyParked,
                             reason: None,
                             freed_bytes: e.freed_bytes,
                         });
                     }
                 } else {
-                    results.push(ActionResult::new(t, "refused", Some(why)));
+                    results.push(ActionResult::new(t, Outcome::Refused, Some(why)));
                 }
             }
         }
@@ -1251,8 +1239,8 @@ fn stop_servers(
     let mut blocked: Vec<((String, u32), String)> = vec![];
     let ok = |r: &ActionResult| {
         matches!(
-            r.outcome.as_str(),
-            "parked" | "already-parked" | "would-park"
+            r.outcome,
+            Outcome::Parked | Outcome::AlreadyParked | Outcome::WouldPark
         )
     };
     for i in window_level {
@@ -1294,7 +1282,7 @@ fn stop_servers(
             let agents: u64 = results
                 .iter()
                 .filter(|r| {
-                    r.outcome == "parked"
+                    r.outcome == Outcome::Parked
                         && s.panes.iter().any(|p| {
                             Some(&p.id) == r.pane.as_ref()
                                 && p.session == w.0
@@ -1305,7 +1293,9 @@ fn stop_servers(
                 .sum();
             let servers: Vec<&ActionResult> = out
                 .iter()
-                .filter(|r| r.target == t && matches!(r.outcome.as_str(), "stopped" | "would-stop"))
+                .filter(|r| {
+                    r.target == t && matches!(r.outcome, Outcome::Stopped | Outcome::WouldStop)
+                })
                 .collect();
             let sbytes: u64 = servers.iter().filter_map(|r| r.freed_bytes).sum();
             eprintln!(
@@ -1494,7 +1484,7 @@ fn unpark_cmd(ctx: &Ctx, targets: &[String], o: UnparkOpts) -> i32 {
             Err(why) => {
                 // Already running counts as the asked state.
                 if target::resolve_live(&parsed, &s.found, here.as_deref(), t).is_ok() {
-                    results.push(Some(ActionResult::new(t, "already-running", None)));
+                    results.push(Some(ActionResult::new(t, Outcome::AlreadyRunning, None)));
                 } else {
                     results.extend(
                         resurrect(ctx, &s, &live, &parsed, t, dry_run, why)
@@ -1562,7 +1552,7 @@ fn unpark_cmd(ctx: &Ctx, targets: &[String], o: UnparkOpts) -> i32 {
         .collect();
     let out = crate::wave::unpark_all(ctx, &s, &live, &items, dry_run);
     for ((slot, _, e, prompt), mut r) in wave.into_iter().zip(out) {
-        if let (Some(p), "unparked") = (&prompt, r.outcome.as_str()) {
+        if let (Some(p), Outcome::Unparked) = (&prompt, r.outcome) {
             let said = crate::wake_cli::after_unpark(ctx, &e, p);
             r.reason = Some(match r.reason.take() {
                 Some(x) if !x.is_empty() => format!("{x}; {said}"),
@@ -1632,19 +1622,19 @@ fn resurrect(
     let hits = match crate::graveyard::resolve(parsed, &rows, t) {
         Ok(h) => h,
         Err(why) if why.contains(" matches ") => {
-            return vec![ActionResult::new(t, "refused", Some(why))]
+            return vec![ActionResult::new(t, Outcome::Refused, Some(why))]
         }
-        Err(_) => return vec![ActionResult::new(t, "not-parked", Some(not_parked))],
+        Err(_) => return vec![ActionResult::new(t, Outcome::NotParked, Some(not_parked))],
     };
     let mut out = vec![];
     for r in hits {
         let base = ActionResult {
             session_id: Some(r.session_id.clone()),
-            ..ActionResult::new(t, "", None)
+            ..ActionResult::new(t, Outcome::Failed, None)
         };
         if live.contains(&r.session_id) {
             out.push(ActionResult {
-                outcome: "already-running".into(),
+                outcome: Outcome::AlreadyRunning,
                 ..base
             });
             continue;
@@ -1653,7 +1643,7 @@ fn resurrect(
             Ok(x) => x,
             Err(e) => {
                 out.push(ActionResult {
-                    outcome: "refused".into(),
+                    outcome: Outcome::Refused,
                     reason: Some(e.to_string()),
                     ..base
                 });
@@ -1663,7 +1653,7 @@ fn resurrect(
         // Rebuilt from the prompt history: there is no conversation for an agent to resume.
         if tomb.prompts_only && !crate::guards::disabled("resurrect-prompts-only") {
             out.push(ActionResult {
-                outcome: "refused".into(),
+                outcome: Outcome::Refused,
                 reason: Some(format!(
                     "recovered (prompts only): there is no transcript to resume; its prompts are in {}/transcript.md",
                     r.archive_dir
@@ -1682,7 +1672,7 @@ fn resurrect(
         }
         if dry_run {
             out.push(ActionResult {
-                outcome: "would-unpark".into(),
+                outcome: Outcome::WouldUnpark,
                 reason: Some(format!(
                     "resurrect from the archive in a new window: {}",
                     unpark::resume_command_line(&e)
@@ -1695,7 +1685,7 @@ fn resurrect(
             Ok(()) => {}
             Err(err) => {
                 out.push(ActionResult {
-                    outcome: "refused".into(),
+                    outcome: Outcome::Refused,
                     reason: Some(format!("cannot claim a ledger entry: {err}")),
                     ..base
                 });
@@ -1705,14 +1695,14 @@ fn resurrect(
         let mut res = unpark::unpark_remote(ctx, s, live, &e.id, t, false);
         // Refused before anything was started: the claimed entry was only a vehicle; drop it
         // so the tombstone does not suddenly read as parked.
-        if res.outcome == "refused" {
+        if res.outcome == Outcome::Refused {
             if let Ok(Some(cur)) = ctx.ledger.load(&e.id) {
                 if cur.state == EntryState::Parked && cur.place.pane.is_empty() {
                     let _ = ctx.ledger.remove(&e.id);
                 }
             }
         }
-        if res.outcome == "unparked" {
+        if res.outcome == Outcome::Unparked {
             res.reason = Some(match res.reason {
                 Some(r) => format!("resurrected from the archive; {r}"),
                 None => "resurrected from the archive".into(),
@@ -1873,7 +1863,7 @@ fn forget(ctx: &Ctx, targets: &[String]) -> i32 {
                                     target: t.clone(),
                                     pane: Some(e.place.pane.clone()),
                                     session_id: Some(e.session_id.clone()),
-                                    outcome: "forgotten".into(),
+                                    outcome: Outcome::Forgotten,
                                     reason: Some(format!(
                                         "resume by hand: {}",
                                         unpark::resume_command_line(e)
@@ -1881,18 +1871,20 @@ fn forget(ctx: &Ctx, targets: &[String]) -> i32 {
                                     freed_bytes: None,
                                 }
                             }
-                            Err(err) => ActionResult::new(t, "failed", Some(err.to_string())),
+                            Err(err) => {
+                                ActionResult::new(t, Outcome::Failed, Some(err.to_string()))
+                            }
                         },
                         _ => ActionResult::new(
                             t,
-                            "refused",
+                            Outcome::Refused,
                             Some("a park/unpark is working on this session right now".into()),
                         ),
                     };
                     results.push(r);
                 }
             }
-            Err(why) => results.push(ActionResult::new(t, "not-parked", Some(why))),
+            Err(why) => results.push(ActionResult::new(t, Outcome::NotParked, Some(why))),
         }
     }
     ctx.publish_status();

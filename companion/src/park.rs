@@ -15,6 +15,7 @@ use crate::ledger::{entry_id, Entry, EntryState, LedgerError, MuxPlace};
 use crate::lock::{self, TryLock};
 use crate::mux::Pane;
 use crate::scan::{self, Found, Scan};
+use park_protocol::Outcome;
 use park_protocol::{human_bytes, ActionResult};
 use std::time::Duration;
 
@@ -33,7 +34,7 @@ pub struct ParkOpts {
 fn result(
     target: &str,
     f: &Found,
-    outcome: &str,
+    outcome: Outcome,
     reason: Option<String>,
     freed: Option<u64>,
 ) -> ActionResult {
@@ -41,14 +42,14 @@ fn result(
         target: target.to_string(),
         pane: f.pane.as_ref().map(|p| p.id.clone()),
         session_id: f.ident.session_id.clone(),
-        outcome: outcome.to_string(),
+        outcome,
         reason,
         freed_bytes: freed,
     }
 }
 
 pub fn refused(target: &str, f: &Found, why: impl Into<String>) -> ActionResult {
-    result(target, f, "refused", Some(why.into()), None)
+    result(target, f, Outcome::Refused, Some(why.into()), None)
 }
 
 fn place(server: &str, p: &Pane, title: &str) -> MuxPlace {
@@ -217,7 +218,7 @@ pub fn park_sampled(
         return result(
             target,
             f,
-            "would-park",
+            Outcome::WouldPark,
             Some(format!(
                 "would kill {} processes, freeing ~{}",
                 f.tree.len(),
@@ -351,7 +352,7 @@ pub fn park_sampled(
         return result(
             target,
             f,
-            "failed",
+            Outcome::Failed,
             Some(format!(
                 "parked, but processes survived SIGKILL: {:?}",
                 report.survivors
@@ -366,7 +367,7 @@ pub fn park_sampled(
         .flatten()
         .collect();
     let note = (!notes.is_empty()).then(|| notes.join("; "));
-    result(target, f, "parked", note, entry.freed_bytes)
+    result(target, f, Outcome::Parked, note, entry.freed_bytes)
 }
 
 /// Environment passed to a placeholder so the resumed agent gets what the killed one had.

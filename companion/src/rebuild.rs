@@ -293,7 +293,7 @@ fn build_one(ctx: &Ctx, p: &WindowPlan, o: Opts) -> WindowOutcome {
         let pane = w.slots[i].pane.clone().unwrap_or_default();
         wait_for_shell(ctx, &pane);
         let r = unpark::unpark_remote(ctx, &s, &live, &eid, &eid, false);
-        w.slots[i].outcome = r.outcome;
+        w.slots[i].outcome = r.outcome.to_string();
         w.slots[i].reason = r.reason;
         w.slots[i].pane = r.pane.or(w.slots[i].pane.take());
     }

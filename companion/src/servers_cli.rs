@@ -19,6 +19,7 @@ use crate::kill::{self, Timings};
 use crate::platform::Platform;
 use crate::scan::Scan;
 use crate::servers::{self, Facts, PaneRef, Server};
+use park_protocol::Outcome;
 use park_protocol::{human_bytes, ActionResult, ServerRow};
 
 struct PlatformFacts<'a>(&'a dyn Platform);
@@ -113,7 +114,7 @@ pub fn rows(ctx: &Ctx, s: &Scan, agent_windows: &[(String, u32)]) -> Vec<ServerR
 fn res(
     target: &str,
     sv: &Server,
-    outcome: &str,
+    outcome: Outcome,
     reason: String,
     freed: Option<u64>,
 ) -> ActionResult {
@@ -121,7 +122,7 @@ fn res(
         target: target.to_string(),
         pane: sv.pane.clone(),
         session_id: None,
-        outcome: outcome.into(),
+        outcome,
         reason: Some(reason),
         freed_bytes: freed,
     }
@@ -145,7 +146,7 @@ pub fn stop_for_windows(
         Err(e) => {
             return vec![ActionResult::new(
                 "servers",
-                "refused",
+                Outcome::Refused,
                 Some(format!("cannot scan for dev servers: {e}")),
             )]
         }
@@ -159,7 +160,7 @@ pub fn stop_for_windows(
                 out.push(res(
                     &target,
                     sv,
-                    "kept",
+                    Outcome::Kept,
                     format!("{} left running: {why}", sv.name),
                     None,
                 ));
@@ -170,11 +171,17 @@ pub fn stop_for_windows(
         for sv in units {
             let what = format!("{} ({}, {})", sv.name, command_of(sv), human_bytes(sv.rss));
             if let Some(k) = &sv.keep {
-                out.push(res(&target, sv, "kept", format!("{what}: {k}"), None));
+                out.push(res(
+                    &target,
+                    sv,
+                    Outcome::Kept,
+                    format!("{what}: {k}"),
+                    None,
+                ));
                 continue;
             }
             if dry_run {
-                out.push(res(&target, sv, "would-stop", what, Some(sv.rss)));
+                out.push(res(&target, sv, Outcome::WouldStop, what, Some(sv.rss)));
                 continue;
             }
             // Recorded before the kill, so a crash between the two loses no restart recipe.
@@ -197,19 +204,19 @@ pub fn stop_for_windows(
                 out.push(res(
                     &target,
                     sv,
-                    "failed",
+                    Outcome::Failed,
                     format!("{what} survived SIGKILL: {:?}", r.survivors),
                     None,
                 ));
                 continue;
             }
             stopped.push(sv.clone());
-            out.push(res(&target, sv, "stopped", what, Some(freed.max(1))));
+            out.push(res(&target, sv, Outcome::Stopped, what, Some(freed.max(1))));
         }
         if gid.is_none() && !stopped.is_empty() {
             out.push(ActionResult::new(
                 &target,
-                "failed",
+                Outcome::Failed,
                 Some("stopped, but the window has no group record: restart them by hand".into()),
             ));
         }
@@ -249,7 +256,7 @@ pub fn restart(ctx: &Ctx, gids: &[String], dry_run: bool) -> Vec<ActionResult> {
                 out.push(res(
                     &target,
                     &sv,
-                    "not-restarted",
+                    Outcome::NotRestarted,
                     format!("{} ran detached (reparented to init); {by_hand}", sv.name),
                     None,
                 ));
@@ -266,7 +273,7 @@ pub fn restart(ctx: &Ctx, gids: &[String], dry_run: bool) -> Vec<ActionResult> {
                 out.push(res(
                     &target,
                     &sv,
-                    "not-restarted",
+                    Outcome::NotRestarted,
                     format!("{}: its pane is gone; {by_hand}", sv.name),
                     None,
                 ));
@@ -285,7 +292,7 @@ pub fn restart(ctx: &Ctx, gids: &[String], dry_run: bool) -> Vec<ActionResult> {
                 out.push(res(
                     &target,
                     &sv,
-                    "not-restarted",
+                    Outcome::NotRestarted,
                     format!(
                         "{}: pane {} is not at a bare shell prompt (running {}); {by_hand}",
                         sv.name, p.id, p.current_command
@@ -306,7 +313,7 @@ pub fn restart(ctx: &Ctx, gids: &[String], dry_run: bool) -> Vec<ActionResult> {
                 out.push(res(
                     &target,
                     &sv,
-                    "would-restart",
+                    Outcome::WouldRestart,
                     format!("{}: would type `{line}` in {}", sv.name, p.id),
                     None,
                 ));
@@ -324,7 +331,7 @@ pub fn restart(ctx: &Ctx, gids: &[String], dry_run: bool) -> Vec<ActionResult> {
                 Ok(()) => out.push(res(
                     &target,
                     &sv,
-                    "restarted",
+                    Outcome::Restarted,
                     format!("{}: typed `{line}` in {}", sv.name, p.id),
                     None,
                 )),
@@ -332,7 +339,7 @@ pub fn restart(ctx: &Ctx, gids: &[String], dry_run: bool) -> Vec<ActionResult> {
                     out.push(res(
                         &target,
                         &sv,
-                        "not-restarted",
+                        Outcome::NotRestarted,
                         format!("{}: {e}; {by_hand}", sv.name),
                         None,
                     ));

@@ -16,6 +16,7 @@ use crate::lock::{self, Lock, TryLock};
 use crate::park::{pane_lock_key, session_lock_key, shell_prompt_ready};
 use crate::scan::{self, Scan};
 use park_protocol::ActionResult;
+use park_protocol::Outcome;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -77,12 +78,12 @@ impl LiveSet {
     }
 }
 
-fn res(target: &str, e: &Entry, outcome: &str, reason: Option<String>) -> ActionResult {
+fn res(target: &str, e: &Entry, outcome: Outcome, reason: Option<String>) -> ActionResult {
     ActionResult {
         target: target.into(),
         pane: Some(e.place.pane.clone()),
         session_id: Some(e.session_id.clone()),
-        outcome: outcome.into(),
+        outcome,
         reason,
         freed_bytes: None,
     }
@@ -325,11 +326,17 @@ fn gate(ctx: &Ctx, eid: &str, target: &str, live: &LiveSet, my_pane: Option<&str
         Ok(None) => {
             return Gate::Done(ActionResult::new(
                 target,
-                "not-parked",
+                Outcome::NotParked,
                 Some("no parked entry (already unparked or forgotten)".into()),
             ))
         }
-        Err(err) => return Gate::Done(ActionResult::new(target, "refused", Some(err.to_string()))),
+        Err(err) => {
+            return Gate::Done(ActionResult::new(
+                target,
+                Outcome::Refused,
+                Some(err.to_string()),
+            ))
+        }
     };
     if e.state == EntryState::Resuming
         && resumer_alive(ctx, &e)
@@ -338,7 +345,7 @@ fn gate(ctx: &Ctx, eid: &str, target: &str, live: &LiveSet, my_pane: Option<&str
         return Gate::Done(res(
             target,
             &e,
-            "refused",
+            Outcome::Refused,
             Some(format!(
                 "a resume is already in progress (pid {})",
                 e.resumer.map(|r| r.0).unwrap_or(0)
@@ -368,7 +375,7 @@ fn gate(ctx: &Ctx, eid: &str, target: &str, live: &LiveSet, my_pane: Option<&str
             }
             None => "this session is already running; cleared its parked state".into(),
         };
-        return Gate::Done(res(target, &e, "already-running", Some(why)));
+        return Gate::Done(res(target, &e, Outcome::AlreadyRunning, Some(why)));
     }
     if e.agent == Agent::Codex {
         let writer = e.config_dir.as_deref().map_or(codex::Writer::None, |home| {
@@ -380,9 +387,11 @@ fn gate(ctx: &Ctx, eid: &str, target: &str, live: &LiveSet, my_pane: Option<&str
                 teardown(ctx, &e);
                 let _ = ctx.ledger.remove(&e.id);
                 ctx.publish_status();
-                return Gate::Done(res(target, &e, "already-running", Some(why)));
+                return Gate::Done(res(target, &e, Outcome::AlreadyRunning, Some(why)));
             }
-            WriterVerdict::Refuse(why) => return Gate::Done(res(target, &e, "refused", Some(why))),
+            WriterVerdict::Refuse(why) => {
+                return Gate::Done(res(target, &e, Outcome::Refused, Some(why)))
+            }
         }
     }
     let unknown: Vec<u32> = live
@@ -397,7 +406,7 @@ fn gate(ctx: &Ctx, eid: &str, target: &str, live: &LiveSet, my_pane: Option<&str
         .map(|(_, p)| *p)
         .collect();
     if e.agent == Agent::Claude && !unknown.is_empty() {
-        return Gate::Done(res(target, &e, "refused", Some(format!("{} running Claude process(es) with this config dir (pids {unknown:?}) could not be identified, so a second process on this session cannot be ruled out", unknown.len()))));
+        return Gate::Done(res(target, &e, Outcome::Refused, Some(format!("{} running Claude process(es) with this config dir (pids {unknown:?}) could not be identified, so a second process on this session cannot be ruled out", unknown.len()))));
     }
     // The agent's own transcript is gone (its cleanup ran, or it was deleted): put the archived
     // copy back where the agent looks, under the session lock, when that is safe.
@@ -413,7 +422,7 @@ fn gate(ctx: &Ctx, eid: &str, target: &str, live: &LiveSet, my_pane: Option<&str
         crate::archive::Restore::Present => (None, None),
     };
     if let Err(why) = restorable_but_transcript(&e) {
-        return Gate::Done(res(target, &e, "refused", Some(why)));
+        return Gate::Done(res(target, &e, Outcome::Refused, Some(why)));
     }
     if let Err(why) = transcript_present(&e) {
         // The transcript is gone and the raw copy cannot go back: a fresh agent in the cwd, told
@@ -437,10 +446,10 @@ fn gate(ctx: &Ctx, eid: &str, target: &str, live: &LiveSet, my_pane: Option<&str
             (Some(u), _) => Gate::Done(res(
                 target,
                 &e,
-                "refused",
+                Outcome::Refused,
                 Some(format!("{why}; the archived copy cannot be put back: {u}")),
             )),
-            (None, _) => Gate::Done(res(target, &e, "refused", Some(why))),
+            (None, _) => Gate::Done(res(target, &e, Outcome::Refused, Some(why))),
         };
     }
     Gate::Go(Box::new(e), restored)
@@ -478,17 +487,25 @@ fn exec_in_pane_inner(ctx: &Ctx, eid: &str, target: &str) -> ActionResult {
     let session_key = match ctx.ledger.load(eid) {
         Ok(Some(e)) => session_lock_key(&e.session_id),
         _ => {
-            return ActionResult::new(target, "not-parked", Some(format!("no parked entry {eid}")))
+            return ActionResult::new(
+                target,
+                Outcome::NotParked,
+                Some(format!("no parked entry {eid}")),
+            )
         }
     };
     let session_lock = match acquire_retry(ctx, &session_key, Duration::from_secs(5)) {
         Ok(l) => l,
-        Err(e) => return ActionResult::new(target, "refused", Some(e)),
+        Err(e) => return ActionResult::new(target, Outcome::Refused, Some(e)),
     };
     let s = match scan::scan(ctx.platform.as_ref(), ctx.mux.as_ref(), false) {
         Ok(s) => s,
         Err(e) => {
-            return ActionResult::new(target, "refused", Some(format!("process scan failed: {e}")))
+            return ActionResult::new(
+                target,
+                Outcome::Refused,
+                Some(format!("process scan failed: {e}")),
+            )
         }
     };
     let live = LiveSet::from_scan(&s);
@@ -515,7 +532,7 @@ fn exec_in_pane_inner(ctx: &Ctx, eid: &str, target: &str) -> ActionResult {
         return res(
             target,
             &e,
-            "refused",
+            Outcome::Refused,
             Some(format!("cannot enter {}: {err}", e.cwd)),
         );
     }
@@ -524,7 +541,7 @@ fn exec_in_pane_inner(ctx: &Ctx, eid: &str, target: &str) -> ActionResult {
         return res(
             target,
             &e,
-            "refused",
+            Outcome::Refused,
             Some("nothing to resume: invalid session id".into()),
         );
     }
@@ -553,7 +570,7 @@ fn exec_in_pane_inner(ctx: &Ctx, eid: &str, target: &str) -> ActionResult {
             return res(
                 target,
                 &e,
-                "refused",
+                Outcome::Refused,
                 Some(format!("cannot start the verifier: {err}")),
             )
         }
@@ -565,7 +582,7 @@ fn exec_in_pane_inner(ctx: &Ctx, eid: &str, target: &str) -> ActionResult {
         return res(
             target,
             &e,
-            "refused",
+            Outcome::Refused,
             Some(format!("cannot update the ledger: {err}")),
         );
     }
@@ -584,7 +601,7 @@ fn exec_in_pane_inner(ctx: &Ctx, eid: &str, target: &str) -> ActionResult {
     e.resumer = None;
     e.last_error = Some(format!("could not start {}: {err}", argv[0]));
     let _ = ctx.ledger.save(&e);
-    res(target, &e, "failed", e.last_error.clone())
+    res(target, &e, Outcome::Failed, e.last_error.clone())
 }
 
 fn exec(argv: &[String], env: &[(String, String)]) -> std::io::Error {
@@ -843,7 +860,7 @@ pub enum Sent {
 /// Waits for the verifier's verdict on a resume `send_resume` started.
 pub fn finish(ctx: &Ctx, p: &Started) -> ActionResult {
     let mut r = wait_for_verdict(ctx, &p.entry, &p.target);
-    if r.outcome == "unparked" {
+    if r.outcome == Outcome::Unparked {
         r.reason = p.restored.clone().or(r.reason);
     }
     r
@@ -867,16 +884,22 @@ pub fn send_resume(
         Ok(None) => {
             return Done(ActionResult::new(
                 target,
-                "not-parked",
+                Outcome::NotParked,
                 Some("no parked entry".into()),
             ))
         }
-        Err(err) => return Done(ActionResult::new(target, "refused", Some(err.to_string()))),
+        Err(err) => {
+            return Done(ActionResult::new(
+                target,
+                Outcome::Refused,
+                Some(err.to_string()),
+            ))
+        }
     };
     let session_lock = match acquire_retry(ctx, &session_lock_key(&key.session_id), Duration::ZERO)
     {
         Ok(l) => l,
-        Err(why) => return Done(res(target, &key, "refused", Some(why))),
+        Err(why) => return Done(res(target, &key, Outcome::Refused, Some(why))),
     };
     let pane_lock = match acquire_retry(
         ctx,
@@ -884,7 +907,7 @@ pub fn send_resume(
         Duration::ZERO,
     ) {
         Ok(l) => l,
-        Err(why) => return Done(res(target, &key, "refused", Some(why))),
+        Err(why) => return Done(res(target, &key, Outcome::Refused, Some(why))),
     };
     // Judge "already running" on what runs now, under the locks: a park that finished between
     // the batch's scan and these locks has killed the agent the old scan saw, and its entry is
@@ -895,7 +918,7 @@ pub fn send_resume(
             return Done(res(
                 target,
                 &key,
-                "refused",
+                Outcome::Refused,
                 Some(format!("process scan failed: {err}")),
             ))
         }
@@ -915,7 +938,7 @@ pub fn send_resume(
         return Done(res(
             target,
             &e,
-            "refused",
+            Outcome::Refused,
             Some(format!(
                 "this session was parked on {}, not a server park talks to now (tmux: {}); {hint}",
                 e.place.server,
@@ -927,7 +950,7 @@ pub fn send_resume(
         return Done(res(
             target,
             &e,
-            "refused",
+            Outcome::Refused,
             Some(format!("pane map unavailable: {err}")),
         ));
     }
@@ -935,7 +958,7 @@ pub fn send_resume(
         return Done(res(
             target,
             &e,
-            "would-unpark",
+            Outcome::WouldUnpark,
             Some(resume_command_line(&e)),
         ));
     }
@@ -974,7 +997,7 @@ pub fn send_resume(
             return Done(res(
                 target,
                 &e,
-                "refused",
+                Outcome::Refused,
                 Some(format!(
                     "pane {} is running a live agent; never typing into it",
                     p.id
@@ -998,7 +1021,7 @@ pub fn send_resume(
                 return Done(res(
                     target,
                     &e,
-                    "refused",
+                    Outcome::Refused,
                     Some(format!(
                         "pane {} is not at a bare shell prompt (running {}); not typing into it",
                         p.id, p.current_command
@@ -1067,7 +1090,7 @@ pub fn send_resume(
         return Done(res(
             target,
             &e,
-            "failed",
+            Outcome::Failed,
             Some(format!("could not reach the pane: {why}")),
         ));
     }
@@ -1099,13 +1122,13 @@ fn wait_for_verdict(ctx: &Ctx, sent: &Entry, target: &str) -> ActionResult {
     let t0 = Instant::now();
     loop {
         match ctx.ledger.load(&sent.id) {
-            Ok(None) => return res(target, sent, "unparked", None),
+            Ok(None) => return res(target, sent, Outcome::Unparked, None),
             Ok(Some(cur)) => {
                 if cur.state == EntryState::Parked {
                     return res(
                         target,
                         sent,
-                        "failed",
+                        Outcome::Failed,
                         cur.last_error.or(Some("the resume did not start".into())),
                     );
                 }
@@ -1117,7 +1140,7 @@ fn wait_for_verdict(ctx: &Ctx, sent: &Entry, target: &str) -> ActionResult {
                     return res(
                         target,
                         sent,
-                        "failed",
+                        Outcome::Failed,
                         Some(format!(
                             "the verifier of this resume died; run `park unpark {}` again to finish or retry",
                             sent.id
@@ -1134,17 +1157,17 @@ fn wait_for_verdict(ctx: &Ctx, sent: &Entry, target: &str) -> ActionResult {
                         back.handoff_pane = None;
                         back.last_error = Some("the pane did not run the resume command".into());
                         let _ = ctx.ledger.save(&back);
-                        return res(target, sent, "failed", back.last_error);
+                        return res(target, sent, Outcome::Failed, back.last_error);
                     }
                     return res(
                         target,
                         sent,
-                        "failed",
+                        Outcome::Failed,
                         Some("timed out waiting for the agent to confirm its session".into()),
                     );
                 }
             }
-            Err(err) => return res(target, sent, "failed", Some(err.to_string())),
+            Err(err) => return res(target, sent, Outcome::Failed, Some(err.to_string())),
         }
         std::thread::sleep(Duration::from_millis(100));
     }

@@ -11,6 +11,7 @@ use crate::ctx::Ctx;
 use crate::probe;
 use crate::wake::{self, OnDeadline, Wake};
 use jiff::Timestamp;
+use park_protocol::Outcome;
 use std::time::{Duration, Instant};
 
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -338,11 +339,11 @@ pub fn wake_cmd(ctx: &Ctx, action: &str, targets: &[String], json: bool) -> i32 
                     target: t.clone(),
                     pane: Some(e.place.pane.clone()),
                     session_id: Some(e.session_id.clone()),
-                    outcome: "cancelled".into(),
+                    outcome: Outcome::Cancelled,
                     reason: Some("the wake-up is cancelled; the session stays parked".into()),
                     freed_bytes: e.freed_bytes,
                 },
-                Err(why) => park_protocol::ActionResult::new(&t, "refused", Some(why)),
+                Err(why) => park_protocol::ActionResult::new(&t, Outcome::Refused, Some(why)),
             }
         } else {
             let (ok, why) =
@@ -351,7 +352,11 @@ pub fn wake_cmd(ctx: &Ctx, action: &str, targets: &[String], json: bool) -> i32 
                 target: t.clone(),
                 pane: Some(e.place.pane.clone()),
                 session_id: Some(e.session_id.clone()),
-                outcome: if ok { "unparked" } else { "failed" }.into(),
+                outcome: if ok {
+                    Outcome::Unparked
+                } else {
+                    Outcome::Failed
+                },
                 reason: Some(why).filter(|w| !w.is_empty()),
                 freed_bytes: e.freed_bytes,
             }

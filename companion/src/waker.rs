@@ -25,6 +25,7 @@ use crate::lock::{try_lock, TryLock};
 use crate::probe::ProbeResult;
 use crate::wake::{self, Due, OnDeadline};
 use jiff::Timestamp;
+use park_protocol::Outcome;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -153,7 +154,7 @@ pub fn fire(
             let parsed: Option<park_protocol::ActionOutput> =
                 serde_json::from_slice(&o.stdout).ok();
             match parsed.and_then(|p| p.results.into_iter().next()) {
-                Some(r) if r.outcome == "unparked" => (true, r.reason.unwrap_or_default()),
+                Some(r) if r.outcome == Outcome::Unparked => (true, r.reason.unwrap_or_default()),
                 Some(r) => (
                     false,
                     format!("{}: {}", r.outcome, r.reason.unwrap_or_default()),

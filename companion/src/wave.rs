@@ -18,6 +18,7 @@ use crate::park::{self, ParkOpts};
 use crate::scan::Scan;
 use crate::unpark::{self, LiveSet, Sent};
 use park_protocol::ActionResult;
+use park_protocol::Outcome;
 use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -55,7 +56,10 @@ impl Progress {
     pub fn tick(&self, r: &ActionResult) {
         let mut d = self.done.lock().unwrap_or_else(|e| e.into_inner());
         d.0 += 1;
-        if matches!(r.outcome.as_str(), "parked" | "unparked" | "would-park") {
+        if matches!(
+            r.outcome,
+            Outcome::Parked | Outcome::Unparked | Outcome::WouldPark
+        ) {
             d.1 += 1;
         }
         if self.on {

@@ -169,6 +169,109 @@ pub struct StatusSummary {
     pub updated: i64,
 }
 
+/// What happened to one target of `park park|unpark|forget` (and to a window's dev servers).
+/// Serialized as the kebab-case strings of the JSON contract (`already-running`, `would-park`, …);
+/// the schema keeps the field a string, so adding an outcome never breaks a reader.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    Parked,
+    Unparked,
+    AlreadyParked,
+    AlreadyRunning,
+    WouldPark,
+    WouldUnpark,
+    Forgotten,
+    NotParked,
+    Cancelled,
+    Kept,
+    Refused,
+    Failed,
+    /// Dev servers and test browsers.
+    Stopped,
+    WouldStop,
+    Restarted,
+    WouldRestart,
+    NotRestarted,
+}
+
+impl Outcome {
+    /// Every outcome, in the order the docs list them.
+    pub const ALL: [Outcome; 17] = [
+        Outcome::Parked,
+        Outcome::Unparked,
+        Outcome::AlreadyParked,
+        Outcome::AlreadyRunning,
+        Outcome::WouldPark,
+        Outcome::WouldUnpark,
+        Outcome::Forgotten,
+        Outcome::NotParked,
+        Outcome::Cancelled,
+        Outcome::Kept,
+        Outcome::Refused,
+        Outcome::Failed,
+        Outcome::Stopped,
+        Outcome::WouldStop,
+        Outcome::Restarted,
+        Outcome::WouldRestart,
+        Outcome::NotRestarted,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Parked => "parked",
+            Outcome::Unparked => "unparked",
+            Outcome::AlreadyParked => "already-parked",
+            Outcome::AlreadyRunning => "already-running",
+            Outcome::WouldPark => "would-park",
+            Outcome::WouldUnpark => "would-unpark",
+            Outcome::Forgotten => "forgotten",
+            Outcome::NotParked => "not-parked",
+            Outcome::Cancelled => "cancelled",
+            Outcome::Kept => "kept",
+            Outcome::Refused => "refused",
+            Outcome::Failed => "failed",
+            Outcome::Stopped => "stopped",
+            Outcome::WouldStop => "would-stop",
+            Outcome::Restarted => "restarted",
+            Outcome::WouldRestart => "would-restart",
+            Outcome::NotRestarted => "not-restarted",
+        }
+    }
+
+    /// The target is in the state that was asked for (already being there counts).
+    pub fn reached(self) -> bool {
+        matches!(
+            self,
+            Outcome::Parked | Outcome::Unparked | Outcome::AlreadyParked | Outcome::AlreadyRunning
+        )
+    }
+
+    /// Something was refused or went wrong: the command exits 1.
+    pub fn is_failure(self) -> bool {
+        matches!(
+            self,
+            Outcome::Refused | Outcome::Failed | Outcome::NotParked | Outcome::NotRestarted
+        )
+    }
+}
+
+impl std::str::FromStr for Outcome {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Outcome::ALL
+            .into_iter()
+            .find(|o| o.as_str() == s)
+            .ok_or_else(|| format!("not an outcome: {s:?}"))
+    }
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One line of `park park|unpark --json` output: what happened to each target, in target order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -179,19 +282,20 @@ pub struct ActionResult {
     /// Agents: `parked`, `unparked`, `already-parked`, `already-running`, `refused`, `would-park`,
     /// `would-unpark`, `forgotten`, `not-parked`, `cancelled`, `kept`, `failed`. Dev servers:
     /// `stopped`, `would-stop`, `restarted`, `would-restart`, `not-restarted`.
-    pub outcome: String,
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
+    pub outcome: Outcome,
     pub reason: Option<String>,
     pub freed_bytes: Option<u64>,
 }
 
 impl ActionResult {
     /// A result that names no pane or session (yet); fill those in with struct update syntax.
-    pub fn new(target: &str, outcome: &str, reason: Option<String>) -> Self {
+    pub fn new(target: &str, outcome: Outcome, reason: Option<String>) -> Self {
         ActionResult {
             target: target.to_string(),
             pane: None,
             session_id: None,
-            outcome: outcome.to_string(),
+            outcome,
             reason,
             freed_bytes: None,
         }
@@ -381,6 +485,32 @@ pub fn human_bytes(b: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    /// The JSON contract: every outcome serializes as the kebab-case string the docs list, parses
+    /// back, and `ALL` holds each exactly once.
+    #[test]
+    fn outcomes_serialize_as_their_documented_strings() {
+        let mut seen = std::collections::HashSet::new();
+        for o in Outcome::ALL {
+            let json = serde_json::to_string(&o).unwrap();
+            assert_eq!(json, format!("\"{}\"", o.as_str()));
+            assert_eq!(serde_json::from_str::<Outcome>(&json).unwrap(), o);
+            assert_eq!(o.as_str().parse::<Outcome>().unwrap(), o);
+            assert!(seen.insert(o.as_str()));
+        }
+        assert!("parked ".parse::<Outcome>().is_err());
+        // Exit 1 exactly for these (what `print_results` did with its hand-written list).
+        let failing: Vec<&str> = Outcome::ALL
+            .into_iter()
+            .filter(|o| o.is_failure())
+            .map(Outcome::as_str)
+            .collect();
+        assert_eq!(
+            failing,
+            ["not-parked", "refused", "failed", "not-restarted"]
+        );
+    }
+
     use super::*;
 
     #[test]

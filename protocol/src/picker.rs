@@ -635,15 +635,10 @@ pub fn result_line(job: &str, op: Op, res: &JobResult, single: bool) -> (String,
         JobResult::Error(e) => return (format!("{job}: failed: {e}"), false),
         JobResult::Output(o) => o,
     };
-    let good = |o: &str| {
-        matches!(
-            o,
-            "parked" | "unparked" | "already-parked" | "already-running"
-        )
-    };
+    let good = |o: &crate::Outcome| o.reached();
     let one = |r: &crate::ActionResult| {
-        let freed = match (r.outcome.as_str(), r.freed_bytes) {
-            ("parked", Some(b)) => format!(" (freed {})", human_bytes(b)),
+        let freed = match (r.outcome, r.freed_bytes) {
+            (crate::Outcome::Parked, Some(b)) => format!(" (freed {})", human_bytes(b)),
             _ => String::new(),
         };
         let why = r
@@ -765,7 +760,11 @@ mod tests {
             schema: SCHEMA_VERSION,
             results: vec![ActionResult {
                 freed_bytes: freed,
-                ..ActionResult::new("%1", outcome, reason.map(str::to_string))
+                ..ActionResult::new(
+                    "%1",
+                    outcome.parse().expect("an outcome"),
+                    reason.map(str::to_string),
+                )
             }],
         })
     }
@@ -996,11 +995,11 @@ mod tests {
                 ActionResult {
                     pane: Some("%1".into()),
                     freed_bytes: Some(100 << 20),
-                    ..ActionResult::new("work:1", "parked", None)
+                    ..ActionResult::new("work:1", crate::Outcome::Parked, None)
                 },
                 ActionResult {
                     pane: Some("%2".into()),
-                    ..ActionResult::new("work:1", "refused", Some("busy".into()))
+                    ..ActionResult::new("work:1", crate::Outcome::Refused, Some("busy".into()))
                 },
             ],
         });

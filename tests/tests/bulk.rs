@@ -110,10 +110,10 @@ fn idle_selects_only_old_enough_panes_guards_hold_inside_a_wave_and_unpark_start
     assert_eq!(panes_of(&out), in_order, "results in the plan's order");
     for r in &out.results {
         if r.pane.as_deref() == Some(hot.as_str()) {
-            assert_eq!(r.outcome, "refused");
+            assert_eq!(r.outcome.as_str(), "refused");
             assert!(r.reason.as_deref().unwrap_or("").contains("CPU"), "{r:?}");
         } else {
-            assert_eq!(r.outcome, "parked", "{r:?}");
+            assert_eq!(r.outcome.as_str(), "parked", "{r:?}");
         }
     }
     assert_eq!(entries(&sb).len(), old.len());
@@ -126,7 +126,7 @@ fn idle_selects_only_old_enough_panes_guards_hold_inside_a_wave_and_unpark_start
     let (c, out) = action(&sb, &["unpark", "--all", "--yes"]);
     assert_eq!(c, 0, "{out:?}");
     assert!(
-        out.results.iter().all(|r| r.outcome == "unparked"),
+        out.results.iter().all(|r| r.outcome.as_str() == "unparked"),
         "{out:?}"
     );
     assert!(entries(&sb).is_empty());
@@ -195,7 +195,7 @@ fn named_targets_come_back_in_the_order_given() {
     let (c, out) = action(&sb, &["unpark", "@pair"]);
     assert_eq!(c, 0, "{out:?}");
     assert!(
-        out.results.iter().all(|r| r.outcome == "unparked"),
+        out.results.iter().all(|r| r.outcome.as_str() == "unparked"),
         "{out:?}"
     );
     assert!(entries(&sb).is_empty());

@@ -177,7 +177,7 @@ fn real_claude_draft_and_busy_turn_are_refused() {
     sb.wait_for(&pane, "esc to interrupt", SECS(20)).unwrap();
     let (code, out) = action(sb, &["park", &pane]);
     assert_eq!(code, 1, "{:?}", out.results[0]);
-    assert_eq!(out.results[0].outcome, "refused");
+    assert_eq!(out.results[0].outcome.as_str(), "refused");
     assert!(pid_alive(pid), "a busy agent is never killed");
     assert!(entries(sb).is_empty());
 }

@@ -158,7 +158,7 @@ fn ok(r: Result<String, String>) -> String {
 fn outcome(sb: &Sandbox, args: &[&str]) -> (i32, String, Option<String>) {
     let (c, out) = action(sb, args);
     let r = out.results.into_iter().next().expect("one result");
-    (c, r.outcome, r.reason)
+    (c, r.outcome.to_string(), r.reason)
 }
 
 /// `park park <pane>`, retried while only the CPU guard refuses (a TUI that just started or

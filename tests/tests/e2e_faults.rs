@@ -172,7 +172,7 @@ impl World {
         let out: park_protocol::ActionOutput = serde_json::from_slice(&o.stdout)
             .unwrap_or_else(|e| panic!("{a:?} --json did not parse ({e}): {}", text(&o)));
         let r = out.results.into_iter().next().expect("one result");
-        (code(&o), r.outcome, r.reason)
+        (code(&o), r.outcome.to_string(), r.reason)
     }
 
     fn row(&self) -> Option<park_protocol::Row> {
@@ -584,7 +584,7 @@ fn an_agent_running_park_idle_never_parks_itself() {
         .iter()
         .find(|r| r.session_id.as_deref() == Some(my_sid.as_str()))
         .expect("its own agent is in the plan (and refused)");
-    assert_eq!(mine.outcome, "refused", "{mine:?}");
+    assert_eq!(mine.outcome.as_str(), "refused", "{mine:?}");
     assert!(
         mine.reason.as_deref().is_some_and(|r| r
             .contains("park is running inside this agent's process tree")
@@ -596,7 +596,7 @@ fn an_agent_running_park_idle_never_parks_itself() {
         .iter()
         .find(|r| r.session_id.as_deref() == Some(other_sid.as_str()))
         .expect("the other agent is in the plan");
-    assert_eq!(theirs.outcome, "parked", "{theirs:?}");
+    assert_eq!(theirs.outcome.as_str(), "parked", "{theirs:?}");
     sb.wait_for(&me, "PARKTEST-OK(.|\n)*PARKTEST-OK", SECS(60))
         .unwrap();
     assert_eq!(
@@ -638,7 +638,7 @@ fn an_agent_running_park_idle_never_parks_itself() {
         .iter()
         .find(|r| r.session_id.as_deref() == Some(my_sid.as_str()))
         .expect("its own agent is in the plan");
-    assert_eq!(mine.outcome, "refused", "{mine:?}");
+    assert_eq!(mine.outcome.as_str(), "refused", "{mine:?}");
     assert_eq!(
         mine.reason.as_deref(),
         Some("this is the session park is running under"),

@@ -57,7 +57,7 @@ fn real_claude_transcript_deleted_after_park_is_restored_from_the_archive() {
         }
         std::thread::sleep(Duration::from_millis(500));
     };
-    assert_eq!(parked.outcome, "parked", "{:?}", parked.reason);
+    assert_eq!(parked.outcome.as_str(), "parked", "{:?}", parked.reason);
 
     // The archive: raw copy byte for byte, a Markdown conversation holding the prompt, a tombstone.
     let adir = sb.park_home.join("archive").join(&sid);

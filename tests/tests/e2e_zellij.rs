@@ -138,7 +138,7 @@ fn real_claude_in_zellij_parks_and_resumes_in_the_same_pane() {
     let t0 = Instant::now();
     let r = park_when_quiet(sb, zj, &h);
     let took = t0.elapsed();
-    assert_eq!(r.outcome, "parked", "{:?}", r.reason);
+    assert_eq!(r.outcome.as_str(), "parked", "{:?}", r.reason);
     eprintln!("zellij park took {took:?}, freed {:?}", r.freed_bytes);
     for p in &tree {
         assert!(
@@ -198,7 +198,7 @@ fn real_claude_in_zellij_parks_and_resumes_in_the_same_pane() {
     // Park again, then resume by pressing Enter on the prefilled `park unpark .` in the pane.
     zj.wait_for(&id, "bypass permissions on", SECS(30)).unwrap();
     let r = park_when_quiet(sb, zj, &h);
-    assert_eq!(r.outcome, "parked", "{:?}", r.reason);
+    assert_eq!(r.outcome.as_str(), "parked", "{:?}", r.reason);
     zj.wait_for(&id, r"park unpark \.\s*$", SECS(10)).unwrap();
     zj.press_enter(&id);
     let again = zwait_row(sb, zj, &h, |r| r.state == RowState::Live);
@@ -219,7 +219,7 @@ fn zellij_targets_are_validated_and_a_missing_pane_is_refused() {
     // A shell pane without an agent: listed as nothing, parking it is refused (exit 1).
     let (c, out) = zaction(sb, zj, &["park", &zj.handle(&id)]);
     assert_eq!(c, 1, "{out:?}");
-    assert_eq!(out.results[0].outcome, "refused");
+    assert_eq!(out.results[0].outcome.as_str(), "refused");
     // A handle of a session that does not exist.
     let (c, out) = zaction(sb, zj, &["park", "terminal_9@nosuch"]);
     assert_eq!((c, out.results[0].outcome.as_str()), (1, "refused"));

@@ -38,7 +38,7 @@ impl Setup {
 fn outcome(sb: &Sandbox, args: &[&str]) -> (i32, String, Option<String>) {
     let (c, out) = action(sb, args);
     let r = out.results.into_iter().next().expect("one result");
-    (c, r.outcome, r.reason)
+    (c, r.outcome.to_string(), r.reason)
 }
 
 #[test]
@@ -549,13 +549,16 @@ fn targets_by_window_session_and_ambiguous_title() {
     let (c, out) = action(sb, &["park", "--dry-run", "w:alpha"]);
     assert_eq!(c, 0);
     assert_eq!(out.results.len(), 1);
-    assert_eq!(out.results[0].outcome, "would-park");
+    assert_eq!(out.results[0].outcome.as_str(), "would-park");
     assert_eq!(out.results[0].pane.as_deref(), Some(p1.as_str()));
     let (c, out) = action(sb, &["park", "w"]);
     assert_eq!(c, 0, "{out:?}");
     assert_eq!(out.results.len(), 2);
     assert_eq!(
-        out.results.iter().filter(|r| r.outcome == "parked").count(),
+        out.results
+            .iter()
+            .filter(|r| r.outcome.as_str() == "parked")
+            .count(),
         2
     );
     // Parking what is already parked is the asked state: exit 0.

@@ -250,7 +250,11 @@ fn two_entries_naming_one_session_resume_it_once() {
                 .any(|p| p.file_stem().is_some_and(|s| s == t.as_str()))
             {
                 let (_, out) = action(&sb, &["unpark", t]);
-                assert_eq!(out.results[0].outcome, "already-running", "{ctx}: {out:?}");
+                assert_eq!(
+                    out.results[0].outcome.as_str(),
+                    "already-running",
+                    "{ctx}: {out:?}"
+                );
             }
         }
         assert!(entries(&sb).is_empty(), "{ctx}: orphaned entries");

@@ -207,7 +207,7 @@ fn parking_a_window_stops_claude_its_dev_server_and_browser_and_with_servers_bri
     assert_eq!(
         plan.results
             .iter()
-            .filter(|r| r.outcome == "would-stop")
+            .filter(|r| r.outcome.as_str() == "would-stop")
             .count(),
         2,
         "{plan:?}"
@@ -231,7 +231,7 @@ fn parking_a_window_stops_claude_its_dev_server_and_browser_and_with_servers_bri
     let freed = |o: &str| -> u64 {
         out.results
             .iter()
-            .filter(|r| r.outcome == o)
+            .filter(|r| r.outcome.as_str() == o)
             .filter_map(|r| r.freed_bytes)
             .sum()
     };
@@ -269,10 +269,12 @@ fn parking_a_window_stops_claude_its_dev_server_and_browser_and_with_servers_bri
     let said = |o: &str, word: &str| {
         dry.results
             .iter()
-            .any(|r| r.outcome == o && r.reason.as_deref().unwrap_or("").contains(word))
+            .any(|r| r.outcome.as_str() == o && r.reason.as_deref().unwrap_or("").contains(word))
     };
     assert!(
-        dry.results.iter().any(|r| r.outcome == "would-unpark"),
+        dry.results
+            .iter()
+            .any(|r| r.outcome.as_str() == "would-unpark"),
         "{dry:?}"
     );
     assert!(
@@ -357,9 +359,8 @@ fn a_busy_agent_keeps_its_windows_servers_running() {
     let (c, out) = action(&sb, &["park", "w:busy"]);
     assert_eq!(c, 1, "{out:?}");
     assert!(
-        out.results.iter().any(
-            |r| r.outcome == "kept" && r.reason.as_deref().unwrap_or("").contains("not parked")
-        ),
+        out.results.iter().any(|r| r.outcome.as_str() == "kept"
+            && r.reason.as_deref().unwrap_or("").contains("not parked")),
         "{out:?}"
     );
     assert!(

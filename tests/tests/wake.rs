@@ -54,7 +54,7 @@ fn park_with(sb: &Sandbox, pane: &str, extra: &[&str]) -> (i32, String, Option<S
     a.extend_from_slice(extra);
     let (c, out) = action_settled(sb, &a);
     let r = out.results.into_iter().next().expect("one result");
-    (c, r.outcome, r.reason)
+    (c, r.outcome.to_string(), r.reason)
 }
 
 #[test]

@@ -557,7 +557,7 @@ mod tests {
                 schema: SCHEMA_VERSION,
                 results: vec![ActionResult::new(
                     "%1",
-                    "refused",
+                    park_protocol::Outcome::Refused,
                     Some("unsent text in the composer: \"please also upd…\"".into()),
                 )],
             }),
