@@ -158,7 +158,7 @@ fn tail(path: &Path, n: u64) -> std::io::Result<(u64, Vec<u8>)> {
 
 pub(crate) fn checked_id(sid: &str) -> Result<String, LedgerError> {
     // The id names a directory: only a validated session id may (never `..` or a path).
-    let checked = if crate::guards::disabled("archive-id") {
+    let checked = if crate::fault::disabled("archive-id") {
         Some(sid.to_string())
     } else {
         crate::transcript::valid_session_id(sid)
@@ -215,7 +215,7 @@ pub(crate) fn verify_markdown(
             return Err(format!("the rendered conversation lacks the latest {what}"));
         }
     }
-    if crate::guards::disabled("archive-raw-end") {
+    if crate::fault::disabled("archive-raw-end") {
         return Ok(());
     }
     for (what, msg) in [
@@ -383,7 +383,7 @@ pub enum Restore {
 /// the destination is inside the agent's config dir, nothing is there now, and no directory on the
 /// way is a symlink. Never overwrites: the copy is linked into place with `O_EXCL` semantics.
 pub fn restore(home: &Path, e: &Entry) -> Restore {
-    let overwrite_ok = crate::guards::disabled("restore-never-overwrite");
+    let overwrite_ok = crate::fault::disabled("restore-never-overwrite");
     if crate::unpark::expected_transcript(e).is_some_and(|t| t.is_file()) && !overwrite_ok {
         return Restore::Present;
     }
@@ -399,14 +399,14 @@ pub fn restore(home: &Path, e: &Entry) -> Restore {
         Agent::Codex => crate::transcript::parse_codex(&bytes),
     };
     if info.session_id.as_deref() != Some(sid.as_str())
-        && !crate::guards::disabled("restore-names-session")
+        && !crate::fault::disabled("restore-names-session")
     {
         return Restore::Unsafe("the archived copy does not name this session".into());
     }
     let Some(cfg) = e.config_dir.as_deref().map(PathBuf::from) else {
         return Restore::Unsafe("the agent's config dir was not recorded".into());
     };
-    let no_symlinks = !crate::guards::disabled("restore-no-symlink");
+    let no_symlinks = !crate::fault::disabled("restore-no-symlink");
     if no_symlinks && !std::fs::symlink_metadata(&cfg).is_ok_and(|m| m.is_dir()) {
         return Restore::Unsafe(format!(
             "{} is not a directory (or is a symlink)",

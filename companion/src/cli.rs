@@ -1520,7 +1520,7 @@ fn unpark_cmd(ctx: &Ctx, targets: &[String], o: UnparkOpts) -> i32 {
             // Typed only when there is something to say: a bare wake-up just resumes.
             let prompt = (!notes.is_empty()).then(|| {
                 crate::wake::prompt(
-                    e,
+                    &e.parked_at,
                     o.wake_reason
                         .as_deref()
                         .unwrap_or("it was unparked by hand"),
@@ -1651,7 +1651,7 @@ fn resurrect(
             }
         };
         // Rebuilt from the prompt history: there is no conversation for an agent to resume.
-        if tomb.prompts_only && !crate::guards::disabled("resurrect-prompts-only") {
+        if tomb.prompts_only && !crate::fault::disabled("resurrect-prompts-only") {
             out.push(ActionResult {
                 outcome: Outcome::Refused,
                 reason: Some(format!(

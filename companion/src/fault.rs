@@ -61,3 +61,19 @@ pub fn point(name: &str) {
         let _ = name;
     }
 }
+
+/// Test builds can switch one guard or safety rule off (`PARK_TEST_DISABLE_GUARD=<name>`) so the
+/// mutation script can show each has a test that fails without it. Release builds never read the
+/// variable. Every rule calls it as `fault::disabled("<rule>")`; it lives here, at the bottom of
+/// the import graph, so a rule anywhere can be switched off without importing the guards.
+pub fn disabled(name: &str) -> bool {
+    #[cfg(any(test, feature = "guard-mutation"))]
+    {
+        std::env::var("PARK_TEST_DISABLE_GUARD").is_ok_and(|v| v.split(',').any(|g| g == name))
+    }
+    #[cfg(not(any(test, feature = "guard-mutation")))]
+    {
+        let _ = name;
+        false
+    }
+}

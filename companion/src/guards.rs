@@ -23,26 +23,13 @@ pub struct Refusal {
     pub why: String,
 }
 
+use crate::fault::disabled;
+
 fn refuse(guard: &'static str, why: impl Into<String>) -> Result<(), Refusal> {
     Err(Refusal {
         guard,
         why: why.into(),
     })
-}
-
-/// Test builds can switch one guard or safety rule off (`PARK_TEST_DISABLE_GUARD=<name>`) so the
-/// mutation script can show each has a test that fails without it. Release builds never read the
-/// variable. Rules outside this module call it as `guards::disabled("<rule>")`.
-pub fn disabled(name: &str) -> bool {
-    #[cfg(any(test, feature = "guard-mutation"))]
-    {
-        std::env::var("PARK_TEST_DISABLE_GUARD").is_ok_and(|v| v.split(',').any(|g| g == name))
-    }
-    #[cfg(not(any(test, feature = "guard-mutation")))]
-    {
-        let _ = name;
-        false
-    }
 }
 
 pub fn full_map(pane_error: Option<&str>) -> Result<(), Refusal> {
@@ -57,9 +44,12 @@ pub fn full_map(pane_error: Option<&str>) -> Result<(), Refusal> {
 
 pub fn bound(f: &Found) -> Result<(), Refusal> {
     if f.proc.background && !disabled("bound") {
+        // The scan words it (with the agent's way to reach the session).
         return refuse(
             "bound",
-            crate::agent::claude::background_note(f.ident.job.as_deref()),
+            f.status_why.clone().unwrap_or_else(|| {
+                "a background session, run by its agent's supervisor in no pane: park never parks it".into()
+            }),
         );
     }
     if f.pane.is_none() && !disabled("bound") {

@@ -7,9 +7,9 @@
 
 use park_protocol::Agent;
 use serde::{Deserialize, Serialize};
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, OpenOptions};
 use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 pub const ENTRY_SCHEMA: u32 = 1;
@@ -133,78 +133,28 @@ pub struct Ledger {
     pub home: PathBuf,
 }
 
-/// Reads a file park owns, refusing a symlink in its place.
+/// park's private file helpers (`fsx`) with the ledger's error type.
 pub fn read_nofollow(p: &Path) -> Result<Vec<u8>, LedgerError> {
-    let mut f = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(p)
-        .map_err(|e| {
-            if e.raw_os_error() == Some(libc::ELOOP) {
-                LedgerError::Symlink(p.to_path_buf())
-            } else {
-                LedgerError::Io(p.to_path_buf(), e)
-            }
-        })?;
-    let mut b = vec![];
-    std::io::Read::read_to_end(&mut f, &mut b).map_err(|e| LedgerError::Io(p.to_path_buf(), e))?;
-    Ok(b)
+    Ok(crate::fsx::read_nofollow(p)?)
 }
 
-/// Creates `dir` (and parents) 0700 and refuses a symlink in its place.
+/// Creates `dir` (and parents) 0700 and refuses a symlink in its place (see `fsx`).
 pub fn private_dir(dir: &Path) -> Result<(), LedgerError> {
-    if let Ok(m) = fs::symlink_metadata(dir) {
-        if m.file_type().is_symlink() {
-            return Err(LedgerError::Symlink(dir.to_path_buf()));
-        }
-        // A dir that already existed with group/other access (made by hand, an old umask) is
-        // tightened: park's files are private however the dir came to be.
-        if m.permissions().mode() & 0o077 != 0 && !crate::guards::disabled("tighten-dirs") {
-            fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
-                .map_err(|e| LedgerError::Io(dir.to_path_buf(), e))?;
-        }
-        return Ok(());
-    }
-    fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .map_err(|e| LedgerError::Io(dir.to_path_buf(), e))?;
-    fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
-        .map_err(|e| LedgerError::Io(dir.to_path_buf(), e))
+    Ok(crate::fsx::private_dir(dir)?)
 }
 
-/// Atomic private write: tmp (O_EXCL, 0600, no follow) + fsync + rename + fsync(dir).
+/// Atomic private write (see `fsx`).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), LedgerError> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    // Unique per process and per write: threads of one wave may write the same file (status).
-    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let tmp = dir.join(format!(
-        ".{}.tmp-{}-{}",
-        path.file_name().and_then(|n| n.to_str()).unwrap_or("x"),
-        std::process::id(),
-        SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    ));
-    let _ = fs::remove_file(&tmp);
-    let io = |e| LedgerError::Io(tmp.clone(), e);
-    let mut f = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(&tmp)
-        .map_err(io)?;
-    f.write_all(bytes).map_err(io)?;
-    f.sync_all().map_err(io)?;
-    if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
-        let _ = fs::remove_file(&tmp);
-        return Err(LedgerError::Symlink(path.to_path_buf()));
+    Ok(crate::fsx::write_atomic(path, bytes)?)
+}
+
+impl From<crate::fsx::FsError> for LedgerError {
+    fn from(e: crate::fsx::FsError) -> Self {
+        match e {
+            crate::fsx::FsError::Io(p, e) => LedgerError::Io(p, e),
+            crate::fsx::FsError::Symlink(p) => LedgerError::Symlink(p),
+        }
     }
-    fs::rename(&tmp, path).map_err(|e| LedgerError::Io(path.to_path_buf(), e))?;
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
 }
 
 impl Ledger {
@@ -226,7 +176,7 @@ impl Ledger {
     /// Refuses a symlink in place of `$PARK_HOME` or `parked/`: reads, writes and deletes alike
     /// stay inside park's own directories.
     fn no_symlinked_dirs(&self) -> Result<(), LedgerError> {
-        if crate::guards::disabled("ledger-symlink") {
+        if crate::fault::disabled("ledger-symlink") {
             return Ok(());
         }
         for d in [self.home.clone(), self.parked_dir()] {
@@ -247,7 +197,7 @@ impl Ledger {
 
     /// An entry park would write must be one park can read back and resume from.
     fn writable(e: &Entry) -> Result<(), LedgerError> {
-        if crate::guards::disabled("entry-session-id") {
+        if crate::fault::disabled("entry-session-id") {
             return Ok(());
         }
         if crate::transcript::valid_session_id(&e.session_id).is_none() {
@@ -375,6 +325,7 @@ fn parse_entry(p: &Path, b: &[u8]) -> Result<Entry, LedgerError> {
 #[cfg(test)]
 pub mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
 
     pub fn sample(id_suffix: &str) -> Entry {
         let sid = format!("35c98558-0920-4e29-b81c-9304ca43f{id_suffix}");

@@ -12,6 +12,7 @@ pub mod ctx;
 pub mod doctor;
 pub mod duration;
 pub mod fault;
+pub mod fsx;
 pub mod graveyard;
 pub mod graveyard_cli;
 pub mod group;

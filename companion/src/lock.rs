@@ -57,7 +57,7 @@ pub fn try_lock(home: &Path, key: &str) -> Result<TryLock, LedgerError> {
         || !key
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_'));
-    if bad && !crate::guards::disabled("lock-key") {
+    if bad && !crate::fault::disabled("lock-key") {
         return Err(LedgerError::BadId(key.to_string()));
     }
     let dir = home.join("locks");

@@ -111,7 +111,7 @@ pub fn due(
     cleanup_days: Option<u64>,
     any_age: bool,
 ) -> Result<(), String> {
-    if any_age || crate::guards::disabled("archive-all-age") {
+    if any_age || crate::fault::disabled("archive-all-age") {
         return Ok(());
     }
     match cleanup_days {
@@ -127,7 +127,7 @@ pub fn due(
 
 /// Pure: is the transcript as it is now already in the archive, completely?
 pub fn unchanged(rec: Option<&SourceRecord>, path: &Path, now: Stamp) -> bool {
-    if crate::guards::disabled("archive-all-idempotent") {
+    if crate::fault::disabled("archive-all-idempotent") {
         return false;
     }
     rec.is_some_and(|r| {
@@ -431,7 +431,7 @@ fn protect_one(
     let adir = archive::dir(home, &src.session_id);
     let old = archive::read_meta(&adir).ok();
     // Archived before this record existed (a park): a byte-equal copy needs no new one.
-    if rec.is_none() && old.is_some() && !crate::guards::disabled("archive-all-idempotent") {
+    if rec.is_none() && old.is_some() && !crate::fault::disabled("archive-all-idempotent") {
         let copy = crate::ledger::read_nofollow(&adir.join("transcript.jsonl")).ok();
         let now = std::fs::read(&src.path).ok();
         if copy.is_some() && copy == now && stamp(&src.path) == Some(before) {
@@ -470,7 +470,7 @@ fn protect_one(
         let a = stamp(&src.path);
         let copy = adir.join("transcript.jsonl");
         // Torn: the agent wrote while we copied, or the copy stops inside a record.
-        let stable = (a == Some(b) && ends_on_line(&copy)) || crate::guards::disabled("torn-copy");
+        let stable = (a == Some(b) && ends_on_line(&copy)) || crate::fault::disabled("torn-copy");
         match r {
             Ok(done) if stable => {
                 write_record(home, &src.session_id, &record(src, b, true));
@@ -630,14 +630,14 @@ pub fn prune_verdict(
     now: jiff::Timestamp,
     older_than: Duration,
 ) -> Result<(), String> {
-    if f.has_entry && !crate::guards::disabled("prune-parked") {
+    if f.has_entry && !crate::fault::disabled("prune-parked") {
         return Err("parked (a ledger entry names it)".into());
     }
-    if f.running && !crate::guards::disabled("prune-running") {
+    if f.running && !crate::fault::disabled("prune-running") {
         return Err("an agent runs it".into());
     }
     match f.transcript {
-        _ if crate::guards::disabled("prune-present") => {}
+        _ if crate::fault::disabled("prune-present") => {}
         Presence::Present => return Err("the agent's transcript still exists".into()),
         Presence::Unknown => {
             return Err("no known place to check for the agent's transcript".into())

@@ -280,10 +280,10 @@ pub fn skip_reason(
     archived: &BTreeSet<String>,
     live: &crate::unpark::LiveSet,
 ) -> Option<String> {
-    if present.contains(&g.session_id) && !crate::guards::disabled("recover-present") {
+    if present.contains(&g.session_id) && !crate::fault::disabled("recover-present") {
         return Some("its transcript still exists (`park archive --all` archives it)".into());
     }
-    if archived.contains(&g.session_id) && !crate::guards::disabled("recover-archived") {
+    if archived.contains(&g.session_id) && !crate::fault::disabled("recover-archived") {
         return Some("already in the archive".into());
     }
     if live.contains(&g.session_id) {
@@ -385,7 +385,7 @@ fn write_one(home: &Path, g: &Group, cfg: &Path, var: &str, hist: &Path) -> Resu
     private_dir(&archive::root(home)).map_err(|e| e.to_string())?;
     let d = archive::dir(home, &sid);
     // Never over an archive that appeared meanwhile (a park, another recover).
-    if d.join("meta.json").exists() && !crate::guards::disabled("recover-archived") {
+    if d.join("meta.json").exists() && !crate::fault::disabled("recover-archived") {
         return Err("already in the archive".into());
     }
     private_dir(&d).map_err(|e| e.to_string())?;

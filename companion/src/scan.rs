@@ -355,6 +355,10 @@ fn with_pane(
     };
     f.status_why = status_why;
     if a.background {
+        // What the guards say about it, in the agent's own words (how to reach it).
+        f.status_why = Some(crate::agent::claude::background_note(
+            f.ident.job.as_deref(),
+        ));
         // No screen to read: its own status file is all there is (shown, never acted on).
         f.status = match f.ident.status_file.as_deref() {
             Some("idle") => Status::Idle,
@@ -470,8 +474,8 @@ fn tree_memory(platform: &dyn Platform, found: &mut [Found], cache_file: Option<
             cache.insert(key(*pid, *start), (m.pss, m.uss, now));
         }
         if let Some(dir) = path.parent() {
-            if crate::ledger::private_dir(dir).is_ok() {
-                let _ = crate::ledger::write_atomic(
+            if crate::fsx::private_dir(dir).is_ok() {
+                let _ = crate::fsx::write_atomic(
                     path,
                     serde_json::to_string(&cache).unwrap_or_default().as_bytes(),
                 );
@@ -507,7 +511,7 @@ pub fn bind_pane(
 ) -> (Option<Pane>, &'static str) {
     // A background worker's pane is no pane: the supervisor that started it may still carry the
     // launching pane's TMUX_PANE, and whatever attaches to it is only a client.
-    if a.background && !crate::guards::disabled("background-unbound") {
+    if a.background && !crate::fault::disabled("background-unbound") {
         return (None, "none");
     }
     let chain = table.ancestry(a.root);
@@ -598,7 +602,7 @@ pub fn kill_set(
 /// `park --idle`).
 pub fn idle_secs(tinfo: Option<&TranscriptInfo>, now: jiff::Timestamp) -> Option<u64> {
     let t = tinfo?;
-    if t.unsure.is_some() && !crate::guards::disabled("transcript-unsure-idle") {
+    if t.unsure.is_some() && !crate::fault::disabled("transcript-unsure-idle") {
         return None;
     }
     let ts = t.last_real_turn?;
@@ -655,7 +659,7 @@ pub fn derive_status(
     }
     // A transcript whose latest turn could not be read decides nothing, and must not read as idle.
     if let Some(why) = tinfo.and_then(|t| t.unsure.as_deref()) {
-        if !crate::guards::disabled("transcript-unsure-unknown") {
+        if !crate::fault::disabled("transcript-unsure-unknown") {
             return (Status::Unknown, Some(format!("cannot tell: {why}")));
         }
     }

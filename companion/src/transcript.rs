@@ -108,7 +108,7 @@ pub(crate) fn for_each_record(bytes: &[u8], info: &mut TranscriptInfo, mut f: im
                 if ends_file {
                     info.truncated_last_line = true;
                 } else if Some(start + raw.len()) == last_complete_end
-                    && !crate::guards::disabled("transcript-last-line-unsure")
+                    && !crate::fault::disabled("transcript-last-line-unsure")
                 {
                     info.unsure = Some(format!(
                         "the transcript's last complete record ({} bytes at byte {start}) cannot be parsed, even leniently",
@@ -146,7 +146,7 @@ pub fn parse_line(line: &[u8]) -> Option<(Value, bool)> {
         // Valid JSON that is not an object (a number, a string) needs no repair: it is bad.
         return v.is_object().then_some((v, false));
     }
-    if crate::guards::disabled("transcript-lenient") {
+    if crate::fault::disabled("transcript-lenient") {
         return None;
     }
     let object = |s: &str| {
@@ -693,7 +693,7 @@ pub(crate) fn read_file_capped(
         // boundary that has any complete line has the last one) and a real turn, so the idle time
         // and the turn state come from the latest records, not from the head.
         let holds_last = last_complete_line(tail).is_some();
-        let enough = crate::guards::disabled("transcript-tail-grows")
+        let enough = crate::fault::disabled("transcript-tail-grows")
             || (holds_last && parse(tail).last_real_turn.is_some());
         if enough || window >= cap {
             let mut info = parse(&buf);

@@ -179,7 +179,7 @@ fn transcript_present(e: &Entry) -> Result<(), String> {
 pub fn resume_argv(e: &Entry) -> Vec<String> {
     // An id that is not a session id (e.g. `--some-flag`) never reaches argv: nothing to resume.
     if crate::transcript::valid_session_id(&e.session_id).is_none()
-        && !crate::guards::disabled("resume-id")
+        && !crate::fault::disabled("resume-id")
     {
         return vec![];
     }
@@ -218,7 +218,7 @@ pub fn resume_command_line(e: &Entry) -> String {
             .unwrap_or_else(|_| "''".into())
     };
     let argv: Vec<String> = resume_argv(e).iter().map(|a| q(a)).collect();
-    let dashdash = if crate::guards::disabled("cd-dashdash") {
+    let dashdash = if crate::fault::disabled("cd-dashdash") {
         ""
     } else {
         "-- "
@@ -295,7 +295,7 @@ pub enum WriterVerdict {
 /// entry's recorded flags: `--no-daemon` resumes with an embedded server, which Codex refuses
 /// while the shared daemon still has the thread loaded; any other resume attaches to the daemon.
 pub fn codex_writer_verdict(flags: &[String], writer: &codex::Writer) -> WriterVerdict {
-    if crate::guards::disabled("codex-writer-lock") {
+    if crate::fault::disabled("codex-writer-lock") {
         return WriterVerdict::Go;
     }
     match writer {
@@ -976,7 +976,7 @@ pub fn send_resume(
                     ctx.platform.process(p.pid).map(|x| x.start_ticks),
                     is_placeholder(ctx, p.pid, &e.id),
                 )
-                || crate::guards::disabled("pane-is-ours")
+                || crate::fault::disabled("pane-is-ours")
         })
         .cloned();
     enum How {

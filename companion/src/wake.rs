@@ -14,7 +14,6 @@
 //! * Parsing (`--wake-at`, `--wake-in`, `--deadline`, `--every`) refuses what it cannot read, past
 //!   times, and waits beyond 14 days.
 
-use crate::ledger::Entry;
 use crate::probe::{self, Matcher, Probe, ProbeResult};
 use jiff::{civil, tz::TimeZone, Timestamp, ToSpan};
 use serde::{Deserialize, Serialize};
@@ -238,10 +237,10 @@ pub fn after_probe(w: &mut Wake, r: &ProbeResult, now: Timestamp) -> Option<Stri
 
 /// The first prompt a woken agent gets: why it was parked and woken, then the notes. One line,
 /// so a TUI composer never submits half of it.
-pub fn prompt(e: &Entry, reason: &str, notes: &[String]) -> String {
+pub fn prompt(parked_at: &str, reason: &str, notes: &[String]) -> String {
     let mut s = format!(
         "[park] This session was parked at {} and resumed because {reason}.",
-        local(&e.parked_at)
+        local(parked_at)
     );
     let notes: Vec<String> = notes
         .iter()
@@ -456,7 +455,7 @@ mod tests {
     fn the_prompt_is_one_line_and_carries_reason_and_notes() {
         let e = crate::ledger::tests::sample("a");
         let p = prompt(
-            &e,
+            &e.parked_at,
             "CI went green",
             &["check PR 42\nthen\tmerge".into(), " ".into()],
         );

@@ -1284,6 +1284,8 @@ fn bound_a_background_session_refuses_even_with_a_pane() {
     f.pane = Some(pane(PANE));
     f.proc.background = true;
     f.ident.job = Some("3d2e4341".into());
+    // The scan words it with the agent's way to reach the session.
+    f.status_why = Some(park::agent::claude::background_note(Some("3d2e4341")));
     let r = refused(guards::bound(&f), "bound", "background session");
     assert!(r.why.contains("claude attach 3d2e4341"), "{}", r.why);
 }

@@ -147,7 +147,7 @@ pub fn transcript_path(config: &Path, cwd: &str, id: &str) -> PathBuf {
     let id: String = id
         .chars()
         .filter(|c| {
-            c.is_ascii_alphanumeric() || *c == '-' || crate::guards::disabled("transcript-path-id")
+            c.is_ascii_alphanumeric() || *c == '-' || crate::fault::disabled("transcript-path-id")
         })
         .collect();
     let id = if id.is_empty() { "-".to_string() } else { id };
