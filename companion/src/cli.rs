@@ -1245,7 +1245,11 @@ fn stop_servers(
     };
     for i in window_level {
         let f = &s.found[*i];
-        let Some(p) = f.pane.as_ref().filter(|p| !p.server.starts_with("zellij:")) else {
+        let Some(p) = f
+            .pane
+            .as_ref()
+            .filter(|p| !crate::mux::is_zellij_server(&p.server))
+        else {
             continue;
         };
         let w = (p.session.clone(), p.window_index);

@@ -172,7 +172,9 @@ pub fn is_parked_slot(
     placeholder
         || same_process
         || p.pill.starts_with('❄')
-        || (p.pill.is_empty() && p.server.starts_with("zellij:") && p.title.starts_with('❄'))
+        || (p.pill.is_empty()
+            && crate::mux::is_zellij_server(&p.server)
+            && p.title.starts_with('❄'))
 }
 
 /// The parked entries whose pane is gone (pure): no pane with the recorded handle on the recorded

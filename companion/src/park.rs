@@ -588,7 +588,7 @@ pub fn record_groups(
         }
     }
     for (server, session, window_index) in windows {
-        if server.starts_with("zellij:") {
+        if crate::mux::is_zellij_server(&server) {
             continue;
         }
         let mut panes: Vec<&Pane> = s

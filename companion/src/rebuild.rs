@@ -137,7 +137,7 @@ pub fn run(ctx: &Ctx, o: Opts) -> i32 {
             mine.push(e);
             continue;
         }
-        let reason = if e.place.server.starts_with("zellij:") {
+        let reason = if crate::mux::is_zellij_server(&e.place.server) {
             "parked under zellij, which restores its own sessions; rebuild recreates tmux windows only".to_string()
         } else {
             format!(

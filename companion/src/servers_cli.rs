@@ -36,7 +36,7 @@ impl Facts for PlatformFacts<'_> {
 fn pane_refs(s: &Scan) -> Vec<PaneRef> {
     s.panes
         .iter()
-        .filter(|p| !p.server.starts_with("zellij:"))
+        .filter(|p| !crate::mux::is_zellij_server(&p.server))
         .map(|p| PaneRef {
             id: p.id.clone(),
             pid: p.pid,
@@ -48,7 +48,11 @@ fn pane_refs(s: &Scan) -> Vec<PaneRef> {
 
 /// Every running unit of the tmux server in `s`, with its window.
 pub fn running(ctx: &Ctx, s: &Scan) -> Vec<((String, u32), Server)> {
-    let Some(server) = s.server.as_deref().filter(|x| !x.starts_with("zellij:")) else {
+    let Some(server) = s
+        .server
+        .as_deref()
+        .filter(|x| !crate::mux::is_zellij_server(x))
+    else {
         return vec![];
     };
     let roots: Vec<u32> = s.found.iter().map(|f| f.proc.root).collect();

@@ -930,7 +930,7 @@ pub fn send_resume(
         Gate::Done(r) => return Done(r),
     };
     if !ctx.mux.serves(&e.place.server) {
-        let hint = if e.place.server.starts_with("zellij:") {
+        let hint = if crate::mux::is_zellij_server(&e.place.server) {
             "set ZELLIJ_SOCKET_DIR"
         } else {
             "set PARK_TMUX_SOCKET"
@@ -969,7 +969,7 @@ pub fn send_resume(
         .iter()
         .find(|p| p.id == e.place.pane)
         .filter(|p| {
-            p.server.starts_with("zellij:")
+            crate::mux::is_zellij_server(&p.server)
                 || crate::group::is_parked_slot(
                     p,
                     &e,

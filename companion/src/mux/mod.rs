@@ -189,3 +189,8 @@ pub trait Mux: Send + Sync {
         )))
     }
 }
+
+/// Whether a recorded server id is a zellij one (ids are opaque outside the adapters).
+pub fn is_zellij_server(server: &str) -> bool {
+    zellij::is_server(server)
+}

@@ -125,7 +125,7 @@ impl Mux for MuxSet {
     }
 
     fn serves(&self, server: &str) -> bool {
-        if server.starts_with("zellij:") {
+        if super::zellij::is_server(server) {
             self.zellij.serves(server)
         } else {
             self.tmux.serves(server)
@@ -288,7 +288,7 @@ impl Mux for MuxSet {
         env: &[(String, String)],
         argv: &[String],
     ) -> Result<String, MuxError> {
-        if server.starts_with("zellij:") {
+        if super::zellij::is_server(server) {
             self.zellij.new_window(server, session, cwd, env, argv)
         } else {
             self.tmux.new_window(server, session, cwd, env, argv)

@@ -80,7 +80,14 @@ pub fn socket_root() -> PathBuf {
 
 /// The server id park records for panes under `root` (compared with ledger entries).
 pub fn server_id_for(root: &Path) -> String {
-    format!("zellij:{}", root.display())
+    format!("{SERVER_PREFIX}{}", root.display())
+}
+
+const SERVER_PREFIX: &str = "zellij:";
+
+/// Whether a recorded server id names a zellij socket root (the only place that knows how).
+pub fn is_server(server: &str) -> bool {
+    server.starts_with(SERVER_PREFIX)
 }
 
 /// `terminal_<id>@<session>` → (id, session).
