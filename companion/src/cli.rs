@@ -4,6 +4,7 @@
 //! refused or failed (or the environment is unusable), 2 usage errors.
 
 use crate::ctx::{status_text, Ctx};
+use crate::exit::ExitStatus;
 use crate::guards::Overrides;
 use crate::ledger::{Entry, EntryState, Ledger};
 use crate::mux::MuxSet;
@@ -277,7 +278,7 @@ pub enum SetOp {
     },
 }
 
-fn set_cmd(ctx: &Ctx, op: SetOp) -> i32 {
+fn set_cmd(ctx: &Ctx, op: SetOp) -> ExitStatus {
     let home = &ctx.ledger.home;
     let r = match op {
         SetOp::Add { name, targets } => crate::sets::add(home, &name, &targets).map(|m| {
@@ -297,10 +298,10 @@ fn set_cmd(ctx: &Ctx, op: SetOp) -> i32 {
         }),
     };
     match r {
-        Ok(()) => 0,
+        Ok(()) => ExitStatus::Success,
         Err(e) => {
             eprintln!("park: {e}");
-            2
+            ExitStatus::Usage
         }
     }
 }
@@ -345,12 +346,12 @@ pub fn fast_status(args: &[std::ffi::OsString]) -> Option<Cmd> {
     Some(Cmd::Status { json, tmux })
 }
 
-pub fn run(cli: Cli) -> i32 {
+pub fn run(cli: Cli) -> ExitStatus {
     let ctx = match build_ctx() {
         Ok(c) => c,
         Err(e) => {
             eprintln!("park: {e}");
-            return 1;
+            return ExitStatus::Refused;
         }
     };
     // Every command but the cheap or internal ones starts a waker when a wake-up is pending and
@@ -382,7 +383,7 @@ pub fn run(cli: Cli) -> i32 {
     code
 }
 
-fn run_cmd(ctx: &Ctx, cmd: Cmd) -> i32 {
+fn run_cmd(ctx: &Ctx, cmd: Cmd) -> ExitStatus {
     match cmd {
         Cmd::Ls {
             json,
@@ -413,14 +414,14 @@ fn run_cmd(ctx: &Ctx, cmd: Cmd) -> i32 {
             clap_complete::generate(shell, &mut c, "park", &mut buf);
             // A closed pipe (`| head`) is not an error worth a panic.
             let _ = std::io::stdout().write_all(&buf);
-            0
+            ExitStatus::Success
         }
         Cmd::Schema { name } => match crate::schema::json(&name) {
             Some(j) => {
                 println!("{j}");
-                0
+                ExitStatus::Success
             }
-            None => 2,
+            None => ExitStatus::Usage,
         },
         Cmd::Man => {
             let c = <Cli as clap::CommandFactory>::command();
@@ -428,11 +429,11 @@ fn run_cmd(ctx: &Ctx, cmd: Cmd) -> i32 {
             match clap_mangen::Man::new(c).render(&mut buf) {
                 Ok(()) => {
                     let _ = std::io::stdout().write_all(&buf);
-                    0
+                    ExitStatus::Success
                 }
                 Err(e) => {
                     eprintln!("park man: {e}");
-                    1
+                    ExitStatus::Refused
                 }
             }
         }
@@ -452,7 +453,7 @@ fn run_cmd(ctx: &Ctx, cmd: Cmd) -> i32 {
             (_, true, Some(d)) => crate::protect::prune_cmd(ctx, &d, dry_run, yes, json),
             _ if dry_run || json => {
                 eprintln!("park archive: --dry-run and --json go with --all or --prune");
-                2
+                ExitStatus::Usage
             }
             _ => crate::graveyard_cli::archive_live(ctx, &targets),
         },
@@ -472,7 +473,7 @@ fn run_cmd(ctx: &Ctx, cmd: Cmd) -> i32 {
         ),
         Cmd::Here { o } if o.idle.is_some() || o.all => {
             eprintln!("park: `park .` parks this pane; --idle/--all select agents themselves");
-            2
+            ExitStatus::Usage
         }
         Cmd::Here { o } => park_cmd(ctx, &[".".to_string()], &o),
         Cmd::Unpark {
@@ -504,16 +505,16 @@ fn run_cmd(ctx: &Ctx, cmd: Cmd) -> i32 {
         Cmd::Pick { filter, pane } => crate::pick::run(ctx, filter.as_deref(), pane.as_deref()),
         Cmd::Hold { entry, now } => hold(ctx, &entry, now),
         Cmd::Verify { entry, pid, start } => match unpark::verify(ctx, &entry, pid, start) {
-            Ok(()) => 0,
+            Ok(()) => ExitStatus::Success,
             Err(e) => {
                 eprintln!("park verify {entry}: {e}");
-                1
+                ExitStatus::Refused
             }
         },
     }
 }
 
-fn doctor(ctx: &Ctx, json: bool) -> i32 {
+fn doctor(ctx: &Ctx, json: bool) -> ExitStatus {
     let r = crate::doctor::diagnose(&crate::doctor::gather(ctx));
     if json {
         println!("{}", serde_json::to_string(&r).expect("report serialises"));
@@ -521,26 +522,26 @@ fn doctor(ctx: &Ctx, json: bool) -> i32 {
         print!("{}", crate::doctor::render(&r));
     }
     if r.ok {
-        0
+        ExitStatus::Success
     } else {
-        1
+        ExitStatus::Refused
     }
 }
 
 /// Parses every target; a usage error (exit 2) names the first bad one.
-pub fn parse_targets(targets: &[String]) -> Result<Vec<(String, Target)>, i32> {
+pub fn parse_targets(targets: &[String]) -> Result<Vec<(String, Target)>, ExitStatus> {
     targets
         .iter()
         .map(|t| {
             target::parse(t).map(|p| (t.clone(), p)).map_err(|e| {
                 eprintln!("park: {e}");
-                2
+                ExitStatus::Usage
             })
         })
         .collect()
 }
 
-pub(crate) fn do_scan(ctx: &Ctx, screens: bool) -> Result<Scan, i32> {
+pub(crate) fn do_scan(ctx: &Ctx, screens: bool) -> Result<Scan, ExitStatus> {
     scan::scan_with(
         ctx.platform.as_ref(),
         ctx.mux.as_ref(),
@@ -549,7 +550,7 @@ pub(crate) fn do_scan(ctx: &Ctx, screens: bool) -> Result<Scan, i32> {
     )
     .map_err(|e| {
         eprintln!("park: cannot read the process table: {e}");
-        1
+        ExitStatus::Refused
     })
 }
 
@@ -848,7 +849,7 @@ pub fn render_text(out: &LsOutput) -> String {
     t
 }
 
-fn ls(ctx: &Ctx, json: bool) -> i32 {
+fn ls(ctx: &Ctx, json: bool) -> ExitStatus {
     let s = {
         let _t = crate::profile::span("scan");
         match do_scan(ctx, true) {
@@ -865,11 +866,11 @@ fn ls(ctx: &Ctx, json: bool) -> i32 {
     } else {
         print!("{}", render_text(&out));
     }
-    0
+    ExitStatus::Success
 }
 
 /// `park candidates`: every live, bound session except park's caller, ranked (see `verdict`).
-fn candidates(ctx: &Ctx, json: bool) -> i32 {
+fn candidates(ctx: &Ctx, json: bool) -> ExitStatus {
     let s = match do_scan(ctx, true) {
         Ok(s) => s,
         Err(c) => return c,
@@ -915,7 +916,7 @@ fn candidates(ctx: &Ctx, json: bool) -> i32 {
             warnings: s.warnings.clone(),
         };
         println!("{}", serde_json::to_string(&out).expect("rows serialise"));
-        return 0;
+        return ExitStatus::Success;
     }
     if rows.is_empty() {
         println!("no live agent sessions");
@@ -942,10 +943,10 @@ fn candidates(ctx: &Ctx, json: bool) -> i32 {
             println!("         park would refuse: {}", short(why, 120));
         }
     }
-    0
+    ExitStatus::Success
 }
 
-pub fn print_results(results: &[ActionResult], json: bool) -> i32 {
+pub fn print_results(results: &[ActionResult], json: bool) -> ExitStatus {
     // Exit 1 when any target was refused or failed; every other outcome is the asked state.
     let ok = results.iter().all(|r| !r.outcome.is_failure());
     if json {
@@ -983,9 +984,9 @@ pub fn print_results(results: &[ActionResult], json: bool) -> i32 {
         }
     }
     if ok {
-        0
+        ExitStatus::Success
     } else {
-        1
+        ExitStatus::Refused
     }
 }
 
@@ -999,12 +1000,12 @@ fn ask_yes(prompt: &str) -> bool {
     std::io::stdin().read_line(&mut line).is_ok() && line.trim() == "yes"
 }
 
-fn park_cmd(ctx: &Ctx, targets: &[String], o: &ParkFlags) -> i32 {
+fn park_cmd(ctx: &Ctx, targets: &[String], o: &ParkFlags) -> ExitStatus {
     let targets = &match crate::sets::expand(&ctx.ledger.home, targets) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("park: {e}");
-            return 2;
+            return ExitStatus::Usage;
         }
     };
     let s = match do_scan(ctx, true) {
@@ -1023,22 +1024,22 @@ fn park_cmd(ctx: &Ctx, targets: &[String], o: &ParkFlags) -> i32 {
     let bulk = o.idle.is_some() || o.all;
     if bulk && !targets.is_empty() {
         eprintln!("park: --idle/--all select the agents themselves; name no targets with them");
-        return 2;
+        return ExitStatus::Usage;
     }
     if bulk && o.kill_anyway {
         eprintln!("park: --kill-anyway never combines with --idle/--all (it is for one agent you are looking at)");
-        return 2;
+        return ExitStatus::Usage;
     }
     if !bulk && targets.is_empty() {
         eprintln!("park: name what to park (%pane, session:window, session, id, title), or use --idle DUR / --all");
-        return 2;
+        return ExitStatus::Usage;
     }
     // A wake-up is validated before anything is parked.
     let wake = match crate::wake_cli::build(&o.wake, jiff::Timestamp::now()) {
         Ok(w) => w,
         Err(e) => {
             eprintln!("park: {e}");
-            return 2;
+            return ExitStatus::Usage;
         }
     };
     if bulk {
@@ -1046,7 +1047,7 @@ fn park_cmd(ctx: &Ctx, targets: &[String], o: &ParkFlags) -> i32 {
             Ok(d) => d,
             Err(e) => {
                 eprintln!("park: --idle: {e}");
-                return 2;
+                return ExitStatus::Usage;
             }
         };
         return park_bulk(ctx, &s, min_idle, o);
@@ -1158,7 +1159,7 @@ fn park_cmd(ctx: &Ctx, targets: &[String], o: &ParkFlags) -> i32 {
         );
         if !ask_yes("An in-flight turn or draft in these panes will be lost.") {
             eprintln!("park: --kill-anyway needs a terminal and a typed yes; nothing done");
-            return 1;
+            return ExitStatus::Refused;
         }
         overrides.kill_anyway = true;
     }
@@ -1216,7 +1217,7 @@ fn park_cmd(ctx: &Ctx, targets: &[String], o: &ParkFlags) -> i32 {
     let mut results: Vec<ActionResult> = slots.into_iter().flatten().collect();
     results.extend(stop_servers(ctx, &s, &window_level, &groups, &results, o));
     let code = print_results(&results, o.json);
-    if o.close_popup && code != 0 && std::io::stdin().is_terminal() {
+    if o.close_popup && code != ExitStatus::Success && std::io::stdin().is_terminal() {
         eprint!("\npress Enter to close ");
         let _ = std::io::stderr().flush();
         let mut line = String::new();
@@ -1363,7 +1364,12 @@ pub(crate) fn confirm_bulk(what: &str, question: &str) -> bool {
 
 /// `park park --idle DUR` / `--all`: list the plan, confirm with a typed yes (or `--yes`), then park
 /// each selected agent through the same guarded transaction as a named target.
-fn park_bulk(ctx: &Ctx, s: &Scan, min_idle: Option<std::time::Duration>, o: &ParkFlags) -> i32 {
+fn park_bulk(
+    ctx: &Ctx,
+    s: &Scan,
+    min_idle: Option<std::time::Duration>,
+    o: &ParkFlags,
+) -> ExitStatus {
     let (pick, skip) = bulk_selection(&s.found, min_idle);
     let what = match (&o.idle, min_idle) {
         (Some(d), _) => format!("--idle {d}"),
@@ -1393,7 +1399,7 @@ fn park_bulk(ctx: &Ctx, s: &Scan, min_idle: Option<std::time::Duration>, o: &Par
             &format!("Park these {} agent(s)?", pick.len()),
         )
     {
-        return 1;
+        return ExitStatus::Refused;
     }
     let opts = ParkOpts {
         dry_run: o.dry_run,
@@ -1432,12 +1438,12 @@ pub struct UnparkOpts {
     pub with_servers: bool,
 }
 
-fn unpark_cmd(ctx: &Ctx, targets: &[String], o: UnparkOpts) -> i32 {
+fn unpark_cmd(ctx: &Ctx, targets: &[String], o: UnparkOpts) -> ExitStatus {
     let targets = &match crate::sets::expand(&ctx.ledger.home, targets) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("park: {e}");
-            return 2;
+            return ExitStatus::Usage;
         }
     };
     let UnparkOpts {
@@ -1449,13 +1455,13 @@ fn unpark_cmd(ctx: &Ctx, targets: &[String], o: UnparkOpts) -> i32 {
     } = o;
     if all && !targets.is_empty() {
         eprintln!("park: --all resumes every parked session; name no targets with it");
-        return 2;
+        return ExitStatus::Usage;
     }
     if !all && targets.is_empty() {
         eprintln!(
             "park: name what to unpark (%pane, session:window, session, id, entry), or use --all"
         );
-        return 2;
+        return ExitStatus::Usage;
     }
     if all {
         return unpark_all(ctx, dry_run, json, yes, o.with_servers);
@@ -1581,7 +1587,7 @@ fn unpark_cmd(ctx: &Ctx, targets: &[String], o: UnparkOpts) -> i32 {
     // The pane park runs in resumes last: the exec replaces this process, so everything else is
     // done and printed first.
     let before = if results.is_empty() {
-        0
+        ExitStatus::Success
     } else {
         print_results(&results, json)
     };
@@ -1719,7 +1725,7 @@ fn resurrect(
 
 /// `park unpark --all`: every parked entry, each through the normal gated unpark; the pane park runs
 /// in (if it holds one) goes last, because resuming there replaces park with the agent.
-fn unpark_all(ctx: &Ctx, dry_run: bool, json: bool, yes: bool, with_servers: bool) -> i32 {
+fn unpark_all(ctx: &Ctx, dry_run: bool, json: bool, yes: bool, with_servers: bool) -> ExitStatus {
     let s = match do_scan(ctx, false) {
         Ok(s) => s,
         Err(c) => return c,
@@ -1757,7 +1763,7 @@ fn unpark_all(ctx: &Ctx, dry_run: bool, json: bool, yes: bool, with_servers: boo
             &format!("Resume these {} session(s)?", entries.len()),
         )
     {
-        return 1;
+        return ExitStatus::Refused;
     }
     let (here_entries, rest): (Vec<&Entry>, Vec<&Entry>) =
         entries.iter().partition(|e| is_here(e) && !dry_run);
@@ -1785,12 +1791,12 @@ fn unpark_all(ctx: &Ctx, dry_run: bool, json: bool, yes: bool, with_servers: boo
     print_results(&[r], json).max(before)
 }
 
-fn show(ctx: &Ctx, t: &str) -> i32 {
+fn show(ctx: &Ctx, t: &str) -> ExitStatus {
     let parsed = match target::parse(t) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("park: {e}");
-            return 2;
+            return ExitStatus::Usage;
         }
     };
     let here = crate::mux::here(ctx.platform.as_ref()).map(|h| h.pane);
@@ -1809,7 +1815,7 @@ fn show(ctx: &Ctx, t: &str) -> i32 {
                 println!("warning: not restorable now: {why}");
             }
         }
-        return 0;
+        return ExitStatus::Success;
     }
     let s = match do_scan(ctx, true) {
         Ok(s) => s,
@@ -1833,16 +1839,16 @@ fn show(ctx: &Ctx, t: &str) -> i32 {
                 }
                 println!("flags kept: {:?}  dropped: {:?}", f.flags, f.dropped_flags);
             }
-            0
+            ExitStatus::Success
         }
         Err(why) => {
             eprintln!("park: {why}");
-            1
+            ExitStatus::Refused
         }
     }
 }
 
-fn forget(ctx: &Ctx, targets: &[String]) -> i32 {
+fn forget(ctx: &Ctx, targets: &[String]) -> ExitStatus {
     let (entries, _) = ctx.ledger.all();
     let here = crate::mux::here(ctx.platform.as_ref()).map(|h| h.pane);
     let mut results = vec![];
@@ -1895,7 +1901,7 @@ fn forget(ctx: &Ctx, targets: &[String]) -> i32 {
     print_results(&results, false)
 }
 
-fn status(ctx: &Ctx, json: bool, tmux: bool) -> i32 {
+fn status(ctx: &Ctx, json: bool, tmux: bool) -> ExitStatus {
     // A file read only: the status line must never pay for a scan.
     let s: park_protocol::StatusSummary = std::fs::read(ctx.ledger.home.join("status"))
         .ok()
@@ -1913,12 +1919,12 @@ fn status(ctx: &Ctx, json: bool, tmux: bool) -> i32 {
     } else {
         println!("{}", status_text(&s));
     }
-    0
+    ExitStatus::Success
 }
 
 /// The placeholder: show what is parked here and resume on Enter; if the entry disappears (resumed
 /// elsewhere, forgotten), become the user's shell so the pane stays useful.
-fn hold(ctx: &Ctx, eid: &str, now: bool) -> i32 {
+fn hold(ctx: &Ctx, eid: &str, now: bool) -> ExitStatus {
     use std::os::unix::process::CommandExt;
     let mut first = true;
     loop {

@@ -6,12 +6,13 @@
 //! tombstone, and touches the agent not at all.
 
 use crate::ctx::Ctx;
+use crate::exit::ExitStatus;
 use crate::graveyard;
 use crate::target;
 use park_protocol::{ArchivedOutput, SearchOutput, SCHEMA_VERSION};
 use std::io::IsTerminal;
 
-pub fn ls(ctx: &Ctx, json: bool) -> i32 {
+pub fn ls(ctx: &Ctx, json: bool) -> ExitStatus {
     let (rows, warnings) = graveyard::rows(ctx);
     let archive_bytes = crate::protect::archive_bytes(&ctx.ledger.home);
     if json {
@@ -33,13 +34,13 @@ pub fn ls(ctx: &Ctx, json: bool) -> i32 {
             println!("warning: {w}");
         }
     }
-    0
+    ExitStatus::Success
 }
 
-pub fn search(ctx: &Ctx, term: &str, full_text: bool, json: bool) -> i32 {
+pub fn search(ctx: &Ctx, term: &str, full_text: bool, json: bool) -> ExitStatus {
     if term.trim().is_empty() {
         eprintln!("park: search needs a term");
-        return 2;
+        return ExitStatus::Usage;
     }
     let (rows, warnings) = graveyard::rows(ctx);
     let hits = graveyard::search(&rows, term, full_text);
@@ -60,7 +61,7 @@ pub fn search(ctx: &Ctx, term: &str, full_text: bool, json: bool) -> i32 {
     } else {
         print!("{}", graveyard::render_text(&rows, Some(&hits)));
     }
-    0
+    ExitStatus::Success
 }
 
 /// A live session a target names, archived on the spot (so a note on a live session has a home).
@@ -80,19 +81,19 @@ fn archive_found(ctx: &Ctx, s: &crate::scan::Scan, i: usize) -> Result<String, S
         .map_err(|e| e.to_string())
 }
 
-pub fn archive_live(ctx: &Ctx, targets: &[String]) -> i32 {
+pub fn archive_live(ctx: &Ctx, targets: &[String]) -> ExitStatus {
     let s = match crate::cli::do_scan(ctx, false) {
         Ok(s) => s,
         Err(c) => return c,
     };
     let here = crate::mux::here(ctx.platform.as_ref()).map(|h| h.pane);
-    let mut code = 0;
+    let mut code = ExitStatus::Success;
     for t in targets {
         let parsed = match target::parse(t) {
             Ok(p) => p,
             Err(e) => {
                 eprintln!("park: {e}");
-                return 2;
+                return ExitStatus::Usage;
             }
         };
         match target::resolve_live(&parsed, &s.found, here.as_deref(), t) {
@@ -105,14 +106,14 @@ pub fn archive_live(ctx: &Ctx, targets: &[String]) -> i32 {
                         }
                         Err(why) => {
                             eprintln!("{t}: refused: {why}");
-                            code = 1;
+                            code = ExitStatus::Refused;
                         }
                     }
                 }
             }
             Err(why) => {
                 eprintln!("{t}: refused: {why}");
-                code = 1;
+                code = ExitStatus::Refused;
             }
         }
     }
@@ -120,33 +121,34 @@ pub fn archive_live(ctx: &Ctx, targets: &[String]) -> i32 {
 }
 
 /// The session id a note target names: an archived/parked session, else a live one (archived now).
-fn note_target(ctx: &Ctx, raw: &str) -> Result<String, (i32, String)> {
-    let parsed = target::parse(raw).map_err(|e| (2, e))?;
+fn note_target(ctx: &Ctx, raw: &str) -> Result<String, (ExitStatus, String)> {
+    let parsed = target::parse(raw).map_err(|e| (ExitStatus::Usage, e))?;
     let (rows, _) = graveyard::rows(ctx);
     match graveyard::resolve(&parsed, &rows, raw) {
         Ok(hits) if hits.len() == 1 => return Ok(hits[0].session_id.clone()),
         Ok(hits) => {
             return Err((
-                1,
+                ExitStatus::Refused,
                 format!(
                     "{raw:?} names {} sessions; a note belongs to one (name it by session id)",
                     hits.len()
                 ),
             ))
         }
-        Err(e) if e.contains(" matches ") => return Err((1, e)),
+        Err(e) if e.contains(" matches ") => return Err((ExitStatus::Refused, e)),
         Err(_) => {}
     }
     let s = crate::cli::do_scan(ctx, false).map_err(|c| (c, "process scan failed".into()))?;
     let here = crate::mux::here(ctx.platform.as_ref()).map(|h| h.pane);
-    let idx = target::resolve_live(&parsed, &s.found, here.as_deref(), raw).map_err(|e| (1, e))?;
+    let idx = target::resolve_live(&parsed, &s.found, here.as_deref(), raw)
+        .map_err(|e| (ExitStatus::Refused, e))?;
     if idx.len() != 1 {
         return Err((
-            1,
+            ExitStatus::Refused,
             format!("{raw:?} names {} agents; a note belongs to one", idx.len()),
         ));
     }
-    archive_found(ctx, &s, idx[0]).map_err(|e| (1, e))
+    archive_found(ctx, &s, idx[0]).map_err(|e| (ExitStatus::Refused, e))
 }
 
 fn edit_in_editor(current: &str) -> Result<String, String> {
@@ -201,7 +203,7 @@ pub fn append_note(ctx: &Ctx, e: &crate::ledger::Entry, text: &str) -> bool {
     graveyard::upsert(&ctx.ledger.home, &t).is_ok()
 }
 
-pub fn note(ctx: &Ctx, raw: &str, text: &[String]) -> i32 {
+pub fn note(ctx: &Ctx, raw: &str, text: &[String]) -> ExitStatus {
     let sid = match note_target(ctx, raw) {
         Ok(s) => s,
         Err((code, why)) => {
@@ -214,7 +216,7 @@ pub fn note(ctx: &Ctx, raw: &str, text: &[String]) -> i32 {
         Ok(t) => t,
         Err(e) => {
             eprintln!("park note: {e}");
-            return 1;
+            return ExitStatus::Refused;
         }
     };
     let text = text.join(" ");
@@ -225,23 +227,23 @@ pub fn note(ctx: &Ctx, raw: &str, text: &[String]) -> i32 {
             Ok(n) => n,
             Err(why) => {
                 eprintln!("park note: {why}");
-                return 1;
+                return ExitStatus::Refused;
             }
         }
     } else {
         // No terminal: never open an editor (it would hang whoever called us); show the notes.
         print!("{}", t.notes);
-        return 0;
+        return ExitStatus::Success;
     };
     t.notes = new;
     match graveyard::upsert(&ctx.ledger.home, &t) {
         Ok(()) => {
             println!("{sid}: notes saved ({})", d.join("NOTES.md").display());
-            0
+            ExitStatus::Success
         }
         Err(e) => {
             eprintln!("park note: {e}");
-            1
+            ExitStatus::Refused
         }
     }
 }

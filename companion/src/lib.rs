@@ -11,6 +11,7 @@ pub mod config;
 pub mod ctx;
 pub mod doctor;
 pub mod duration;
+pub mod exit;
 pub mod fault;
 pub mod fsx;
 pub mod graveyard;

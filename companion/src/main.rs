@@ -8,5 +8,5 @@ fn main() {
         // clap exits with 2 on usage errors, which is the documented code.
         None => park::cli::Cli::parse(),
     };
-    std::process::exit(park::cli::run(cli));
+    std::process::exit(park::cli::run(cli).code());
 }

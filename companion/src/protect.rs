@@ -27,6 +27,7 @@
 //!   `auto-archive.log`).
 
 use crate::archive::{self, Tombstone};
+use crate::exit::ExitStatus;
 use crate::ledger::{Entry, MuxPlace};
 use park_protocol::Agent;
 use serde::{Deserialize, Serialize};
@@ -881,7 +882,7 @@ pub fn archive_all_cmd(
     any_age: bool,
     dry_run: bool,
     json: bool,
-) -> i32 {
+) -> ExitStatus {
     let (entries, _) = ctx.ledger.all();
     let o = archive_all(
         &ctx.ledger.home,
@@ -897,9 +898,9 @@ pub fn archive_all_cmd(
         print!("{}", render_protect(&o));
     }
     if o.skipped + o.partial > 0 {
-        1
+        ExitStatus::Refused
     } else {
-        0
+        ExitStatus::Success
     }
 }
 
@@ -910,17 +911,17 @@ pub fn prune_cmd(
     dry_run: bool,
     yes: bool,
     json: bool,
-) -> i32 {
+) -> ExitStatus {
     let age = match crate::duration::parse(older_than) {
         Ok(d) => d,
         Err(e) => {
             eprintln!("park archive --prune: {e}");
-            return 2;
+            return ExitStatus::Usage;
         }
     };
     let Some(live) = live_now(ctx) else {
         eprintln!("park archive --prune: cannot read the process table; nothing removed");
-        return 1;
+        return ExitStatus::Refused;
     };
     let home = &ctx.ledger.home;
     let (entries, _) = ctx.ledger.all();
@@ -949,7 +950,7 @@ pub fn prune_cmd(
         freed_bytes: 0,
         archive_bytes: 0,
     };
-    let mut code = 0;
+    let mut code = ExitStatus::Success;
     let confirmed = dry_run
         || go.is_empty()
         || yes
@@ -966,7 +967,7 @@ pub fn prune_cmd(
             i.reason = Some("not confirmed".into());
             i
         }));
-        code = 1;
+        code = ExitStatus::Refused;
     } else {
         for i in go {
             match prune_one(home, &ctx.ledger, &live, &i.session_id, age) {
@@ -987,7 +988,7 @@ pub fn prune_cmd(
             "{}",
             serde_json::to_string(&out).expect("output serialises")
         );
-    } else if !dry_run && code == 0 {
+    } else if !dry_run && code == ExitStatus::Success {
         println!(
             "removed {} archived session(s), freed {}; archive {}",
             out.removed.len(),

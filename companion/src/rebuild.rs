@@ -14,6 +14,7 @@
 //!   resume waits for the new pane's shell prompt, and a refusal leaves the entry parked in its slot.
 
 use crate::ctx::Ctx;
+use crate::exit::ExitStatus;
 use crate::group::{self, WindowPlan};
 use crate::ledger::{Entry, EntryState};
 use crate::lock::{try_lock, TryLock};
@@ -116,12 +117,12 @@ pub fn lost_now(
     })
 }
 
-pub fn run(ctx: &Ctx, o: Opts) -> i32 {
+pub fn run(ctx: &Ctx, o: Opts) -> ExitStatus {
     let Some(server) = ctx.mux.home_server() else {
         eprintln!(
             "park rebuild: no tmux server is selected (set PARK_TMUX_SOCKET or run inside tmux)"
         );
-        return 1;
+        return ExitStatus::Refused;
     };
     let mut warnings = vec![];
     let (entries, errs) = ctx.ledger.all();
@@ -158,7 +159,7 @@ pub fn run(ctx: &Ctx, o: Opts) -> i32 {
         Err(MuxError::Unreachable(..)) => vec![],
         Err(e) => {
             eprintln!("park rebuild: {e}; refusing to guess which windows are gone");
-            return 1;
+            return ExitStatus::Refused;
         }
     };
     let lost = lost_now(ctx, &mine, &panes);
@@ -201,11 +202,11 @@ pub fn run(ctx: &Ctx, o: Opts) -> i32 {
         Ok(TryLock::Acquired(l)) => l,
         Ok(TryLock::Held(owner)) => {
             eprintln!("park rebuild: another rebuild is running (pid {owner}); nothing done");
-            return 1;
+            return ExitStatus::Refused;
         }
         Err(e) => {
             eprintln!("park rebuild: {e}");
-            return 1;
+            return ExitStatus::Refused;
         }
     };
     for p in &plans {
@@ -351,7 +352,7 @@ fn wait_for_shell(ctx: &Ctx, pane: &str) {
     }
 }
 
-fn print(out: &RebuildOutput, json: bool) -> i32 {
+fn print(out: &RebuildOutput, json: bool) -> ExitStatus {
     let bad = out
         .windows
         .iter()
@@ -430,5 +431,5 @@ fn print(out: &RebuildOutput, json: bool) -> i32 {
             eprintln!("park rebuild: {x}");
         }
     }
-    i32::from(bad)
+    ExitStatus::from_ok(!bad)
 }

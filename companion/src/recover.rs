@@ -20,6 +20,7 @@
 //!   at its `transcript.md`, which lists the prompts with their times.
 
 use crate::archive::{self, Tombstone};
+use crate::exit::ExitStatus;
 use crate::ledger::{private_dir, write_atomic, MuxPlace};
 use park_protocol::Agent;
 use serde::{Deserialize, Serialize};
@@ -441,10 +442,10 @@ pub fn render(o: &RecoverOutput) -> String {
 }
 
 /// `park recover [--dry-run] [--json]`.
-pub fn recover_cmd(ctx: &crate::ctx::Ctx, dry_run: bool, json: bool) -> i32 {
+pub fn recover_cmd(ctx: &crate::ctx::Ctx, dry_run: bool, json: bool) -> ExitStatus {
     let Some(live) = crate::protect::live_now(ctx) else {
         eprintln!("park recover: cannot read the process table; nothing recovered");
-        return 1;
+        return ExitStatus::Refused;
     };
     let (entries, _) = ctx.ledger.all();
     let o = run(
@@ -467,9 +468,9 @@ pub fn recover_cmd(ctx: &crate::ctx::Ctx, dry_run: bool, json: bool) -> i32 {
             })
     });
     if failed {
-        1
+        ExitStatus::Refused
     } else {
-        0
+        ExitStatus::Success
     }
 }
 

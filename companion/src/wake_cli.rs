@@ -8,6 +8,7 @@
 //! and the result says so, so it is never lost.
 
 use crate::ctx::Ctx;
+use crate::exit::ExitStatus;
 use crate::probe;
 use crate::wake::{self, OnDeadline, Wake};
 use jiff::Timestamp;
@@ -202,22 +203,22 @@ pub fn after_unpark(ctx: &Ctx, e: &crate::ledger::Entry, prompt: &str) -> String
 }
 
 /// `park waker [--ensure]`.
-pub fn waker_cmd(ctx: &Ctx, ensure: bool) -> i32 {
+pub fn waker_cmd(ctx: &Ctx, ensure: bool) -> ExitStatus {
     if !ensure {
         return crate::waker::run(ctx);
     }
     match crate::waker::ensure(ctx) {
         Ok(Some(pid)) => {
             println!("waker running (pid {pid})");
-            0
+            ExitStatus::Success
         }
         Ok(None) => {
             println!("no wake-up pending");
-            0
+            ExitStatus::Success
         }
         Err(e) => {
             eprintln!("park waker: {e}");
-            1
+            ExitStatus::Refused
         }
     }
 }
@@ -234,14 +235,14 @@ pub fn ensure_quietly(ctx: &Ctx) {
 fn parked_targets(
     ctx: &Ctx,
     targets: &[String],
-) -> Result<Vec<(String, crate::ledger::Entry)>, (i32, String)> {
+) -> Result<Vec<(String, crate::ledger::Entry)>, (ExitStatus, String)> {
     let parsed = crate::cli::parse_targets(targets).map_err(|c| (c, String::new()))?;
     let (entries, _) = ctx.ledger.all();
     let here = crate::mux::here(ctx.platform.as_ref()).map(|h| h.pane);
     let mut out = vec![];
     for (t, p) in parsed {
         let hits = crate::target::resolve_entries(&p, &entries, here.as_deref(), &t)
-            .map_err(|why| (1, format!("{t}: {why}")))?;
+            .map_err(|why| (ExitStatus::Refused, format!("{t}: {why}")))?;
         for e in hits {
             if !out
                 .iter()
@@ -267,11 +268,11 @@ fn edit_wake(
 }
 
 /// `park note --wake <target> TEXT`: queue a note for the session's next resume.
-pub fn note_wake(ctx: &Ctx, raw: &str, text: &[String]) -> i32 {
+pub fn note_wake(ctx: &Ctx, raw: &str, text: &[String]) -> ExitStatus {
     let text = text.join(" ");
     if text.trim().is_empty() {
         eprintln!("park note --wake: give the note's text");
-        return 2;
+        return ExitStatus::Usage;
     }
     let hits = match parked_targets(ctx, &[raw.to_string()]) {
         Ok(h) => h,
@@ -287,7 +288,7 @@ pub fn note_wake(ctx: &Ctx, raw: &str, text: &[String]) -> i32 {
             "park note --wake: {raw} names {} parked sessions; name one",
             hits.len()
         );
-        return 1;
+        return ExitStatus::Refused;
     }
     let (_, e) = &hits[0];
     match edit_wake(ctx, &e.id, |w| {
@@ -304,17 +305,17 @@ pub fn note_wake(ctx: &Ctx, raw: &str, text: &[String]) -> i32 {
                     .map(|w| w.describe(Timestamp::now()))
                     .unwrap_or_default()
             );
-            0
+            ExitStatus::Success
         }
         Err(why) => {
             eprintln!("park note --wake: {}: {why}", e.id);
-            1
+            ExitStatus::Refused
         }
     }
 }
 
 /// `park wake now|cancel <target>…`.
-pub fn wake_cmd(ctx: &Ctx, action: &str, targets: &[String], json: bool) -> i32 {
+pub fn wake_cmd(ctx: &Ctx, action: &str, targets: &[String], json: bool) -> ExitStatus {
     let hits = match parked_targets(ctx, targets) {
         Ok(h) => h,
         Err((c, why)) => {

@@ -20,6 +20,7 @@
 //!   the same wake: the waker never brings back an entry an unpark just removed.
 
 use crate::ctx::Ctx;
+use crate::exit::ExitStatus;
 use crate::ledger::{Entry, EntryState};
 use crate::lock::{try_lock, TryLock};
 use crate::probe::ProbeResult;
@@ -231,7 +232,7 @@ fn spawn_fire(
 }
 
 /// The waker's loop. Returns its exit code.
-pub fn run(ctx: &Ctx) -> i32 {
+pub fn run(ctx: &Ctx) -> ExitStatus {
     let home = ctx.ledger.home.clone();
     // A `doctor` or `ensure` probing the lock holds it for an instant: look again before
     // concluding another waker runs.
@@ -245,11 +246,11 @@ pub fn run(ctx: &Ctx) -> i32 {
             }
             Ok(TryLock::Held(owner)) => {
                 eprintln!("park waker: already running (pid {})", owner.trim());
-                return 0;
+                return ExitStatus::Success;
             }
             Err(e) => {
                 eprintln!("park waker: {e}");
-                return 1;
+                return ExitStatus::Refused;
             }
         }
     };
@@ -376,5 +377,5 @@ pub fn run(ctx: &Ctx) -> i32 {
     }
     let _ = std::fs::remove_file(pid_path(&home));
     eprintln!("park waker: nothing pending; exiting");
-    0
+    ExitStatus::Success
 }

@@ -12,23 +12,24 @@ pub mod view;
 pub mod worker;
 
 use crate::ctx::Ctx;
+use crate::exit::ExitStatus;
 use app::{Action, App, Key};
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use std::io::IsTerminal;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-pub fn run(ctx: &Ctx, filter: Option<&str>, pane: Option<&str>) -> i32 {
+pub fn run(ctx: &Ctx, filter: Option<&str>, pane: Option<&str>) -> ExitStatus {
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
         eprintln!("park pick: needs a terminal (run it in a pane or a tmux popup)");
-        return 1;
+        return ExitStatus::Refused;
     }
     let mut term = match ratatui::try_init() {
         Ok(t) => t,
         Err(e) => {
             ratatui::restore();
             eprintln!("park pick: cannot set up the terminal: {e}");
-            return 1;
+            return ExitStatus::Refused;
         }
     };
     let code = event_loop(ctx, &mut term, filter, pane);
@@ -37,7 +38,7 @@ pub fn run(ctx: &Ctx, filter: Option<&str>, pane: Option<&str>) -> i32 {
         Ok(c) => c,
         Err(e) => {
             eprintln!("park pick: terminal error: {e}");
-            1
+            ExitStatus::Refused
         }
     }
 }
@@ -92,7 +93,7 @@ fn event_loop(
     term: &mut ratatui::DefaultTerminal,
     filter: Option<&str>,
     pane: Option<&str>,
-) -> std::io::Result<i32> {
+) -> std::io::Result<ExitStatus> {
     let mut app = App::new(filter, pane);
     app.home = std::env::var("HOME").ok();
     let mut offset = 0usize;
@@ -153,7 +154,7 @@ fn event_loop(
         for a in actions {
             match a {
                 Action::None => {}
-                Action::Quit(c) => return Ok(c),
+                Action::Quit(c) => return Ok(ExitStatus::from_ok(c == 0)),
                 Action::Toggle { pane, op } => worker::spawn(
                     ctx.exe.clone(),
                     op,

@@ -1,0 +1,61 @@
+//! What a `park` command ends with: the exit statuses of the CLI contract (README, DESIGN §7).
+//! `0` every target reached the asked state (already being there counts), `1` something was
+//! refused, failed or needs attention, `2` a usage error (bad flag, target or set name: nothing
+//! was done). Commands return an [`ExitStatus`]; only `main` turns it into a process exit code.
+
+/// The exit status of one `park` command (see the module docs). Ordered by severity, so the
+/// status of several steps is their `max`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ExitStatus {
+    Success,
+    Refused,
+    Usage,
+}
+
+impl ExitStatus {
+    /// The process exit code.
+    pub fn code(self) -> i32 {
+        match self {
+            ExitStatus::Success => 0,
+            ExitStatus::Refused => 1,
+            ExitStatus::Usage => 2,
+        }
+    }
+
+    /// `Success` when everything reached the asked state, else `Refused`.
+    pub fn from_ok(ok: bool) -> Self {
+        if ok {
+            ExitStatus::Success
+        } else {
+            ExitStatus::Refused
+        }
+    }
+}
+
+impl From<ExitStatus> for i32 {
+    fn from(s: ExitStatus) -> i32 {
+        s.code()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_the_documented_ones_and_max_is_the_worst() {
+        assert_eq!(
+            [ExitStatus::Success, ExitStatus::Refused, ExitStatus::Usage].map(ExitStatus::code),
+            [0, 1, 2]
+        );
+        assert_eq!(
+            ExitStatus::Success.max(ExitStatus::Refused),
+            ExitStatus::Refused
+        );
+        assert_eq!(
+            ExitStatus::Usage.max(ExitStatus::Refused),
+            ExitStatus::Usage
+        );
+        assert_eq!(ExitStatus::from_ok(false), ExitStatus::Refused);
+    }
+}
