@@ -41,6 +41,23 @@ pub const AUTO_EVERY: Duration = Duration::from_secs(24 * 3600);
 /// The tmux session a resurrected session opens in when park never saw it in a pane.
 pub const RESURRECT_SESSION: &str = "park";
 
+/// Where a session park never saw in a pane comes back: a new window of tmux session
+/// [`RESURRECT_SESSION`] (the resurrect path opens it on the server park talks to).
+pub fn resurrect_place() -> MuxPlace {
+    MuxPlace {
+        kind: "tmux".into(),
+        server: String::new(),
+        pane: String::new(),
+        session: RESURRECT_SESSION.into(),
+        window_index: 0,
+        window_name: String::new(),
+        pane_index: 0,
+        title: String::new(),
+        pane_title: String::new(),
+        pane_proc: (0, 0),
+    }
+}
+
 /// Which agents `--all` covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Which {
@@ -317,18 +334,7 @@ fn entry_for(src: &Source, cwd: &str, entries: &[Entry], old: Option<&Tombstone>
             config_dir: Some(src.config_dir.to_string_lossy().into_owned()),
             config_var: Some(src.config_var.clone()),
             source_transcript: None,
-            place: MuxPlace {
-                kind: "tmux".into(),
-                server: String::new(),
-                pane: String::new(),
-                session: RESURRECT_SESSION.into(),
-                window_index: 0,
-                window_name: String::new(),
-                pane_index: 0,
-                title: String::new(),
-                pane_title: String::new(),
-                pane_proc: (0, 0),
-            },
+            place: resurrect_place(),
             ai_title: None,
             first_prompt: None,
             last_assistant: None,

@@ -21,7 +21,7 @@
 
 use crate::archive::{self, Tombstone};
 use crate::exit::ExitStatus;
-use crate::ledger::{private_dir, write_atomic, MuxPlace};
+use crate::ledger::{private_dir, write_atomic};
 use park_protocol::Agent;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -211,18 +211,7 @@ pub fn tombstone(g: &Group, cfg: &Path, var: &str, markdown_bytes: u64) -> Tombs
         config_dir: Some(cfg.to_string_lossy().into_owned()),
         config_var: Some(var.to_string()),
         source_transcript: None,
-        place: MuxPlace {
-            kind: "tmux".into(),
-            server: String::new(),
-            pane: String::new(),
-            session: crate::protect::RESURRECT_SESSION.into(),
-            window_index: 0,
-            window_name: String::new(),
-            pane_index: 0,
-            title: String::new(),
-            pane_title: String::new(),
-            pane_proc: (0, 0),
-        },
+        place: crate::protect::resurrect_place(),
         ai_title: None,
         first_prompt: g
             .prompts

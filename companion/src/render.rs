@@ -27,8 +27,8 @@ use jiff::Timestamp;
 use serde_json::Value;
 
 use crate::transcript::{
-    codex_texts, codex_user_text, for_each_record, non_empty, str_of, timestamp_of, ClaudeUser,
-    TranscriptInfo,
+    claude_reply_text, codex_texts, codex_user_text, for_each_record, non_empty, str_of,
+    timestamp_of, ClaudeUser, TranscriptInfo,
 };
 
 /// A rendered conversation and what the caller checks it against.
@@ -597,15 +597,8 @@ fn claude_assistant(log: &mut Log, v: &Value, ts: Option<Timestamp>) {
         .and_then(Value::as_array)
         .map(Vec::as_slice)
         .unwrap_or(&[]);
-    // Joined as `parse_claude` joins them, so `last_assistant` is the same string.
-    let texts: Vec<&str> = blocks
-        .iter()
-        .filter(|b| str_of(b, "type") == Some("text"))
-        .filter_map(|b| str_of(b, "text"))
-        .collect();
-    let text = texts.join("\n");
-    let synthetic = msg.and_then(|m| str_of(m, "model")) == Some("<synthetic>")
-        || text.trim() == "No response requested.";
+    // Read as `parse_claude` reads it, so `last_assistant` is the same string.
+    let (text, synthetic) = claude_reply_text(msg);
     if synthetic {
         // API errors and limits are worth a line; "No response requested." is not.
         if text.trim() != "No response requested." {
@@ -812,19 +805,7 @@ pub fn message_of(agent: park_protocol::Agent, v: &Value) -> Option<Message> {
             },
             "assistant" if is_true(v, "isSidechain") => None,
             "assistant" => {
-                let msg = v.get("message");
-                let texts: Vec<&str> = msg
-                    .and_then(|m| m.get("content"))
-                    .and_then(Value::as_array)
-                    .map(Vec::as_slice)
-                    .unwrap_or(&[])
-                    .iter()
-                    .filter(|b| str_of(b, "type") == Some("text"))
-                    .filter_map(|b| str_of(b, "text"))
-                    .collect();
-                let text = texts.join("\n");
-                let synthetic = msg.and_then(|m| str_of(m, "model")) == Some("<synthetic>")
-                    || text.trim() == "No response requested.";
+                let (text, synthetic) = claude_reply_text(v.get("message"));
                 (!synthetic)
                     .then(|| non_empty(&text))
                     .flatten()

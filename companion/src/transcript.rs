@@ -234,6 +234,25 @@ fn fix_surrogates(text: &str) -> Option<String> {
     })
 }
 
+/// A Claude assistant message's text blocks, joined by newlines, and whether it is synthetic:
+/// API errors and "No response requested." end a turn but are not the model speaking. The one
+/// reading behind the parser, the renderer and the archive's raw-end check.
+pub(crate) fn claude_reply_text(msg: Option<&Value>) -> (String, bool) {
+    let text = msg
+        .and_then(|m| m.get("content"))
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or(&[])
+        .iter()
+        .filter(|b| str_of(b, "type") == Some("text"))
+        .filter_map(|b| str_of(b, "text"))
+        .collect::<Vec<&str>>()
+        .join("\n");
+    let synthetic = msg.and_then(|m| str_of(m, "model")) == Some("<synthetic>")
+        || text.trim() == "No response requested.";
+    (text, synthetic)
+}
+
 pub(crate) fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)
 }
@@ -417,16 +436,7 @@ impl ClaudeState {
                     .and_then(Value::as_array)
                     .map(Vec::as_slice)
                     .unwrap_or(&[]);
-                let texts: Vec<&str> = blocks
-                    .iter()
-                    .filter(|b| str_of(b, "type") == Some("text"))
-                    .filter_map(|b| str_of(b, "text"))
-                    .collect();
-                let text = texts.join("\n");
-                // Synthetic replies ("No response requested.", API errors) end the turn but are
-                // not the model speaking.
-                let synthetic = msg.and_then(|m| str_of(m, "model")) == Some("<synthetic>")
-                    || text.trim() == "No response requested.";
+                let (text, synthetic) = claude_reply_text(msg);
                 if synthetic {
                     set_turn(info, turn_ts, false, ts);
                     return;
@@ -437,7 +447,10 @@ impl ClaudeState {
                 }
                 if blocks.iter().any(|b| str_of(b, "type") == Some("tool_use")) {
                     set_turn(info, turn_ts, true, ts); // waiting for the tool (or its permission prompt)
-                } else if !texts.is_empty() {
+                } else if blocks
+                    .iter()
+                    .any(|b| str_of(b, "type") == Some("text") && str_of(b, "text").is_some())
+                {
                     set_turn(info, turn_ts, false, ts);
                 }
                 // Thinking-only records are mid-stream: the turn stays as it was.
