@@ -131,9 +131,10 @@ main() {
   decorate
   # Seed @park_status from $PARK_HOME/status (a file read; park pushes every later change).
   "$bin" status --tmux >/dev/null 2>&1 </dev/null || true
-  # Pending wake-ups survive a reboot in the ledger; the waker that fires them starts here
-  # (in the background, detached; it exits by itself when nothing is pending).
-  "$bin" waker --ensure >/dev/null 2>&1 </dev/null &
+  # Pending wake-ups survive a reboot in the ledger, and the autopilot is configured in
+  # config.toml: the daemon that serves both starts here (in the background, detached; it exits
+  # by itself when no wake-up is pending and the autopilot is off).
+  "$bin" daemon --ensure >/dev/null 2>&1 </dev/null &
   return 0
 }
 

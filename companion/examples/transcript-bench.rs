@@ -11,7 +11,7 @@
 #[path = "../tests/support/shapes.rs"]
 mod shapes;
 
-use park::ledger::{self, Entry, EntryState, MuxPlace};
+use park::model::entry::{self, Entry, EntryState, MuxPlace};
 use park_protocol::Agent;
 use std::io::Write;
 use std::time::Instant;
@@ -37,8 +37,8 @@ fn entry(agent: Agent, sid: &str, transcript: &std::path::Path) -> Entry {
         pane_proc: (0, 0),
     };
     Entry {
-        schema: ledger::ENTRY_SCHEMA,
-        id: ledger::entry_id(agent, sid),
+        schema: entry::ENTRY_SCHEMA,
+        id: entry::entry_id(agent, sid),
         state: EntryState::Parked,
         agent,
         session_id: sid.into(),
@@ -113,9 +113,9 @@ fn main() {
     if run("read") {
         let t = Instant::now();
         let info = if codex {
-            park::transcript::read_codex_file(&src)
+            park::agents::transcript::read_codex_file(&src)
         } else {
-            park::transcript::read_claude_file(&src)
+            park::agents::transcript::read_claude_file(&src)
         }
         .expect("read");
         let read = t.elapsed();
@@ -129,7 +129,7 @@ fn main() {
     if run("render") {
         let t = Instant::now();
         let bytes = std::fs::read(&src).expect("read");
-        let conv = park::archive::render(agent, &bytes);
+        let conv = park::store::archive::render(agent, &bytes);
         let render = t.elapsed();
         let md_len = conv.markdown.len();
         drop((bytes, conv));
@@ -139,7 +139,8 @@ fn main() {
         let home = dir.path().join("park");
         std::fs::create_dir_all(&home).expect("home");
         let t = Instant::now();
-        let a = park::archive::archive(&home, &entry(agent, sid, &src), true).expect("archive");
+        let a =
+            park::store::archive::archive(&home, &entry(agent, sid, &src), true).expect("archive");
         let archive = t.elapsed();
         assert!(a.tomb.warnings.is_empty());
         println!(

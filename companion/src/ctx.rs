@@ -1,9 +1,12 @@
 //! The context every command runs with: the platform seam, the multiplexer adapter, the ledger, and
-//! the published status (file + tmux user options). Also the pane decorations park sets and clears.
+//! the published status (file + tmux user options). Also the pane decorations park sets and clears,
+//! how a command gets its context from the environment (`Ctx::from_env`) and its one read of the
+//! world (`Ctx::scan`).
 
-use crate::ledger::{Entry, EntryState, Ledger};
-use crate::mux::Mux;
-use crate::platform::Platform;
+use crate::adapters::mux::Mux;
+use crate::adapters::platform::Platform;
+use crate::model::entry::{Entry, EntryState};
+use crate::store::ledger::Ledger;
 use park_protocol::{human_bytes, StatusSummary, SCHEMA_VERSION};
 use std::path::PathBuf;
 
@@ -18,19 +21,55 @@ pub struct Ctx {
 pub const PILL_OPTION: &str = "@park_pill";
 pub const STATUS_OPTION: &str = "@park_status";
 /// Window user option: how many panes of the window are parked (unset when none).
-pub const WINDOW_OPTION: &str = "@park_parked";
+pub(crate) const WINDOW_OPTION: &str = "@park_parked";
 
 impl Ctx {
+    /// The context of a command run by a person or by park itself (the waker, a verifier): the
+    /// native platform, every multiplexer server reachable from the environment, `$PARK_HOME`.
+    pub fn from_env() -> Result<Ctx, String> {
+        let home = crate::support::paths::park_home()?;
+        let exe =
+            std::env::current_exe().map_err(|e| format!("cannot locate the park binary: {e}"))?;
+        Ok(Ctx {
+            platform: crate::adapters::platform::native(),
+            mux: Box::new(crate::adapters::mux::set::MuxSet::from_env()),
+            ledger: Ledger::new(home),
+            exe,
+        })
+    }
+
+    /// One read of the world (processes, panes, optionally screens), with the memory cache under
+    /// `$PARK_HOME`. A failure to read the process table stops the command (exit 1).
+    pub fn scan(&self, screens: bool) -> Result<crate::scan::Scan, crate::exit::Stop> {
+        crate::scan::scan_with(
+            self.platform.as_ref(),
+            self.mux.as_ref(),
+            screens,
+            Some(&self.ledger.home.join("cache").join("mem.json")),
+        )
+        .map_err(|e| crate::exit::Stop::refused(format!("cannot read the process table: {e}")))
+    }
+
     pub fn status_summary(&self) -> StatusSummary {
         let (entries, _) = self.ledger.all();
         let parked: Vec<&Entry> = entries
             .iter()
             .filter(|e| e.state != EntryState::Parking)
             .collect();
+        // Suggestions of the last pass that are still live (not parked since).
+        let suggested = crate::store::autolog::suggested_ids(&self.ledger.home)
+            .iter()
+            .filter(|id| {
+                !entries
+                    .iter()
+                    .any(|e| e.session_id.eq_ignore_ascii_case(id))
+            })
+            .count() as u32;
         StatusSummary {
             schema: SCHEMA_VERSION,
             parked: parked.len() as u32,
             freed_bytes: parked.iter().filter_map(|e| e.freed_bytes).sum(),
+            suggested,
             updated: jiff::Timestamp::now().as_second(),
         }
     }
@@ -40,7 +79,10 @@ impl Ctx {
         let s = self.status_summary();
         let json = serde_json::to_string(&s).unwrap_or_default();
         if self.ledger.ensure().is_ok() {
-            let _ = crate::ledger::write_atomic(&self.ledger.home.join("status"), json.as_bytes());
+            let _ = crate::store::ledger::write_atomic(
+                &self.ledger.home.join("status"),
+                json.as_bytes(),
+            );
         }
         self.mux.push_status(&json);
         let text = status_text(&s);
@@ -109,8 +151,8 @@ impl Ctx {
             _ => q(&self.exe.to_string_lossy()),
         };
         let shell_env = self.platform.environ(shell_pid).unwrap_or_default();
-        let theirs = crate::paths::park_home_from(|k| {
-            crate::platform::env_get(&shell_env, k).map(str::to_string)
+        let theirs = crate::support::paths::park_home_from(|k| {
+            crate::adapters::platform::env_get(&shell_env, k).map(str::to_string)
         });
         if theirs.as_deref().ok() == Some(self.ledger.home.as_path()) {
             prog
@@ -136,10 +178,15 @@ impl Ctx {
 }
 
 pub fn status_text(s: &StatusSummary) -> String {
-    if s.parked == 0 {
-        String::new()
+    let hint = if s.suggested > 0 {
+        format!(" · {}?", s.suggested)
     } else {
-        format!("❄ {} · {}", s.parked, human_bytes(s.freed_bytes))
+        String::new()
+    };
+    match (s.parked, s.suggested) {
+        (0, 0) => String::new(),
+        (0, n) => format!("❄ {n}?"),
+        (p, _) => format!("❄ {p} · {}{hint}", human_bytes(s.freed_bytes)),
     }
 }
 

@@ -1,4 +1,4 @@
-//! What a `park` command ends with: the exit statuses of the CLI contract (README, DESIGN §7).
+//! What a `park` command ends with: the exit statuses of the CLI contract (README "Using it").
 //! `0` every target reached the asked state (already being there counts), `1` something was
 //! refused, failed or needs attention, `2` a usage error (bad flag, target or set name: nothing
 //! was done). Commands return an [`ExitStatus`]; only `main` turns it into a process exit code.
@@ -29,6 +29,61 @@ impl ExitStatus {
         } else {
             ExitStatus::Refused
         }
+    }
+}
+
+/// A command that stops before it acts: the status, and what to tell the person. Core code
+/// returns it; the CLI prints it once (`park: <message>` on stderr) and exits with its status.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stop {
+    pub status: ExitStatus,
+    /// `None` when whatever stopped already said why (a declined confirmation).
+    pub message: Option<String>,
+    /// The verb the message is about, when it is not the command as a whole
+    /// (`park archive --prune: …`).
+    pub verb: Option<&'static str>,
+}
+
+impl Stop {
+    /// A usage error (exit 2): a bad flag, target, set name or duration; nothing was done.
+    pub fn usage(message: impl Into<String>) -> Self {
+        Stop {
+            status: ExitStatus::Usage,
+            message: Some(message.into()),
+            verb: None,
+        }
+    }
+
+    /// A refusal before anything was done (exit 1).
+    pub fn refused(message: impl Into<String>) -> Self {
+        Stop {
+            status: ExitStatus::Refused,
+            message: Some(message.into()),
+            verb: None,
+        }
+    }
+
+    /// A refusal that was already explained to the person (exit 1).
+    pub fn declined() -> Self {
+        Stop {
+            status: ExitStatus::Refused,
+            message: None,
+            verb: None,
+        }
+    }
+
+    /// The same stop, said of one verb (`park <verb>: <message>`).
+    pub fn of(self, verb: &'static str) -> Self {
+        Stop {
+            verb: Some(verb),
+            ..self
+        }
+    }
+}
+
+impl std::fmt::Display for Stop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.message.as_deref().unwrap_or("stopped"))
     }
 }
 

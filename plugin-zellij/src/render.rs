@@ -63,7 +63,14 @@ pub fn strip(p: &Plugin, cols: usize) -> String {
         return fit(m, cols);
     }
     let t = match &p.summary {
+        Some(s) if s.parked > 0 && s.suggested > 0 => format!(
+            "❄ {} · {} · {}?",
+            s.parked,
+            human_bytes(s.freed_bytes),
+            s.suggested
+        ),
         Some(s) if s.parked > 0 => format!("❄ {} · {}", s.parked, human_bytes(s.freed_bytes)),
+        Some(s) if s.suggested > 0 => format!("❄ {}?", s.suggested),
         Some(_) => "❄ 0".to_string(),
         None => "❄ …".to_string(),
     };
@@ -85,6 +92,7 @@ fn row_line(p: &Plugin, r: &Row, selected: bool, w: usize) -> String {
             RowState::Live => (r.status.as_str().into(), GREEN),
         }
     };
+    let state = format!("{}{state}", park_protocol::picker::mark(r));
     let mem = match r.state {
         RowState::Parked => format!(
             "freed {}",
@@ -223,11 +231,14 @@ pub fn picker(p: &Plugin, rows: usize, cols: usize) -> Vec<String> {
         },
     };
     out.push(prompt);
-    let help = match app.mode {
+    let help = match &app.mode {
         PMode::Filter => "type to filter · ⏎ keep · Esc clear",
+        PMode::ConfirmBulk { target, .. } if target == park_protocol::picker::SUGGESTED => {
+            "y park the suggested agents · any other key cancels"
+        }
         PMode::ConfirmBulk { .. } => "y park the tab · any other key cancels",
         PMode::Normal => {
-            "↑↓/jk move · ⏎ park/unpark · w park tab · f focus · / filter · r rescan · q quit"
+            "↑↓ move · ⏎ park/unpark · w tab · p pin · a suggested · f focus · / filter · r rescan · q quit"
         }
     };
     out.push(format!("{DIM}{}{RESET}", fit(help, cols)));
@@ -300,9 +311,14 @@ mod tests {
             schema: 1,
             parked: 3,
             freed_bytes: 1181116006,
+            suggested: 0,
             updated: 0,
         });
         assert_eq!(strip(&p, 12).trim_end(), "❄ 3 · 1.1G");
+        if let Some(s) = p.summary.as_mut() {
+            s.suggested = 2;
+        }
+        assert_eq!(strip(&p, 40).trim_end(), "❄ 3 · 1.1G · 2?");
         p.perm = Perm::Denied;
         assert!(strip(&p, 200).starts_with("park needs ReadApplicationState"));
     }

@@ -186,6 +186,11 @@ impl Plugin {
                 }
                 Err(_) => (vec![], false),
             },
+            // The autopilot's announcement of a pass that parked something.
+            "park:notice" if self.mode == Mode::Strip => {
+                self.flash = Some((payload.chars().take(200).collect(), 10));
+                (vec![], true)
+            }
             "park:park-focused" if self.mode == Mode::Strip => {
                 (self.gate(Queued::ParkFocused), true)
             }
@@ -215,9 +220,20 @@ impl Plugin {
                     &format!("{}:{pane}", op.verb()),
                 )]
             }
-            Action::Bulk { target, .. } => vec![self.run(
-                &["park", &target, "--yes", "--json"],
-                &format!("bulk:{target}"),
+            Action::Bulk { target, panes } => {
+                // The suggestions are parked as the panes they are; a window by its target.
+                let mut args: Vec<&str> = vec!["park"];
+                if target == park_protocol::picker::SUGGESTED {
+                    args.extend(panes.iter().map(String::as_str));
+                } else {
+                    args.push(&target);
+                }
+                args.extend(["--yes", "--json"]);
+                vec![self.run(&args, &format!("bulk:{target}"))]
+            }
+            Action::Pin { session_id, on, .. } => vec![self.run(
+                &[if on { "pin" } else { "unpin" }, &session_id],
+                &format!("pin:{session_id}"),
             )],
             Action::Focus { pane } => {
                 let here = self.session.as_deref();
@@ -307,6 +323,15 @@ impl Plugin {
                 self.summary = Some(s);
             }
             return vec![];
+        }
+        if job.starts_with("pin:") {
+            let out = String::from_utf8_lossy(stdout);
+            match out.lines().next().filter(|l| !l.trim().is_empty()) {
+                Some(l) => self.app.say(l.trim().to_string(), false),
+                None => self.app.say(format!("park pin: {}", err_line()), true),
+            }
+            let a = self.app.key(Key::Char('r'));
+            return self.act(a);
         }
         let res = match serde_json::from_slice::<ActionOutput>(stdout) {
             Ok(o) => JobResult::Output(o),

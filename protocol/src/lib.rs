@@ -6,7 +6,9 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod auto;
 pub mod picker;
+pub mod reports;
 
 /// Bumped when a field changes meaning or disappears. Additive changes keep the version.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -43,7 +45,7 @@ pub enum RowState {
     Background,
 }
 
-/// What the agent is doing, in the trust order of DESIGN.md §3.6. `Unknown` counts as busy.
+/// What the agent is doing, in the trust order park reads it (README "What happens on `park park`"). `Unknown` counts as busy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
@@ -116,6 +118,12 @@ pub struct Row {
     /// A Claude background session's short id (`claude attach <job>`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub job: Option<String>,
+    /// The session is pinned (`park pin`): the autopilot never parks it.
+    #[serde(default)]
+    pub pinned: bool,
+    /// The autopilot's last pass (suggest mode) would park it.
+    #[serde(default)]
+    pub suggested: bool,
 }
 
 /// A dev server or test browser of a window: running (park would stop it with the window) or
@@ -165,6 +173,9 @@ pub struct StatusSummary {
     pub schema: u32,
     pub parked: u32,
     pub freed_bytes: u64,
+    /// Live agents the autopilot's last pass suggests parking (suggest mode).
+    #[serde(default)]
+    pub suggested: u32,
     /// Unix seconds of the last rewrite.
     pub updated: i64,
 }
@@ -548,6 +559,8 @@ mod tests {
             parked_at: None,
             wake: None,
             job: None,
+            pinned: false,
+            suggested: false,
         };
         let s = serde_json::to_string(&r).unwrap();
         assert!(s.contains("\"agent\":\"claude\""));

@@ -85,9 +85,18 @@ pub enum Action {
     Focus {
         pane: String,
     },
+    /// Run `park pin|unpin <session id>` (`on`: pin), then rescan.
+    Pin {
+        pane: String,
+        session_id: String,
+        on: bool,
+    },
     Rescan,
     Quit(i32),
 }
+
+/// The bulk target of `a`: the autopilot's suggested rows, parked as named panes.
+pub const SUGGESTED: &str = "suggested";
 
 /// What the footer's prompt line is doing.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -484,6 +493,8 @@ impl App {
                 }
             }
             Key::Char('w') => return self.bulk(),
+            Key::Char('p') => return self.pin(),
+            Key::Char('a') => return self.park_suggested(),
             _ => {}
         }
         Action::None
@@ -541,6 +552,53 @@ impl App {
         );
         self.say(format!("{pane}: {}", op.progress()), false);
         Action::Toggle { pane, op }
+    }
+
+    /// `p`: toggle the current session's pin (the autopilot never parks a pinned session).
+    fn pin(&mut self) -> Action {
+        let Some(r) = self.current() else {
+            return Action::None;
+        };
+        match (&r.session_id, r.state) {
+            (Some(id), RowState::Live | RowState::Parked) => {
+                let (pane, session_id, on) = (r.pane.clone(), id.clone(), !r.pinned);
+                let what = if on { "pinning" } else { "unpinning" };
+                self.say(format!("{}: {what}…", show_pane(&pane)), false);
+                Action::Pin {
+                    pane,
+                    session_id,
+                    on,
+                }
+            }
+            _ => {
+                self.say("no exact session to pin here", true);
+                Action::None
+            }
+        }
+    }
+
+    /// `a`: park every row the autopilot suggests, after a y/N.
+    fn park_suggested(&mut self) -> Action {
+        if let Some(w) = self.wait_text() {
+            self.say(w, true);
+            return Action::None;
+        }
+        let rows: Vec<&Row> = self
+            .rows
+            .iter()
+            .filter(|r| r.suggested && r.state == RowState::Live && !r.pane.is_empty())
+            .collect();
+        if rows.is_empty() {
+            self.say("the autopilot suggests nothing now", true);
+            return Action::None;
+        }
+        self.mode = Mode::ConfirmBulk {
+            target: SUGGESTED.into(),
+            label: "the autopilot's suggestions".into(),
+            panes: rows.iter().map(|r| r.pane.clone()).collect(),
+            frees: rows.iter().map(|r| r.anon_bytes).sum(),
+        };
+        Action::None
     }
 
     fn bulk(&mut self) -> Action {
@@ -617,6 +675,18 @@ impl App {
             return Action::Rescan;
         }
         Action::None
+    }
+}
+
+/// The mark a row's state column starts with in both pickers: `📌 ` pinned, `? ` suggested by
+/// the autopilot (suggest mode), nothing otherwise.
+pub fn mark(r: &Row) -> &'static str {
+    if r.pinned {
+        "📌 "
+    } else if r.suggested && r.state == RowState::Live {
+        "? "
+    } else {
+        ""
     }
 }
 
@@ -700,6 +770,8 @@ pub mod fixtures {
             parked_at: None,
             wake: None,
             job: None,
+            pinned: false,
+            suggested: false,
         }
     }
 
@@ -1132,5 +1204,46 @@ mod tests {
     fn focus_keeps_the_picker_open() {
         let mut a = app(Some("%3"));
         assert_eq!(a.key(Key::Char('f')), Action::Focus { pane: "%3".into() });
+    }
+
+    #[test]
+    fn p_toggles_the_pin_and_a_parks_the_suggestions_after_a_yes() {
+        let mut a = App::new(None, None);
+        let mut r1 = fixtures::row("%1", "w", 0, "a");
+        r1.session_id = Some("4cc4dc9f-c0f8-464d-99d4-601c9c0c1a49".into());
+        r1.suggested = true;
+        let mut r2 = fixtures::row("%2", "w", 0, "a");
+        r2.session_id = Some("01a2444b-200f-7f50-98e6-b0d086c16aa3".into());
+        r2.pinned = true;
+        a.set_rows(vec![r1, r2], vec![]);
+        assert_eq!(mark(&a.rows[0]), "? ");
+        assert_eq!(mark(&a.rows[1]), "📌 ");
+        while a.current().map(|r| r.pane.as_str()) != Some("%1") {
+            a.key(Key::Down);
+        }
+        assert_eq!(
+            a.key(Key::Char('p')),
+            Action::Pin {
+                pane: "%1".into(),
+                session_id: "4cc4dc9f-c0f8-464d-99d4-601c9c0c1a49".into(),
+                on: true
+            }
+        );
+        a.key(Key::Down);
+        assert!(matches!(
+            a.key(Key::Char('p')),
+            Action::Pin { on: false, .. }
+        ));
+        assert_eq!(a.key(Key::Char('a')), Action::None);
+        assert!(
+            matches!(&a.mode, Mode::ConfirmBulk { target, panes, .. } if target == SUGGESTED && panes == &vec!["%1".to_string()])
+        );
+        assert_eq!(
+            a.key(Key::Char('y')),
+            Action::Bulk {
+                target: SUGGESTED.into(),
+                panes: vec!["%1".into()]
+            }
+        );
     }
 }

@@ -1,4 +1,5 @@
-//! Test harness shared by park's integration and end-to-end tests (`tests/tests/*.rs`).
+//! Test harness shared by park's integration and end-to-end tests (the `e2e` test binary,
+//! `tests/tests/e2e/`).
 //!
 //! It runs the REAL Claude Code and Codex CLIs offline: each test gets a [`Sandbox`] (throwaway
 //! HOME, work dir, PARK_HOME and a private tmux server), a [`MockServer`] (the `mock-llm` binary

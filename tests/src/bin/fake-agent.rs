@@ -50,7 +50,9 @@
 //! * Prompt directives: `[slow N]` busy N seconds before the reply; `[wait]` a permission dialog
 //!   (`Do you want to proceed?`, ` ❯ 1. Yes`, `   2. No`; status `waiting`) until `1`, `2` or Esc;
 //!   `[bg N]` a background `sleep N` in its own session, status `shell` while it lives; `[big N]`
-//!   a reply record of N KiB (the screen shows only its canned last line).
+//!   a reply record of N KiB (the screen shows only its canned last line); `[limit]` no reply, the
+//!   turn ends at Claude Code's usage-limit message (`You've hit your session limit · resets 3am
+//!   (UTC)`).
 //! * `FAKE_AGENT_MODE` (comma-separated): `ignore-term` (SIGTERM and SIGHUP ignored), `setsid-child`
 //!   (`sleep 100000` in its own session at start; survives everything, even the graceful exit),
 //!   `dev-server` (a re-exec of this binary with argv `vite --port 5173 --strictPort` and comm `vite`,
@@ -339,6 +341,8 @@ struct Turn {
     slow: u64,
     /// `[big N]`: the reply record carries N KiB of text before the canned line.
     big_kib: u64,
+    /// `[limit]`: the turn ends at Claude Code's usage-limit message instead of a reply.
+    limit: bool,
 }
 
 enum State {
@@ -736,6 +740,7 @@ impl App {
             started: Instant::now(),
             slow: directive(&text, "slow").unwrap_or(0),
             big_kib: directive(&text, "big").unwrap_or(0).min(256 * 1024),
+            limit: text.contains("[limit]"),
         };
         self.state = if text.contains("[wait]") {
             State::Waiting(turn)
@@ -770,6 +775,19 @@ impl App {
     }
 
     fn finish_turn(&mut self, turn: Turn) {
+        if turn.limit {
+            // Claude Code 2.1.197's wording (`hJ` + `Vee`, see companion/src/agents/limit.rs):
+            // the API error closes the turn as a synthetic assistant record, and the screen
+            // shows it under the prompt.
+            let msg = "You've hit your session limit \u{b7} resets 3am (UTC)";
+            self.append_assistant(msg, "<synthetic>", now_ms());
+            self.conv.push(vec![
+                format!("  ⎿  You've hit your session limit \u{b7} resets 3am (UTC)"),
+                "     /upgrade to increase your usage limit.".into(),
+            ]);
+            self.state = State::Idle;
+            return;
+        }
         self.replies += 1;
         let canned = format!("Fake reply #{}. PARKTEST-OK", self.replies);
         let mut text = String::new();

@@ -1,0 +1,760 @@
+//! zellij adapter (0.45). Talks to every running session whose socket lives under one socket root:
+//! `$ZELLIJ_SOCKET_DIR`, else zellij's own default (`$XDG_RUNTIME_DIR/zellij`, else
+//! `/tmp/zellij-<uid>`).
+//!
+//! Contract:
+//! - Sessions are found from the process table (`zellij --server <root>/contract_version_N/<name>`),
+//!   not from `zellij ls`, so a session is listed exactly when its server runs; each CLI call gets
+//!   that session's socket root in `ZELLIJ_SOCKET_DIR`, which is how a call outside zellij reaches it.
+//! - A pane handle is `terminal_<id>@<session>`: unique across sessions, and accepted back as a target.
+//! - zellij's CLI sometimes answers nothing (~1–2 % of back-to-back calls, reply lost, exit 0): every
+//!   call runs under a timeout, and a query whose answer can never be empty is retried with a short
+//!   gap. An empty answer is never read as "no panes": the listing fails instead.
+//! - The pane's root pid (which zellij's CLI does not report) is the server's child whose inherited
+//!   `ZELLIJ_PANE_ID` names the pane; the foreground command is its terminal's foreground group.
+
+use super::{Mux, MuxError, Pane};
+use crate::adapters::platform::{env_get, Platform, ProcInfo};
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long one zellij CLI call may take before it is killed (a pipe to an unknown plugin hangs).
+const CALL_TIMEOUT: Duration = Duration::from_secs(5);
+/// Tries for a query whose answer is never legitimately empty, and the gap between them.
+const TRIES: u32 = 6;
+const GAP: Duration = Duration::from_millis(50);
+
+/// A running zellij session: its server process and where its socket lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Server {
+    pub pid: u32,
+    pub session: String,
+    /// The value of `ZELLIJ_SOCKET_DIR` that reaches this session.
+    pub socket_root: PathBuf,
+    /// The server's own executable when its argv names it by path: the CLI that speaks its version.
+    pub exe: Option<PathBuf>,
+}
+
+/// One entry of `zellij action list-panes --json --all` (only the fields park reads).
+#[derive(Debug, Deserialize)]
+struct ZPane {
+    id: u32,
+    is_plugin: bool,
+    #[serde(default)]
+    title: String,
+    #[serde(default)]
+    exited: bool,
+    #[serde(default)]
+    is_held: bool,
+    #[serde(default)]
+    tab_position: u32,
+    #[serde(default)]
+    tab_name: String,
+    #[serde(default)]
+    pane_cwd: Option<String>,
+}
+
+pub struct Zellij {
+    /// `PARK_ZELLIJ_BIN`, when set: used for every session.
+    bin: Option<String>,
+    root: PathBuf,
+    platform: Box<dyn Platform>,
+    /// session → the executable its server runs (learnt from the process table).
+    exes: std::sync::Mutex<HashMap<String, PathBuf>>,
+}
+
+/// The socket root park talks to: `$ZELLIJ_SOCKET_DIR`, else zellij's default.
+pub(crate) fn socket_root() -> PathBuf {
+    if let Some(d) = std::env::var_os("ZELLIJ_SOCKET_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(d);
+    }
+    if let Some(d) = std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(d).join("zellij");
+    }
+    std::env::temp_dir().join(format!("zellij-{}", nix::unistd::getuid()))
+}
+
+/// The server id park records for panes under `root` (compared with ledger entries).
+pub(crate) fn server_id_for(root: &Path) -> String {
+    format!("{SERVER_PREFIX}{}", root.display())
+}
+
+const SERVER_PREFIX: &str = "zellij:";
+
+/// Whether a recorded server id names a zellij socket root (the only place that knows how).
+pub(crate) fn is_server(server: &str) -> bool {
+    server.starts_with(SERVER_PREFIX)
+}
+
+/// `terminal_<id>@<session>` → (id, session).
+pub fn parse_handle(h: &str) -> Option<(u32, &str)> {
+    let rest = h.strip_prefix("terminal_")?;
+    let (n, session) = rest.split_once('@')?;
+    if session.is_empty() || n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some((n.parse().ok()?, session))
+}
+
+pub fn handle(id: u32, session: &str) -> String {
+    format!("terminal_{id}@{session}")
+}
+
+/// The focused pane of each client in `action list-clients` output (`CLIENT_ID ZELLIJ_PANE_ID
+/// RUNNING_COMMAND` header, then one line per client). Pure, for tests.
+pub fn parse_clients(out: &str) -> Vec<String> {
+    out.lines()
+        .skip_while(|l| !l.trim_start().starts_with("CLIENT_ID"))
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().nth(1).map(str::to_string))
+        .collect()
+}
+
+/// The handles of `session`'s panes that share a tab with a client's focused pane (`terminal_N`,
+/// `plugin_N`); a focus park cannot place makes every pane of the session visible.
+pub fn visible_in(session: &str, focused: &[String], panes: &[Pane]) -> Vec<String> {
+    let mine: Vec<&Pane> = panes.iter().filter(|p| p.session == session).collect();
+    let mut tabs = vec![];
+    for f in focused {
+        let place = f
+            .strip_prefix("terminal_")
+            .and_then(|n| n.parse::<u32>().ok())
+            .and_then(|n| mine.iter().find(|p| p.id == handle(n, session)));
+        match place {
+            Some(p) => tabs.push(p.window_index),
+            None => return mine.iter().map(|p| p.id.clone()).collect(),
+        }
+    }
+    mine.iter()
+        .filter(|p| tabs.contains(&p.window_index))
+        .map(|p| p.id.clone())
+        .collect()
+}
+
+/// zellij servers under `root` in a process table. Pure, for tests.
+pub(crate) fn servers_in(procs: &[ProcInfo], root: &Path) -> Vec<Server> {
+    let mut v: Vec<Server> = procs
+        .iter()
+        .filter_map(|p| {
+            let i = p.argv.iter().position(|a| a == "--server")?;
+            let sock = Path::new(p.argv.get(i + 1)?);
+            let contract = sock.parent()?;
+            if !contract
+                .file_name()?
+                .to_string_lossy()
+                .starts_with("contract_version_")
+            {
+                return None;
+            }
+            let base = Path::new(&p.argv[0]).file_name()?.to_string_lossy();
+            if base != "zellij" && p.comm != "zellij" {
+                return None;
+            }
+            let session = sock.file_name()?.to_string_lossy().into_owned();
+            let exe = Some(PathBuf::from(&p.argv[0])).filter(|e| e.is_absolute());
+            (contract.parent()? == root).then(|| Server {
+                pid: p.pid,
+                session,
+                socket_root: root.to_path_buf(),
+                exe,
+            })
+        })
+        .collect();
+    v.sort_by(|a, b| a.session.cmp(&b.session));
+    v
+}
+
+/// Parses a `list-panes --json --all` answer into park's panes (terminal panes only). Pure.
+pub fn parse_list(json: &str, session: &str, server: &str) -> Result<Vec<Pane>, String> {
+    let zs: Vec<ZPane> = serde_json::from_str(json).map_err(|e| e.to_string())?;
+    Ok(zs
+        .into_iter()
+        .filter(|z| !z.is_plugin)
+        .map(|z| Pane {
+            id: handle(z.id, session),
+            pid: 0,
+            tty: String::new(),
+            cwd: z.pane_cwd.unwrap_or_default(),
+            title: z.title,
+            session: session.to_string(),
+            window_index: z.tab_position,
+            window_name: z.tab_name,
+            pane_index: z.id,
+            current_command: String::new(),
+            dead: z.exited || z.is_held,
+            alternate_on: false,
+            pill: String::new(),
+            server: server.to_string(),
+            in_mode: false,
+        })
+        .collect())
+}
+
+/// Bytes `write` sends for the tmux-style key names park uses.
+pub(crate) fn key_bytes(key: &str) -> Option<u8> {
+    Some(match key {
+        "Enter" => 13,
+        "C-u" => 21,
+        "C-e" => 5,
+        "C-a" => 1,
+        "C-c" => 3,
+        "Escape" => 27,
+        _ => return None,
+    })
+}
+
+impl Zellij {
+    pub fn from_env(platform: Box<dyn Platform>) -> Self {
+        let bin = std::env::var("PARK_ZELLIJ_BIN")
+            .ok()
+            .filter(|b| !b.is_empty());
+        Zellij {
+            bin,
+            root: socket_root(),
+            platform,
+            exes: Default::default(),
+        }
+    }
+
+    pub fn servers(&self) -> Vec<Server> {
+        match self.platform.processes() {
+            Ok(p) => self.servers_from(&p),
+            Err(_) => vec![],
+        }
+    }
+
+    /// The servers under park's socket root, found in a process table already read.
+    pub fn servers_from(&self, procs: &[ProcInfo]) -> Vec<Server> {
+        let v = servers_in(procs, &self.root);
+        self.learn(&v);
+        v
+    }
+
+    /// Every pane of every session, given a process table already read.
+    pub fn list_panes_in(&self, table: &[ProcInfo]) -> Result<Vec<Pane>, MuxError> {
+        let mut all = vec![];
+        for s in self.servers_from(table) {
+            all.extend(self.list_session(&s, table)?);
+        }
+        Ok(all)
+    }
+
+    fn learn(&self, servers: &[Server]) {
+        if let Ok(mut m) = self.exes.lock() {
+            for s in servers {
+                if let Some(e) = &s.exe {
+                    m.insert(s.session.clone(), e.clone());
+                }
+            }
+        }
+    }
+
+    /// The zellij CLI for `session`: `PARK_ZELLIJ_BIN`, else the server's own executable (so a
+    /// pane whose PATH lacks zellij still reaches it, and the CLI's version matches), else `zellij`.
+    fn bin_for(&self, session: &str) -> PathBuf {
+        if let Some(b) = &self.bin {
+            return PathBuf::from(b);
+        }
+        let known = |z: &Self| z.exes.lock().ok()?.get(session).cloned();
+        if let Some(e) = known(self) {
+            return e;
+        }
+        self.servers();
+        known(self).unwrap_or_else(|| PathBuf::from("zellij"))
+    }
+
+    fn session_of<'a>(&self, pane: &'a str) -> Result<(u32, &'a str), MuxError> {
+        parse_handle(pane).ok_or_else(|| MuxError::Command(format!("not a zellij pane: {pane}")))
+    }
+
+    /// One CLI call against `session`, under the timeout. Non-zero exit is an error.
+    fn call(&self, session: &str, args: &[&str]) -> Result<String, MuxError> {
+        let mut child = Command::new(self.bin_for(session))
+            .env("ZELLIJ_SOCKET_DIR", &self.root)
+            .env_remove("ZELLIJ")
+            .arg("--session")
+            .arg(session)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| MuxError::Unreachable("zellij", e.to_string()))?;
+        let mut out = child.stdout.take().expect("piped");
+        let mut err = child.stderr.take().expect("piped");
+        let reader = std::thread::spawn(move || {
+            let mut b = vec![];
+            let _ = out.read_to_end(&mut b);
+            b
+        });
+        let ereader = std::thread::spawn(move || {
+            let mut b = vec![];
+            let _ = err.read_to_end(&mut b);
+            b
+        });
+        let t0 = Instant::now();
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(s)) => break s,
+                Ok(None) if t0.elapsed() > CALL_TIMEOUT => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(MuxError::Command(format!(
+                        "zellij {} timed out after {}s",
+                        args.first().copied().unwrap_or(""),
+                        CALL_TIMEOUT.as_secs()
+                    )));
+                }
+                Ok(None) => std::thread::sleep(Duration::from_millis(2)),
+                Err(e) => return Err(MuxError::Command(e.to_string())),
+            }
+        };
+        let stdout = String::from_utf8_lossy(&reader.join().unwrap_or_default()).into_owned();
+        if !status.success() {
+            let e = String::from_utf8_lossy(&ereader.join().unwrap_or_default())
+                .trim()
+                .to_string();
+            return Err(MuxError::Command(format!(
+                "zellij {}: {}",
+                args.iter().take(2).copied().collect::<Vec<_>>().join(" "),
+                if e.is_empty() { stdout.trim() } else { &e }
+            )));
+        }
+        Ok(stdout)
+    }
+
+    /// A query whose answer is never empty: retried while zellij loses the reply.
+    fn query(&self, session: &str, args: &[&str]) -> Result<String, MuxError> {
+        let mut last = None;
+        for i in 0..TRIES {
+            if i > 0 {
+                std::thread::sleep(GAP);
+            }
+            match self.call(session, args) {
+                Ok(s) if !s.trim().is_empty() => return Ok(s),
+                Ok(_) => last = None,
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| {
+            MuxError::Partial(format!(
+                "zellij session {session} gave no answer to {} after {TRIES} tries",
+                args.join(" ")
+            ))
+        }))
+    }
+
+    /// pane id → root pid, from the server's children and the `ZELLIJ_PANE_ID` they inherited.
+    fn pane_pids(&self, server: &Server, table: &[ProcInfo]) -> HashMap<u32, u32> {
+        let mut m = HashMap::new();
+        for p in table.iter().filter(|p| p.ppid == server.pid) {
+            if let Some(env) = self.platform.environ(p.pid) {
+                if env_get(&env, "ZELLIJ_SESSION_NAME") == Some(server.session.as_str()) {
+                    if let Some(id) = env_get(&env, "ZELLIJ_PANE_ID").and_then(|v| v.parse().ok()) {
+                        m.insert(id, p.pid);
+                    }
+                }
+            }
+        }
+        m
+    }
+
+    fn list_session(&self, server: &Server, table: &[ProcInfo]) -> Result<Vec<Pane>, MuxError> {
+        let json = self.query(
+            &server.session,
+            &["action", "list-panes", "--json", "--all"],
+        )?;
+        let mut panes = parse_list(&json, &server.session, &self.server_id_str())
+            .map_err(|e| MuxError::Partial(format!("zellij session {}: {e}", server.session)))?;
+        let pids = self.pane_pids(server, table);
+        for p in &mut panes {
+            let Some(&pid) = pids.get(&p.pane_index) else {
+                continue;
+            };
+            p.pid = pid;
+            if let Some(tty) = self
+                .platform
+                .open_files(pid)
+                .into_iter()
+                .find(|f| f.starts_with("/dev/pts") || f.starts_with("/dev/tty"))
+            {
+                p.tty = tty.to_string_lossy().into_owned();
+            }
+            let fg = table.iter().find(|x| x.pid == pid).and_then(|root| {
+                table
+                    .iter()
+                    .find(|x| x.tpgid > 0 && x.pid == root.tpgid as u32)
+            });
+            p.current_command = fg
+                .or_else(|| table.iter().find(|x| x.pid == pid))
+                .map(|x| x.comm.clone())
+                .unwrap_or_default();
+            if p.cwd.is_empty() {
+                if let Some(c) = self.platform.cwd(pid) {
+                    p.cwd = c.to_string_lossy().into_owned();
+                }
+            }
+        }
+        Ok(panes)
+    }
+
+    fn server_id_str(&self) -> String {
+        server_id_for(&self.root)
+    }
+
+    /// Broadcasts the status summary to every session's park plugins, without waiting (a session
+    /// with no plugin must not slow park down).
+    fn broadcast(&self, name: &str, payload: &str) {
+        for s in self.servers() {
+            let _ = Command::new("timeout")
+                .arg("3")
+                .arg(self.bin_for(&s.session))
+                .env("ZELLIJ_SOCKET_DIR", &self.root)
+                .env_remove("ZELLIJ")
+                .args([
+                    "--session",
+                    &s.session,
+                    "pipe",
+                    "--name",
+                    name,
+                    "--",
+                    payload,
+                ])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .map(|mut c| {
+                    // Reaped on a thread so no zombie outlives the call.
+                    std::thread::spawn(move || c.wait());
+                });
+        }
+    }
+}
+
+impl Mux for Zellij {
+    fn kind(&self) -> &'static str {
+        "zellij"
+    }
+
+    fn server_id(&self) -> Result<String, MuxError> {
+        Ok(self.server_id_str())
+    }
+
+    fn serves(&self, server: &str) -> bool {
+        server == self.server_id_str()
+    }
+
+    fn list_panes(&self) -> Result<Vec<Pane>, MuxError> {
+        let table = self
+            .platform
+            .processes()
+            .map_err(|e| MuxError::Unreachable("zellij", e.to_string()))?;
+        self.list_panes_in(&table)
+    }
+
+    fn snapshot(&self, procs: &[ProcInfo], want: &[(String, bool)]) -> super::Snapshot {
+        let panes = self.list_panes_in(procs);
+        let screens = super::screens_of(self, panes.as_ref().ok(), want);
+        super::Snapshot { panes, screens }
+    }
+
+    /// Per session with a pane in `panes`: `action list-clients` names each client's focused
+    /// pane; its tab is what the client sees. A client focused on a pane park does not list (a
+    /// plugin) makes the whole session visible.
+    fn visible(&self, panes: &[Pane]) -> Result<Vec<String>, MuxError> {
+        let mut sessions: Vec<&str> = panes.iter().map(|p| p.session.as_str()).collect();
+        sessions.sort();
+        sessions.dedup();
+        let mut out = vec![];
+        for session in sessions {
+            let listed = self.query(session, &["action", "list-clients"])?;
+            out.extend(visible_in(session, &parse_clients(&listed), panes));
+        }
+        Ok(out)
+    }
+
+    fn capture(&self, pane: &str, escapes: bool) -> Result<String, MuxError> {
+        let (id, session) = self.session_of(pane)?;
+        let id = format!("terminal_{id}");
+        let mut a = vec!["action", "dump-screen", "--pane-id", id.as_str()];
+        if escapes {
+            a.push("--ansi");
+        }
+        // A screen always holds something (a prompt, a border); empty means the reply was lost.
+        match self.query(session, &a) {
+            Ok(s) => Ok(s),
+            Err(MuxError::Partial(_)) => Ok(String::new()),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn capture_many(&self, reqs: &[(String, bool)]) -> Vec<Option<String>> {
+        // One process per pane: run them side by side.
+        std::thread::scope(|sc| {
+            let hs: Vec<_> = reqs
+                .iter()
+                .map(|(p, e)| sc.spawn(move || self.capture(p, *e).ok()))
+                .collect();
+            hs.into_iter().map(|h| h.join().ok().flatten()).collect()
+        })
+    }
+
+    fn send_text(&self, pane: &str, text: &str) -> Result<(), MuxError> {
+        if text.is_empty() {
+            return Ok(());
+        }
+        let (id, session) = self.session_of(pane)?;
+        let id = format!("terminal_{id}");
+        self.call(
+            session,
+            &["action", "write-chars", "--pane-id", &id, "--", text],
+        )
+        .map(|_| ())
+    }
+
+    fn send_keys(&self, pane: &str, keys: &[&str]) -> Result<(), MuxError> {
+        let (id, session) = self.session_of(pane)?;
+        let id = format!("terminal_{id}");
+        let bytes: Vec<String> = keys
+            .iter()
+            .map(|k| {
+                key_bytes(k)
+                    .map(|b| b.to_string())
+                    .ok_or_else(|| MuxError::Command(format!("no zellij byte for key {k}")))
+            })
+            .collect::<Result<_, _>>()?;
+        let mut a = vec!["action", "write", "--pane-id", id.as_str()];
+        a.extend(bytes.iter().map(|s| s.as_str()));
+        self.call(session, &a).map(|_| ())
+    }
+
+    fn leave_mode(&self, _pane: &str) -> Result<(), MuxError> {
+        // zellij's scroll/search modes are per client; input written to a pane reaches its program.
+        Ok(())
+    }
+
+    fn set_pane_option(&self, _p: &str, _k: &str, _v: Option<&str>) -> Result<(), MuxError> {
+        // No pane user options: the pill is the pane's pinned title.
+        Ok(())
+    }
+
+    fn pane_option(&self, _pane: &str, _key: &str) -> Result<Option<String>, MuxError> {
+        Ok(None)
+    }
+
+    fn set_global_option(&self, _key: &str, _value: Option<&str>) -> Result<(), MuxError> {
+        Ok(())
+    }
+
+    fn push_status(&self, json: &str) {
+        self.broadcast("park:status", json);
+    }
+
+    fn notify(&self, text: &str) {
+        self.broadcast("park:notice", text);
+    }
+
+    fn window_option_all(
+        &self,
+        _key: &str,
+    ) -> Result<Vec<(String, String, u32, String)>, MuxError> {
+        Ok(vec![])
+    }
+
+    fn set_window_option(&self, _w: &str, _k: &str, _v: Option<&str>) -> Result<(), MuxError> {
+        Ok(())
+    }
+
+    fn set_title(&self, pane: &str, title: &str) -> Result<(), MuxError> {
+        let (id, session) = self.session_of(pane)?;
+        let id = format!("terminal_{id}");
+        self.call(
+            session,
+            &["action", "rename-pane", "--pane-id", &id, "--", title],
+        )
+        .map(|_| ())
+    }
+
+    fn restore_title(&self, pane: &str, _title: &str) -> Result<(), MuxError> {
+        // Give the title back to the program (a rename pins it; the agent sets its own).
+        let (id, session) = self.session_of(pane)?;
+        let id = format!("terminal_{id}");
+        self.call(session, &["action", "undo-rename-pane", "--pane-id", &id])
+            .map(|_| ())
+    }
+
+    fn respawn(
+        &self,
+        pane: &str,
+        _cwd: &str,
+        _env: &[(String, String)],
+        _argv: &[String],
+    ) -> Result<(), MuxError> {
+        Err(MuxError::Command(format!(
+            "zellij 0.45 cannot restart a pane's process in place ({pane}); the pane is reopened on unpark"
+        )))
+    }
+
+    fn new_window(
+        &self,
+        _server: &str,
+        session: &str,
+        cwd: &str,
+        env: &[(String, String)],
+        argv: &[String],
+    ) -> Result<String, MuxError> {
+        let mut a: Vec<String> = vec![
+            "action".into(),
+            "new-pane".into(),
+            "--cwd".into(),
+            cwd.into(),
+            "--".into(),
+            "env".into(),
+        ];
+        a.extend(env.iter().map(|(k, v)| format!("{k}={v}")));
+        a.extend(argv.iter().cloned());
+        let refs: Vec<&str> = a.iter().map(|s| s.as_str()).collect();
+        let out = self.query(session, &refs)?;
+        let id = out
+            .trim()
+            .strip_prefix("terminal_")
+            .and_then(|n| n.parse::<u32>().ok())
+            .ok_or_else(|| MuxError::Command(format!("zellij new-pane said {:?}", out.trim())))?;
+        Ok(handle(id, session))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn proc(pid: u32, ppid: u32, argv: &[&str]) -> ProcInfo {
+        ProcInfo {
+            pid,
+            ppid,
+            argv: argv.iter().map(|s| s.to_string()).collect(),
+            comm: Path::new(argv[0])
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_clients_focused_tab_is_visible_and_an_unplaceable_focus_shows_all() {
+        let out = "CLIENT_ID ZELLIJ_PANE_ID RUNNING_COMMAND\n1  terminal_1  N/A\n";
+        assert_eq!(parse_clients(out), vec!["terminal_1".to_string()]);
+        assert!(parse_clients("CLIENT_ID ZELLIJ_PANE_ID RUNNING_COMMAND\n").is_empty());
+        let pane = |n: u32, tab: u32| Pane {
+            id: handle(n, "s"),
+            session: "s".into(),
+            window_index: tab,
+            ..Pane::default()
+        };
+        let panes = [pane(0, 0), pane(1, 0), pane(2, 1)];
+        let focused = vec!["terminal_1".to_string()];
+        assert_eq!(
+            visible_in("s", &focused, &panes),
+            vec![handle(0, "s"), handle(1, "s")]
+        );
+        assert!(
+            visible_in("s", &[], &panes).is_empty(),
+            "no client: nothing seen"
+        );
+        assert_eq!(
+            visible_in("s", &["plugin_3".to_string()], &panes).len(),
+            3,
+            "a plugin in focus: the whole session counts as seen"
+        );
+    }
+
+    #[test]
+    fn handles_round_trip_and_reject_junk() {
+        assert_eq!(parse_handle("terminal_3@main"), Some((3, "main")));
+        assert_eq!(handle(3, "main"), "terminal_3@main");
+        for bad in [
+            "terminal_@m",
+            "terminal_3@",
+            "terminal_x@m",
+            "plugin_2@m",
+            "%3",
+            "3@m",
+        ] {
+            assert_eq!(parse_handle(bad), None, "{bad}");
+        }
+        // A session name may hold '@': the id ends at the first one.
+        assert_eq!(parse_handle("terminal_1@a@b"), Some((1, "a@b")));
+    }
+
+    #[test]
+    fn servers_come_from_the_process_table_under_one_root() {
+        let root = Path::new("/tmp/zz/sock");
+        let t = vec![
+            proc(
+                10,
+                1,
+                &[
+                    "/opt/bin/zellij",
+                    "--server",
+                    "/tmp/zz/sock/contract_version_1/p1",
+                ],
+            ),
+            proc(
+                11,
+                1,
+                &["zellij", "--server", "/elsewhere/contract_version_1/p2"],
+            ),
+            proc(12, 1, &["zellij", "-s", "p3"]),
+            proc(
+                13,
+                1,
+                &["vim", "--server", "/tmp/zz/sock/contract_version_1/x"],
+            ),
+            proc(14, 1, &["zellij", "--server", "/tmp/zz/sock/other/p4"]),
+        ];
+        let s = servers_in(&t, root);
+        assert_eq!(
+            s,
+            vec![Server {
+                pid: 10,
+                session: "p1".into(),
+                socket_root: root.into(),
+                exe: Some("/opt/bin/zellij".into()),
+            }]
+        );
+    }
+
+    #[test]
+    fn parses_a_real_listing_keeping_terminals_only() {
+        // Shape of zellij 0.45.1 `action list-panes --json --all` (trimmed fields are defaulted).
+        let json = r#"[
+          {"id":0,"is_plugin":true,"title":"tab-bar","exited":false,"is_held":false,"tab_id":0,"tab_position":0,"tab_name":"Tab #1"},
+          {"id":0,"is_plugin":false,"is_focused":true,"title":"✳ Fix the bug","exited":false,"exit_status":null,"is_held":false,"tab_id":0,"tab_position":0,"tab_name":"Tab #1","pane_command":"bash","pane_cwd":"/work/x"},
+          {"id":2,"is_plugin":false,"title":"done","exited":true,"is_held":true,"tab_id":1,"tab_position":1,"tab_name":"api"}
+        ]"#;
+        let p = parse_list(json, "main", "zellij:/r").unwrap();
+        assert_eq!(p.len(), 2);
+        assert_eq!(p[0].id, "terminal_0@main");
+        assert_eq!(p[0].title, "✳ Fix the bug");
+        assert_eq!(p[0].cwd, "/work/x");
+        assert_eq!((p[1].window_index, p[1].window_name.as_str()), (1, "api"));
+        assert!(p[1].dead && !p[0].dead);
+        assert_eq!(p[0].server, "zellij:/r");
+        assert!(parse_list("", "m", "s").is_err());
+        assert!(parse_list("[{\"id\":\"x\"}]", "m", "s").is_err());
+    }
+
+    #[test]
+    fn keys_map_to_bytes() {
+        assert_eq!(key_bytes("Enter"), Some(13));
+        assert_eq!(key_bytes("C-u"), Some(21));
+        assert_eq!(key_bytes("F1"), None);
+    }
+}

@@ -1,0 +1,579 @@
+//! Claude Code: identity from `<config>/sessions/<pid>.json` checked against the process start time,
+//! then `--resume/--session-id` in argv (argv goes stale after `/clear`, so it is only a fallback).
+//! `<config>` is `$CLAUDE_CONFIG_DIR`, else `$HOME/.claude`.
+
+use super::{AgentProc, Flags, Identity};
+use crate::adapters::platform::{env_get, Platform};
+use crate::agents::transcript::{claude_project_dir_name, valid_session_id};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+const NON_INTERACTIVE: &[&str] = &["-p", "--print", "-v", "--version", "-h", "--help"];
+const SUBCOMMANDS: &[&str] = &[
+    "mcp",
+    "config",
+    "doctor",
+    "update",
+    "upgrade",
+    "install",
+    "setup-token",
+    "plugin",
+    "plugins",
+    "migrate-installer",
+    "auth",
+    "auto-mode",
+    "gateway",
+    "project",
+    "ultrareview",
+    // Agent View (2.1.139+): the supervisor (`daemon run …`) and the clients that talk to it
+    // (`agents`, `attach <short>`, …) run no session of their own; the session runs in a
+    // background worker, which is found by itself.
+    "daemon",
+    "agents",
+    "attach",
+    "logs",
+    "stop",
+    "respawn",
+];
+
+/// Flags of processes that run no session: the pty host between the supervisor and a
+/// background worker, and `--bg`/`--background`, which hands a new session to the supervisor
+/// and returns at once.
+const NO_SESSION_FLAGS: &[&str] = &["--bg-pty-host", "--bg", "--background"];
+
+/// A background worker not yet given a session: `--bg-spare <claim socket>`.
+const SPARE_FLAG: &str = "--bg-spare";
+
+pub const BOOL_FLAGS: &[&str] = &[
+    "--dangerously-skip-permissions",
+    "--allow-dangerously-skip-permissions",
+    "--ide",
+];
+pub const VALUED_FLAGS: &[&str] = &[
+    "--model",
+    "--permission-mode",
+    "--add-dir",
+    "--fallback-model",
+    "--effort",
+];
+/// Flags that carry the session (rebuilt from the id, never replayed).
+const SESSION_FLAGS: &[&str] = &["--resume", "-r", "--session-id"];
+
+pub fn interactive(args: &[String]) -> bool {
+    if args
+        .iter()
+        .any(|a| NON_INTERACTIVE.contains(&a.as_str()) || NO_SESSION_FLAGS.contains(&a.as_str()))
+    {
+        return false;
+    }
+    !matches!(args.first(), Some(a) if SUBCOMMANDS.contains(&a.as_str()))
+}
+
+/// A session run by Claude's background supervisor (Agent View): a worker started for a
+/// session (its environment says `CLAUDE_CODE_SESSION_KIND=bg`) or a pre-started spare.
+pub fn background(args: &[String], env: &[(String, String)]) -> bool {
+    args.first().is_some_and(|a| a == SPARE_FLAG)
+        || env_get(env, "CLAUDE_CODE_SESSION_KIND") == Some("bg")
+}
+
+/// Whether a spare worker (`--bg-spare`, no session in argv) has been claimed for a session:
+/// its pty host (`host_pid`, the worker's parent) is a worker in the supervisor's
+/// `daemon/roster.json`. An unclaimed spare runs no session at all.
+pub(crate) fn spare_claimed(config: &Path, args: &[String], host_pid: u32) -> bool {
+    if args.first().map(String::as_str) != Some(SPARE_FLAG) {
+        return true;
+    }
+    let Ok(b) = std::fs::read(config.join("daemon").join("roster.json")) else {
+        return false;
+    };
+    let Ok(v) = serde_json::from_slice::<serde_json::Value>(&b) else {
+        // Unreadable roster: cannot tell, so keep it (an unidentified Claude is the safe side).
+        return true;
+    };
+    v.get("workers")
+        .and_then(|w| w.as_object())
+        .is_some_and(|w| {
+            w.values()
+                .any(|x| x.get("pid").and_then(|p| p.as_u64()) == Some(u64::from(host_pid)))
+        })
+}
+
+pub fn config_dir(env: &[(String, String)]) -> Option<PathBuf> {
+    if let Some(d) = env_get(env, "CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(d));
+    }
+    env_get(env, "HOME").map(|h| Path::new(h).join(".claude"))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusFile {
+    pub pid: Option<u32>,
+    pub session_id: Option<String>,
+    pub cwd: Option<String>,
+    pub proc_start: Option<String>,
+    pub status: Option<String>,
+    pub waiting_for: Option<String>,
+    /// `interactive` or `bg` (a background worker).
+    pub kind: Option<String>,
+    /// A background session's short id (`claude attach <jobId>`).
+    pub job_id: Option<String>,
+}
+
+pub fn read_status_file(config: &Path, pid: u32) -> Option<StatusFile> {
+    let b = std::fs::read(config.join("sessions").join(format!("{pid}.json"))).ok()?;
+    serde_json::from_slice(&b).ok()
+}
+
+/// The id given on the command line (`--resume <id>`, `--resume=<id>`, `-r <id>`, `--session-id <id>`).
+pub fn argv_session_id(args: &[String]) -> Option<String> {
+    let mut it = args.iter().peekable();
+    while let Some(a) = it.next() {
+        if let Some((n, v)) = a.split_once('=') {
+            if SESSION_FLAGS.contains(&n) {
+                return valid_session_id(v);
+            }
+        }
+        if SESSION_FLAGS.contains(&a.as_str()) {
+            return it.peek().and_then(|v| valid_session_id(v));
+        }
+    }
+    None
+}
+
+/// Where Claude keeps session `id` of `cwd`. An id that is not a session id (a path, `..`) is
+/// reduced to its id characters, so the result always stays inside `config/projects/<dir>/`.
+pub fn transcript_path(config: &Path, cwd: &str, id: &str) -> PathBuf {
+    let id: String = id
+        .chars()
+        .filter(|c| {
+            c.is_ascii_alphanumeric()
+                || *c == '-'
+                || crate::support::fault::disabled("transcript-path-id")
+        })
+        .collect();
+    let id = if id.is_empty() { "-".to_string() } else { id };
+    config
+        .join("projects")
+        .join(claude_project_dir_name(cwd))
+        .join(format!("{id}.jsonl"))
+}
+
+pub fn identify(a: &AgentProc, start_ticks: u64, platform: &dyn Platform) -> Identity {
+    let Some(config) = config_dir(&a.env) else {
+        return Identity::untargetable(
+            "Claude: neither CLAUDE_CONFIG_DIR nor HOME in the process environment",
+        );
+    };
+    let proc_cwd = platform
+        .cwd(a.main)
+        .map(|p| p.to_string_lossy().into_owned());
+    let args = &a.argv[a.prog_index + 1..];
+    let mut job = None;
+    let (id, source, status, cwd) = match read_status_file(&config, a.main) {
+        Some(sf) if sf.proc_start.as_deref().is_some_and(|s| platform.proc_start_matches(start_ticks, s)) && sf.pid.is_none_or(|p| p == a.main) => {
+            if sf.kind.as_deref() == Some("bg") {
+                job = sf.job_id.as_deref().filter(|j| plain_job(j)).map(str::to_string);
+            }
+            match sf.session_id.as_deref().and_then(valid_session_id) {
+                Some(id) => (id, "status-file", sf.status.clone(), sf.cwd.clone().or(proc_cwd)),
+                None => return Identity::untargetable("Claude status file holds no valid session id"),
+            }
+        }
+        Some(_) => match argv_session_id(args) {
+            // A status file for a recycled pid: ignore it, it belongs to a dead process.
+            Some(id) => (id, "argv", None, proc_cwd),
+            None => return Identity::untargetable("Claude status file belongs to an earlier process with this pid, and argv names no session"),
+        },
+        None => match argv_session_id(args) {
+            Some(id) => (id, "argv", None, proc_cwd),
+            None => return Identity::untargetable(format!("Claude: no {}/sessions/{}.json and no --resume/--session-id in argv", config.display(), a.main)),
+        },
+    };
+    let Some(cwd) = cwd else {
+        return Identity::untargetable("Claude: cwd unreadable");
+    };
+    let transcript = transcript_path(&config, &cwd, &id);
+    let reason = if transcript.is_file() {
+        None
+    } else {
+        Some("no conversation yet (transcript not written): nothing to resume".to_string())
+    };
+    Identity {
+        session_id: Some(id),
+        source,
+        transcript: Some(transcript),
+        reason,
+        status_file: status,
+        cwd: Some(cwd),
+        job,
+    }
+}
+
+/// Why park leaves a background session alone, and how to reach it.
+pub fn background_note(job: Option<&str>) -> String {
+    match job {
+        Some(j) => format!("a Claude background session, run by Claude's supervisor in no pane: park never parks it (`claude attach {j}` opens it, `claude stop {j}` stops it)"),
+        None => "a Claude background session, run by Claude's supervisor in no pane: park never parks it (`claude agents` lists it)".into(),
+    }
+}
+
+/// A job id fit to show and to type back (`claude attach <job>`): short, hex-ish, nothing else.
+pub(crate) fn plain_job(j: &str) -> bool {
+    !j.is_empty() && j.len() <= 16 && j.chars().all(|c| c.is_ascii_alphanumeric())
+}
+
+pub fn flags(args: &[String]) -> (Flags, Vec<String>) {
+    super::whitelist(args, BOOL_FLAGS, VALUED_FLAGS, SESSION_FLAGS, 0)
+}
+
+/// argv that resumes `id` (run in the recorded cwd).
+pub fn resume_argv(program: &str, id: &str, flags: &[String]) -> Vec<String> {
+    let mut v = vec![program.to_string(), "--resume".to_string(), id.to_string()];
+    v.extend(flags.iter().cloned());
+    v
+}
+
+/// Claude Code deletes session files untouched for this long unless `cleanupPeriodDays` says
+/// otherwise.
+pub(crate) const DEFAULT_CLEANUP_DAYS: u64 = 30;
+
+/// `cleanupPeriodDays` from the settings of config dir `dir`, as written (may be 0 or negative).
+pub(crate) fn cleanup_setting(dir: &Path) -> Option<i64> {
+    std::fs::read(dir.join("settings.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|v| {
+            let d = v.get("cleanupPeriodDays")?;
+            d.as_i64().or_else(|| d.as_f64().map(|f| f.floor() as i64))
+        })
+}
+
+/// After how many days Claude deletes the transcripts of config dir `dir`.
+pub(crate) fn cleanup_days(dir: &Path) -> u64 {
+    cleanup_setting(dir)
+        .map(|d| d.max(0) as u64)
+        .unwrap_or(DEFAULT_CLEANUP_DAYS)
+}
+
+/// Every Claude transcript under `cfg/projects/<dir>/<id>.jsonl` (no symlinks followed).
+pub(crate) fn all_transcripts(cfg: &Path) -> Vec<(String, PathBuf)> {
+    let mut out = vec![];
+    let Ok(projects) = std::fs::read_dir(cfg.join("projects")) else {
+        return out;
+    };
+    for p in projects.flatten() {
+        if !p.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let Ok(files) = std::fs::read_dir(p.path()) else {
+            continue;
+        };
+        for f in files.flatten() {
+            let name = f.file_name().to_string_lossy().into_owned();
+            let Some(stem) = name.strip_suffix(".jsonl") else {
+                continue;
+            };
+            let Some(sid) = super::transcript::valid_session_id(stem).filter(|s| s == stem) else {
+                continue;
+            };
+            if !f.file_type().is_ok_and(|t| t.is_file()) {
+                continue;
+            }
+            out.push((sid, f.path()));
+        }
+    }
+    out.sort_by(|a, b| a.1.cmp(&b.1));
+    out
+}
+
+/// Claude Code behind the [`super::AgentKind`] dispatch.
+pub struct Claude;
+
+impl super::AgentKind for Claude {
+    fn limit_screen(&self, screen: &str, now: &jiff::Zoned) -> Option<super::limit::LimitScreen> {
+        super::limit::claude(screen, now)
+    }
+
+    fn agent(&self) -> super::Agent {
+        super::Agent::Claude
+    }
+    fn background(&self, args: &[String], env: &[(String, String)]) -> bool {
+        background(args, env)
+    }
+    fn unclaimed_spare(
+        &self,
+        args: &[String],
+        env: &[(String, String)],
+        pid: u32,
+        ppid: u32,
+    ) -> bool {
+        config_dir(env).is_some_and(|c| {
+            !c.join("sessions").join(format!("{pid}.json")).is_file()
+                && !spare_claimed(&c, args, ppid)
+        })
+    }
+    fn runs(&self, program: &str, path: &str, rest: &[String]) -> bool {
+        // The npm package's entry point runs as `node …/@anthropic-ai/claude-code/cli.js`.
+        (program == "claude" || (program == "cli" && path.contains("/@anthropic-ai/claude-code/")))
+            && interactive(rest)
+    }
+    fn config_var(&self) -> &'static str {
+        "CLAUDE_CONFIG_DIR"
+    }
+    fn config_home_dir(&self) -> &'static str {
+        ".claude"
+    }
+    fn default_config_var(&self) -> &'static str {
+        // `~/.claude.json` sits beside `~/.claude` by default, but inside a CLAUDE_CONFIG_DIR.
+        "HOME"
+    }
+    fn config_dir(&self, env: &[(String, String)]) -> Option<PathBuf> {
+        config_dir(env)
+    }
+    fn flags(&self, args: &[String]) -> (Flags, Vec<String>) {
+        flags(args)
+    }
+    fn resume_argv(&self, program: &str, id: &str, flags: &[String]) -> Vec<String> {
+        resume_argv(program, id, flags)
+    }
+    fn expected_transcript(&self, e: &crate::model::entry::Entry) -> Option<PathBuf> {
+        Some(transcript_path(
+            Path::new(e.config_dir.as_deref()?),
+            &e.cwd,
+            &e.session_id,
+        ))
+    }
+    fn restore_path(
+        &self,
+        e: &crate::model::entry::Entry,
+        config_dir: &Path,
+        sid: &str,
+    ) -> Result<PathBuf, String> {
+        Ok(transcript_path(config_dir, &e.cwd, sid))
+    }
+    fn transcript_needs_cwd(&self) -> bool {
+        true
+    }
+    fn transcripts(&self, config_dir: &Path) -> Vec<(String, PathBuf)> {
+        all_transcripts(config_dir)
+    }
+    fn parse_transcript(&self, bytes: &[u8]) -> super::transcript::TranscriptInfo {
+        super::transcript::parse_claude(bytes)
+    }
+    fn markdown(&self, bytes: &[u8]) -> super::render::Conversation {
+        super::render::claude_markdown(bytes)
+    }
+    fn read_screen(&self, capture: &str) -> super::screen::ScreenReading {
+        super::screen::read_claude(capture)
+    }
+    fn screen_escapes(&self) -> bool {
+        false
+    }
+    fn cleanup_days(&self, config_dir: &Path) -> Option<u64> {
+        Some(cleanup_days(config_dir))
+    }
+    fn cleanup_setting(&self, config_dir: &Path) -> Option<i64> {
+        cleanup_setting(config_dir)
+    }
+    fn runs_session(
+        &self,
+        e: &crate::model::entry::Entry,
+        pid: u32,
+        start: u64,
+        platform: &dyn Platform,
+    ) -> bool {
+        // Its status file names the session and the process start: the start is confirmed.
+        e.config_dir
+            .as_deref()
+            .and_then(|d| read_status_file(Path::new(d), pid))
+            .is_some_and(|sf| {
+                (e.fresh_from.is_some()
+                    || sf
+                        .session_id
+                        .as_deref()
+                        .is_some_and(|s| s.eq_ignore_ascii_case(&e.session_id)))
+                    && sf
+                        .proc_start
+                        .as_deref()
+                        .is_some_and(|s| platform.proc_start_matches(start, s))
+            })
+    }
+    fn settle(&self) -> std::time::Duration {
+        std::time::Duration::ZERO
+    }
+    fn prompt_history(&self) -> Option<&'static str> {
+        Some("history.jsonl")
+    }
+    fn identify_by_files(
+        &self,
+        a: &AgentProc,
+        main_start: u64,
+        platform: &dyn Platform,
+    ) -> Option<Identity> {
+        Some(identify(a, main_start, platform))
+    }
+    fn identify_in_pane(
+        &self,
+        _a: &AgentProc,
+        _title: &str,
+        _screen_plain: &str,
+        _platform: &dyn Platform,
+    ) -> Option<Identity> {
+        None
+    }
+    fn read_transcript_file(
+        &self,
+        path: &Path,
+    ) -> std::io::Result<super::transcript::TranscriptInfo> {
+        super::transcript::read_claude_file(path)
+    }
+    fn has_status_file(&self) -> bool {
+        true
+    }
+    fn open_turn_is_busy(&self) -> bool {
+        false
+    }
+    fn unidentified_blocks_unpark(&self) -> bool {
+        // Claude's identity comes from its status file; a process without one could be running
+        // any session of its config dir.
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &[&str]) -> Vec<String> {
+        s.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn argv_ids_both_flags_and_forms() {
+        let id = "35c98558-0920-4e29-b81c-9304ca43fccb";
+        assert_eq!(argv_session_id(&v(&["--resume", id])).as_deref(), Some(id));
+        assert_eq!(
+            argv_session_id(&v(&["--session-id", &id.to_uppercase()])).as_deref(),
+            Some(id)
+        );
+        assert_eq!(
+            argv_session_id(&v(&[&format!("--resume={id}")])).as_deref(),
+            Some(id)
+        );
+        assert_eq!(argv_session_id(&v(&["--resume", "../../etc/passwd"])), None);
+        assert_eq!(argv_session_id(&v(&["--continue"])), None);
+    }
+
+    #[test]
+    fn flags_keep_permission_flags_and_drop_session_flags() {
+        let (k, _) = flags(&v(&[
+            "--resume",
+            "35c98558-0920-4e29-b81c-9304ca43fccb",
+            "--dangerously-skip-permissions",
+            "--model",
+            "opus",
+        ]));
+        assert_eq!(k, v(&["--dangerously-skip-permissions", "--model", "opus"]));
+    }
+
+    /// Issue 19 (0b): Agent View's supervisor, pty hosts and clients run no session (they were
+    /// counted as unidentified Claudes and blocked every unpark); workers and claimed spares do.
+    /// argvs as 2.1.197 runs them (after the program token).
+    #[test]
+    fn agent_view_processes_that_run_no_session_are_not_agents() {
+        let sid = "3d2e4341-cac4-4da5-80b7-b144e6fc0f7f";
+        for args in [
+            v(&[
+                "daemon",
+                "run",
+                "--origin",
+                "transient",
+                "--spawned-by",
+                "{\"label\":\"claude --bg\"}",
+            ]),
+            v(&[
+                "--bg-pty-host",
+                "/tmp/cc-daemon-0/7/pty/3d2e4341.sock",
+                "160",
+                "45",
+                "--",
+                "/x/claude.exe",
+                "--session-id",
+                sid,
+                "task",
+            ]),
+            v(&[
+                "--bg-pty-host",
+                "/tmp/cc-daemon-0/7/spare/5a.pty.sock",
+                "200",
+                "50",
+                "--",
+                "/x/claude.exe",
+                "--bg-spare",
+                "/tmp/s.claim.sock",
+            ]),
+            v(&["agents"]),
+            v(&["agents", "--json"]),
+            v(&["attach", "3d2e4341"]),
+            v(&["logs", "3d2e4341"]),
+            v(&["stop", "3d2e4341"]),
+            v(&["respawn", "3d2e4341"]),
+            v(&["--bg", "first bg task"]),
+            v(&["--background", "x"]),
+        ] {
+            assert!(!interactive(&args), "{args:?}");
+        }
+        for args in [
+            v(&["--session-id", sid, "first bg task [slow 5]"]),
+            v(&["--bg-spare", "/tmp/cc-daemon-0/7/spare/5a.claim.sock"]),
+            v(&["--resume", sid]),
+            v(&[]),
+        ] {
+            assert!(interactive(&args), "{args:?}");
+        }
+        let bg_env = vec![("CLAUDE_CODE_SESSION_KIND".to_string(), "bg".to_string())];
+        assert!(background(&v(&["--session-id", sid, "t"]), &bg_env));
+        assert!(background(&v(&["--bg-spare", "/s"]), &[]));
+        assert!(!background(&v(&["--session-id", sid]), &[]));
+    }
+
+    #[test]
+    fn a_spare_is_claimed_only_when_its_host_is_a_roster_worker() {
+        let d = tempfile::tempdir().unwrap();
+        let spare = v(&["--bg-spare", "/tmp/s.claim.sock"]);
+        assert!(
+            !spare_claimed(d.path(), &spare, 5776),
+            "no roster: unclaimed"
+        );
+        std::fs::create_dir_all(d.path().join("daemon")).unwrap();
+        std::fs::write(
+            d.path().join("daemon/roster.json"),
+            r#"{"proto":1,"supervisorPid":5729,"workers":{"3d2e4341":{"pid":5774,"sessionId":"3d2e4341-cac4-4da5-80b7-b144e6fc0f7f"}}}"#,
+        )
+        .unwrap();
+        assert!(!spare_claimed(d.path(), &spare, 5776));
+        assert!(spare_claimed(d.path(), &spare, 5774));
+        std::fs::write(d.path().join("daemon/roster.json"), "{not json").unwrap();
+        assert!(spare_claimed(d.path(), &spare, 5776), "unreadable: keep it");
+        assert!(spare_claimed(d.path(), &v(&["--session-id", "x"]), 1));
+    }
+
+    #[test]
+    fn background_status_file_names_its_job() {
+        let s = r#"{"pid":5898,"sessionId":"3d2e4341-cac4-4da5-80b7-b144e6fc0f7f","cwd":"/w","startedAt":1796420453718,"procStart":"64116","version":"2.1.197","peerProtocol":1,"kind":"bg","entrypoint":"cli","name":"hello from the mock anthropic server (c…","jobId":"3d2e4341","status":"idle"}"#;
+        let sf: StatusFile = serde_json::from_str(s).unwrap();
+        assert_eq!(sf.kind.as_deref(), Some("bg"));
+        assert_eq!(sf.job_id.as_deref(), Some("3d2e4341"));
+        assert!(plain_job("3d2e4341"));
+        assert!(!plain_job("3d2e; rm -rf /") && !plain_job("") && !plain_job(&"a".repeat(17)));
+    }
+
+    #[test]
+    fn status_file_shape_parses() {
+        let s = r#"{"pid":895,"sessionId":"35c98558-0920-4e29-b81c-9304ca43fccb","cwd":"/tmp/lab/demo/claude-proj","startedAt":1796220635705,"procStart":"574729","version":"2.1.197","peerProtocol":1,"kind":"interactive","entrypoint":"cli","name":"claude-proj-56","nameSource":"derived","status":"idle","updatedAt":1796220636343,"statusUpdatedAt":1796220636343}"#;
+        let sf: StatusFile = serde_json::from_str(s).unwrap();
+        assert_eq!(sf.proc_start.as_deref(), Some("574729"));
+        assert_eq!(sf.status.as_deref(), Some("idle"));
+    }
+}

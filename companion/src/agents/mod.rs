@@ -1,0 +1,489 @@
+//! Everything agent-specific: how to recognise each agent's process, find its session id, read its
+//! screen and transcript, render it, and rebuild the command that resumes it. Code outside this
+//! folder asks through one dispatch, [`of`]`(agent)` → [`AgentKind`], and never matches on
+//! [`Agent`].
+//!
+//! Contract: identity comes from the process itself (status file checked against the process start
+//! time, argv, open files), never from "newest transcript in the folder". Anything ambiguous yields
+//! `Identity::untargetable(reason)`.
+//!
+//! Adding an agent:
+//! 1. a variant in `park_protocol::Agent` (its `as_str` is the name in `--json` and the ledger);
+//! 2. a folder `agents/<name>/` with `mod.rs`: its flag whitelist and a unit struct implementing
+//!    every required [`AgentKind`] method (`runs`: which processes are its sessions; config dir
+//!    and variable, `flags`, `resume_argv`,
+//!    `expected_transcript`, `restore_path`, `transcripts`, `parse_transcript`, `markdown`,
+//!    `read_screen`, `identify_by_files` / `identify_in_pane`, `read_transcript_file`,
+//!    `has_status_file`, `open_turn_is_busy`, `cleanup_days`, `unidentified_blocks_unpark`,
+//!    `runs_session`, `settle`) and the optional ones it needs (`writer_lock`,
+//!    `left_running_note`, `cleanup_setting`, `prompt_history`);
+//! 3. one line each in [`of`] and [`all`].
+//!
+//! The shared readers (`screen`, `transcript`, `render`) hold the per-agent parsers the kinds
+//! call, next to the helpers they share.
+
+pub mod claude;
+pub mod codex;
+pub mod limit;
+pub mod render;
+pub mod screen;
+pub mod transcript;
+
+use crate::adapters::platform::proctree::{program_of, ProcTable};
+use crate::adapters::platform::{env_get, Platform};
+use crate::model::entry::Entry;
+pub use park_protocol::Agent;
+use std::path::{Path, PathBuf};
+
+/// How the session id was found (recorded in rows and ledger entries).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    pub session_id: Option<String>,
+    pub source: &'static str,
+    pub transcript: Option<PathBuf>,
+    /// Set when there is no exact id: why the row is untargetable.
+    pub reason: Option<String>,
+    /// Claude status file `status` when one was found and matched the process.
+    pub status_file: Option<String>,
+    /// The authoritative cwd for the session (status file / records), when known.
+    pub cwd: Option<String>,
+    /// A Claude background session's short id (its status file's `jobId`).
+    pub job: Option<String>,
+}
+
+impl Identity {
+    pub fn untargetable(reason: impl Into<String>) -> Self {
+        Identity {
+            session_id: None,
+            source: "none",
+            transcript: None,
+            reason: Some(reason.into()),
+            status_file: None,
+            cwd: None,
+            job: None,
+        }
+    }
+}
+
+/// A running agent found in the process table.
+#[derive(Debug, Clone)]
+pub struct AgentProc {
+    pub agent: Agent,
+    /// Topmost process of the agent (what the pane runs; the kill starts here).
+    pub root: u32,
+    /// The process that holds the agent's state (Claude: the claude process; Codex: the native TUI).
+    pub main: u32,
+    /// Index in the root's argv of the program token (`codex` after `node`).
+    pub prog_index: usize,
+    pub argv: Vec<String>,
+    pub env: Vec<(String, String)>,
+    /// Run by Claude's background supervisor, not in a pane: listed, never bound, never parked.
+    pub background: bool,
+}
+
+impl AgentProc {
+    pub fn home(&self) -> Option<PathBuf> {
+        env_get(&self.env, "HOME").map(PathBuf::from)
+    }
+}
+
+/// Which agent (if any) an argv runs, and the program index.
+pub fn classify(argv: &[String]) -> Option<(Agent, usize)> {
+    let (prog, idx) = program_of(argv)?;
+    let rest = &argv[idx + 1..];
+    all()
+        .into_iter()
+        .find(|k| k.runs(&prog, &argv[idx], rest))
+        .map(|k| (k.agent(), idx))
+}
+
+/// Finds every agent root in the table: an agent process whose parent is not the same agent
+/// (the Codex node wrapper and its native child are one agent).
+pub(crate) fn find_agents(table: &ProcTable, platform: &dyn Platform) -> Vec<AgentProc> {
+    let mut out = vec![];
+    for p in table.all() {
+        let Some((agent, idx)) = classify(&p.argv) else {
+            continue;
+        };
+        if let Some(parent) = table.get(p.ppid) {
+            if classify(&parent.argv).map(|(a, _)| a) == Some(agent) {
+                continue;
+            }
+        }
+        let kind = of(agent);
+        let main = kind.main_pid(table, p.pid);
+        let env = match platform.environ(p.pid) {
+            Some(env) if !env.is_empty() => env,
+            // Unreadable or empty: the process is exiting (or is not ours). A process that is
+            // already gone is not an agent; one that is still there stays, unidentifiable.
+            _ if platform
+                .process(p.pid)
+                .is_none_or(|q| q.start_ticks != p.start_ticks || q.state == 'Z') =>
+            {
+                continue
+            }
+            _ => vec![],
+        };
+        let args = &p.argv[idx + 1..];
+        let background = kind.background(args, &env);
+        // A spare the supervisor keeps ready runs no session until it is claimed.
+        if background && kind.unclaimed_spare(args, &env, p.pid, p.ppid) {
+            continue;
+        }
+        out.push(AgentProc {
+            agent,
+            root: p.pid,
+            main,
+            prog_index: idx,
+            argv: p.argv.clone(),
+            env,
+            background,
+        });
+    }
+    out
+}
+
+/// A whitelisted launch flag with its value, as recorded in the ledger and replayed on resume.
+pub(crate) type Flags = Vec<String>;
+
+/// Values replayed into argv must be plain: no control characters, bounded length.
+pub fn plain_value(v: &str) -> bool {
+    !v.is_empty()
+        && v.len() <= 256
+        && !v.chars().any(|c| c.is_control() || invisible(c))
+        && !v.starts_with('-')
+}
+
+/// Format characters that change how text displays without being seen: bidi overrides and
+/// isolates, zero-width characters, the BOM. A replayed value must read as what it is.
+fn invisible(c: char) -> bool {
+    matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}')
+}
+
+/// Extracts whitelisted flags from argv (after the program token). `bools` take no value, `valued`
+/// take one (`--f v` or `--f=v`). Everything else is dropped and listed in the second return value.
+pub fn whitelist(
+    args: &[String],
+    bools: &[&str],
+    valued: &[&str],
+    skip_valued: &[&str],
+    skip_positional: usize,
+) -> (Flags, Vec<String>) {
+    let mut keep = vec![];
+    let mut dropped = vec![];
+    let mut positional_skipped = 0;
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        let (name, inline) = match a.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
+            _ => (a, None),
+        };
+        if bools.contains(&name) && inline.is_none() {
+            if !keep.iter().any(|k: &String| k == name) {
+                keep.push(name.to_string());
+            }
+            i += 1;
+        } else if valued.contains(&name) || skip_valued.contains(&name) {
+            let (val, step) = match inline {
+                Some(v) => (Some(v), 1),
+                None => (args.get(i + 1).cloned(), 2),
+            };
+            if valued.contains(&name) {
+                match val {
+                    Some(v) if plain_value(&v) => {
+                        keep.push(name.to_string());
+                        keep.push(v);
+                    }
+                    _ => dropped.push(a.to_string()),
+                }
+            }
+            i += step;
+        } else if !a.starts_with('-') && positional_skipped < skip_positional {
+            positional_skipped += 1;
+            i += 1;
+        } else {
+            dropped.push(a.to_string());
+            i += 1;
+        }
+    }
+    (keep, dropped)
+}
+
+/// Everything park knows about one agent CLI, behind one dispatch ([`of`], [`all`]): how it finds
+/// its config dir, which flags survive a resume, how it resumes, where its transcripts live and how
+/// they read, how its screen reads, and when it deletes transcripts by itself. Code outside
+/// `agents/` asks through this trait and never matches on [`Agent`].
+pub trait AgentKind: Sync {
+    fn agent(&self) -> Agent;
+    /// Whether a process whose program is `program` (its path `path`) with arguments `rest` is
+    /// this agent's interactive session (not a subcommand, a helper or a daemon).
+    fn runs(&self, program: &str, path: &str, rest: &[String]) -> bool;
+    /// The process that runs the session, from the agent's root process (Codex: the native child
+    /// of its node wrapper).
+    fn main_pid(&self, _table: &ProcTable, root: u32) -> u32 {
+        root
+    }
+    /// Whether the process is a background session run by the agent's own supervisor (Claude's
+    /// Agent View): listed, never parked.
+    fn background(&self, _args: &[String], _env: &[(String, String)]) -> bool {
+        false
+    }
+    /// Whether a background process is a spare the supervisor keeps ready, running no session.
+    fn unclaimed_spare(
+        &self,
+        _args: &[String],
+        _env: &[(String, String)],
+        _pid: u32,
+        _ppid: u32,
+    ) -> bool {
+        false
+    }
+    /// The variable that names the config dir (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`).
+    fn config_var(&self) -> &'static str;
+    /// The config dir's name under `HOME` when the variable is unset (`.claude`, `.codex`).
+    fn config_home_dir(&self) -> &'static str;
+    /// What to record as having named the config dir when the variable is unset: `HOME` when the
+    /// agent also keeps state beside the dir (Claude's `~/.claude.json`), else the variable.
+    fn default_config_var(&self) -> &'static str;
+    /// The config dir a process with this environment uses.
+    fn config_dir(&self, env: &[(String, String)]) -> Option<PathBuf>;
+    /// The variable to record for a process with this environment (see `default_config_var`).
+    fn config_var_of(&self, env: &[(String, String)]) -> &'static str {
+        if env_get(env, self.config_var()).is_some_and(|v| !v.is_empty()) {
+            self.config_var()
+        } else {
+            self.default_config_var()
+        }
+    }
+    /// The argv tail's flags that survive a resume (kept, dropped).
+    fn flags(&self, args: &[String]) -> (Flags, Vec<String>);
+    /// The argv that resumes session `id` with these (already whitelisted) flags.
+    fn resume_argv(&self, program: &str, id: &str, flags: &[String]) -> Vec<String>;
+    /// The transcript the agent will resume `e` from, if it is where the agent looks for it.
+    fn expected_transcript(&self, e: &Entry) -> Option<PathBuf>;
+    /// Where an archived copy of `e`'s transcript goes back (under `config_dir`), or why it cannot.
+    fn restore_path(&self, e: &Entry, config_dir: &Path, sid: &str) -> Result<PathBuf, String>;
+    /// Whether the transcript's place is derived from the cwd (then no cwd names no place).
+    fn transcript_needs_cwd(&self) -> bool;
+    /// Every transcript under a config dir: (session id, path).
+    fn transcripts(&self, config_dir: &Path) -> Vec<(String, PathBuf)>;
+    fn parse_transcript(&self, bytes: &[u8]) -> transcript::TranscriptInfo;
+    fn markdown(&self, bytes: &[u8]) -> render::Conversation;
+    /// Identity from the process and its files alone (Claude's status file); `None` when the
+    /// agent is identified from its pane (`identify_in_pane`).
+    fn identify_by_files(
+        &self,
+        a: &AgentProc,
+        main_start: u64,
+        platform: &dyn Platform,
+    ) -> Option<Identity>;
+    /// Identity from the pane's title and plain screen, for agents that need them (Codex).
+    fn identify_in_pane(
+        &self,
+        a: &AgentProc,
+        title: &str,
+        screen_plain: &str,
+        platform: &dyn Platform,
+    ) -> Option<Identity>;
+    fn read_transcript_file(&self, path: &Path) -> std::io::Result<transcript::TranscriptInfo>;
+    /// Whether it writes a status file whose `status` park trusts (busy, waiting, shell, idle).
+    fn has_status_file(&self) -> bool;
+    /// Whether an open turn in its transcript means busy even without a fresh write (its
+    /// transcript records every turn's end reliably).
+    fn open_turn_is_busy(&self) -> bool;
+    /// Reads a capture of its pane (with escapes when [`AgentKind::screen_escapes`]).
+    fn read_screen(&self, capture: &str) -> screen::ScreenReading;
+    /// Whether its screen is read with escape sequences (Codex marks its composer with styles).
+    fn screen_escapes(&self) -> bool;
+    /// After how many days the agent deletes transcripts of this config dir (`None`: never).
+    fn cleanup_days(&self, config_dir: &Path) -> Option<u64>;
+    /// The cleanup period as the user wrote it in the config dir's settings, if the agent has one
+    /// (doctor warns about a period too short to come back in).
+    fn cleanup_setting(&self, _config_dir: &Path) -> Option<i64> {
+        None
+    }
+    /// The file (relative to a config dir) of its prompt history, when it keeps one in the JSONL
+    /// shape `park recover` reads (`{display, timestamp, project, sessionId}` per prompt: Claude's
+    /// `history.jsonl`).
+    fn prompt_history(&self) -> Option<&'static str> {
+        None
+    }
+    /// Who holds the session's writer lock, for agents that take one (Codex); `None` otherwise.
+    fn writer_lock(&self, _e: &Entry, _platform: &dyn Platform) -> Option<codex::Writer> {
+        None
+    }
+    /// Whether process `pid` (started at `start`) runs `e`'s session now, by the agent's own
+    /// evidence (a fresh agent standing in for a lost transcript runs a new session: any id).
+    fn runs_session(&self, e: &Entry, pid: u32, start: u64, platform: &dyn Platform) -> bool;
+    /// How long [`AgentKind::runs_session`] must hold before the start counts: zero when the
+    /// agent's own file confirms it, a moment for an agent that only shows its id in argv.
+    fn settle(&self) -> std::time::Duration;
+    /// What a park of this agent leaves running on purpose (a shared daemon), said in the result;
+    /// `None` when the kill freed everything.
+    fn left_running_note(&self, _table: &ProcTable, _config_dir: &Path) -> Option<String> {
+        None
+    }
+    /// Whether a running process of this agent that could not be identified could be running
+    /// any session of its config dir (then an unpark cannot rule out a second writer).
+    fn unidentified_blocks_unpark(&self) -> bool;
+    /// The usage-limit screen this agent shows in `screen` (a plain capture), with its reset.
+    fn limit_screen(&self, _screen: &str, _now: &jiff::Zoned) -> Option<limit::LimitScreen> {
+        None
+    }
+}
+
+/// The one dispatch over [`Agent`]: adding an agent is a folder implementing [`AgentKind`] and a
+/// line here and in [`all`].
+pub fn of(a: Agent) -> &'static dyn AgentKind {
+    match a {
+        Agent::Claude => &claude::Claude,
+        Agent::Codex => &codex::Codex,
+    }
+}
+
+/// Every agent park knows, in a stable order.
+pub fn all() -> [&'static dyn AgentKind; 2] {
+    [&claude::Claude, &codex::Codex]
+}
+
+/// The transcript the agent will resume `e` from, if it is where the agent looks for it.
+pub fn expected_transcript(e: &Entry) -> Option<PathBuf> {
+    of(e.agent).expected_transcript(e)
+}
+
+/// Warn this many days before an agent's own cleanup would delete a parked session's transcript.
+pub(crate) const CLEANUP_WARN_DAYS: u64 = 7;
+
+/// Whole days since `p` was last written.
+pub(crate) fn age_days(p: &Path) -> Option<u64> {
+    let m = std::fs::metadata(p).ok()?.modified().ok()?;
+    Some(m.elapsed().ok()?.as_secs() / 86_400)
+}
+
+/// Days left before the agent's own cleanup deletes `transcript` (negative: overdue). The one
+/// computation behind `ls`, `ls --archived` and `doctor`.
+/// After how many days the entry's agent deletes its transcripts (its config dir's setting).
+pub(crate) fn cleanup_days(e: &Entry) -> Option<u64> {
+    of(e.agent).cleanup_days(Path::new(e.config_dir.as_deref()?))
+}
+
+pub(crate) fn cleanup_left(e: &Entry, transcript: Option<&Path>) -> Option<i64> {
+    let days = cleanup_days(e)?;
+    Some(days as i64 - age_days(transcript?)? as i64)
+}
+
+/// What a user could type to resume `e` by hand: cwd first, every value shell-quoted.
+pub fn resume_command_line(e: &Entry) -> String {
+    let q = crate::support::shell::quote;
+    let argv: Vec<String> = resume_argv(e).iter().map(|a| q(a)).collect();
+    let dashdash = if crate::support::fault::disabled("cd-dashdash") {
+        ""
+    } else {
+        "-- "
+    };
+    format!("cd {dashdash}{} && {}", q(&e.cwd), argv.join(" "))
+}
+
+/// The argv that resumes the entry. The recorded flags pass the same whitelist again: a ledger file
+/// edited by hand (or by anything else) can never smuggle another flag, or a session flag, into argv.
+pub fn resume_argv(e: &Entry) -> Vec<String> {
+    // An id that is not a session id (e.g. `--some-flag`) never reaches argv: nothing to resume.
+    if transcript::valid_session_id(&e.session_id).is_none()
+        && !crate::support::fault::disabled("resume-id")
+    {
+        return vec![];
+    }
+    let kind = of(e.agent);
+    let flags = kind.flags(&e.flags).0;
+    if let Some(md) = &e.fresh_from {
+        // A new session, with the same whitelisted flags, whose first prompt points at the
+        // archived conversation. The prompt starts with a word, so it is never read as a flag.
+        let mut argv = vec![e.program.clone()];
+        argv.extend(flags);
+        argv.push(fresh_prompt(e, md));
+        return argv;
+    }
+    kind.resume_argv(&e.program, &e.session_id, &flags)
+}
+
+/// The first prompt of a fresh agent standing in for a session whose transcript is gone.
+pub(crate) fn fresh_prompt(e: &Entry, md: &str) -> String {
+    format!(
+        "Continue an earlier {} session ({}) that park archived: its own transcript could not be restored. Read {md} for the conversation so far, then wait for my next instruction.",
+        e.agent.as_str(),
+        e.session_id
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &[&str]) -> Vec<String> {
+        s.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn classify_agents_and_non_agents() {
+        assert_eq!(classify(&v(&["claude"])), Some((Agent::Claude, 0)));
+        assert_eq!(
+            classify(&v(&["node", "/n/.bin/codex"])),
+            Some((Agent::Codex, 1))
+        );
+        assert_eq!(
+            classify(&v(&[
+                "/x/codex",
+                "resume",
+                "01a23717-ebd6-78b3-92d8-1c871b3cf6cc"
+            ])),
+            Some((Agent::Codex, 0))
+        );
+        assert_eq!(
+            classify(&v(&["/x/codex", "app-server", "--listen", "unix://"])),
+            None
+        );
+        assert_eq!(classify(&v(&["/x/codex", "exec", "hi"])), None);
+        assert_eq!(classify(&v(&["claude", "-p", "say hi"])), None);
+        assert_eq!(classify(&v(&["claude", "mcp", "list"])), None);
+        assert_eq!(classify(&v(&["vim", "/tmp/claude"])), None);
+    }
+
+    #[test]
+    fn whitelist_keeps_known_flags_only() {
+        let (k, d) = whitelist(
+            &v(&[
+                "--dangerously-skip-permissions",
+                "--model=opus",
+                "--resume",
+                "x",
+                "--evil",
+                "$(rm -rf /)",
+                "--permission-mode",
+                "plan",
+            ]),
+            &["--dangerously-skip-permissions"],
+            &["--model", "--permission-mode"],
+            &["--resume"],
+            0,
+        );
+        assert_eq!(
+            k,
+            v(&[
+                "--dangerously-skip-permissions",
+                "--model",
+                "opus",
+                "--permission-mode",
+                "plan"
+            ])
+        );
+        assert_eq!(d, v(&["--evil", "$(rm -rf /)"]));
+    }
+
+    #[test]
+    fn whitelist_rejects_control_characters_in_values() {
+        let (k, d) = whitelist(&v(&["--model", "a\nb"]), &[], &["--model"], &[], 0);
+        assert!(k.is_empty());
+        assert_eq!(d, v(&["--model"]));
+    }
+}

@@ -1,0 +1,393 @@
+//! The command line, compiled only into the `park` binary: clap's view of the verbs (`args`), one
+//! dispatch line per verb (`run_cmd`), flags checked into the library's requests (`batch`), the
+//! terminal's answers (`term`), printing (`ls`, `term::print_results`, …) and the picker TUI (`pick`).
+//! Everything a verb decides or changes is the `park` library's.
+//!
+//! Exit codes (`park::exit`): 0 every target reached the asked state (already there counts), 1 any
+//! target was refused or failed (or the environment is unusable), 2 usage errors. A command that
+//! stops before acting returns a `Stop`, printed once by `term::report`.
+
+pub mod archive;
+pub mod args;
+pub mod auto;
+pub mod batch;
+pub mod graveyard;
+pub mod hold;
+pub mod ls;
+pub mod pick;
+pub mod rebuild;
+pub mod schema;
+pub mod term;
+pub mod wake;
+
+pub use args::{AutoOp, Cli, Cmd, SetOp, UnparkOpts};
+use park::ctx::{status_text, Ctx};
+use park::exit::{ExitStatus, Stop};
+use park::guards::target;
+use park::ops::unpark;
+use park::rows::ls::live_row;
+use std::io::Write;
+use term::report;
+
+fn set_cmd(ctx: &Ctx, op: SetOp) -> ExitStatus {
+    let home = &ctx.ledger.home;
+    let r = match op {
+        SetOp::Add { name, targets } => park::store::sets::add(home, &name, &targets).map(|m| {
+            println!("@{name}: {}", m.join(" "));
+        }),
+        SetOp::Rm { name, targets } => park::store::sets::remove(home, &name, &targets),
+        SetOp::Ls { json } => park::store::sets::list(home).map(|sets| {
+            if json {
+                println!("{}", serde_json::to_string(&sets).expect("sets serialise"));
+            } else if sets.is_empty() {
+                println!("no sets (add one: park set add <name> <target>...)");
+            } else {
+                for (n, m) in sets {
+                    println!("@{n}: {}", m.join(" "));
+                }
+            }
+        }),
+    };
+    match r {
+        Ok(()) => ExitStatus::Success,
+        Err(e) => report(Stop::usage(e)),
+    }
+}
+
+/// `park status [--json] [--tmux]`, recognised without clap.
+///
+/// Status bars run this every few seconds, so it is the one command whose start-up cost is the
+/// product. Building clap's whole command tree was a third of its instructions (callgrind, see
+/// BENCHMARKS.md). Only the exact spellings clap would accept for `status` are taken here (each
+/// flag at most once, nothing else); any other argv, `--help` included, returns `None` and goes
+/// through clap as before, so behaviour and errors stay clap's.
+pub fn fast_status(args: &[std::ffi::OsString]) -> Option<Cmd> {
+    let (first, rest) = args.split_first()?;
+    if first != "status" || rest.len() > 2 {
+        return None;
+    }
+    let (mut json, mut tmux) = (false, false);
+    for a in rest {
+        let flag = if a == "--json" {
+            &mut json
+        } else if a == "--tmux" {
+            &mut tmux
+        } else {
+            return None;
+        };
+        if *flag {
+            return None;
+        }
+        *flag = true;
+    }
+    Some(Cmd::Status { json, tmux })
+}
+
+pub fn run(cli: Cli) -> ExitStatus {
+    let ctx = match Ctx::from_env() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("park: {e}");
+            return ExitStatus::Refused;
+        }
+    };
+    // Every command but the cheap or internal ones starts a waker when a wake-up is pending and
+    // none runs (after a reboot or a crash). `status` stays a file read; `doctor` reports instead.
+    let wants_waker = !matches!(
+        cli.cmd,
+        Cmd::Status { .. }
+            | Cmd::Hold { .. }
+            | Cmd::Verify { .. }
+            | Cmd::Waker { .. }
+            | Cmd::Daemon { .. }
+            | Cmd::Config { .. }
+            | Cmd::Set { .. }
+            | Cmd::Completions { .. }
+            | Cmd::Schema { .. }
+            | Cmd::Man
+            | Cmd::Doctor { .. }
+            | Cmd::Pick { .. }
+    );
+    let code = {
+        let _t = park::support::profile::span("command");
+        run_cmd(&ctx, cli.cmd)
+    };
+    if wants_waker {
+        let _t = park::support::profile::span("ensure-waker");
+        crate::cli::wake::ensure_quietly(&ctx);
+        // `[archive] auto`: the daily `park archive --all`, in the background.
+        park::ops::protect::ensure_auto(&ctx);
+    }
+    park::support::profile::report();
+    code
+}
+
+fn run_cmd(ctx: &Ctx, cmd: Cmd) -> ExitStatus {
+    match cmd {
+        Cmd::Ls {
+            json,
+            archived: true,
+        } => crate::cli::graveyard::ls(ctx, json),
+        Cmd::Ls { json, .. } => ls::ls(ctx, json),
+        Cmd::Search {
+            term,
+            full_text,
+            json,
+        } => crate::cli::graveyard::search(ctx, &term, full_text, json),
+        Cmd::Note {
+            target,
+            text,
+            wake: true,
+        } => crate::cli::wake::note_wake(ctx, &target, &text),
+        Cmd::Note { target, text, .. } => crate::cli::graveyard::note(ctx, &target, &text),
+        Cmd::Wake {
+            action,
+            targets,
+            json,
+        } => crate::cli::wake::wake_cmd(ctx, &action, &targets, json),
+        Cmd::Waker { ensure } => crate::cli::auto::daemon_cmd(ctx, false, false, ensure),
+        Cmd::Daemon { once, json, ensure } => crate::cli::auto::daemon_cmd(ctx, once, json, ensure),
+        Cmd::Auto {
+            op: AutoOp::Status { json },
+        } => crate::cli::auto::status_cmd(ctx, json),
+        Cmd::Config { json } => crate::cli::auto::config_cmd(ctx, json),
+        Cmd::Pin { targets } => crate::cli::auto::pin_cmd(ctx, &targets, true),
+        Cmd::Unpin { targets } => crate::cli::auto::pin_cmd(ctx, &targets, false),
+        Cmd::Set { op } => set_cmd(ctx, op),
+        Cmd::Completions { shell } => {
+            let mut c = <Cli as clap::CommandFactory>::command();
+            let mut buf = vec![];
+            clap_complete::generate(shell, &mut c, "park", &mut buf);
+            // A closed pipe (`| head`) is not an error worth a panic.
+            let _ = std::io::stdout().write_all(&buf);
+            ExitStatus::Success
+        }
+        Cmd::Schema { name } => match crate::cli::schema::json(&name) {
+            Some(j) => {
+                println!("{j}");
+                ExitStatus::Success
+            }
+            None => ExitStatus::Usage,
+        },
+        Cmd::Man => {
+            let c = <Cli as clap::CommandFactory>::command();
+            let mut buf = vec![];
+            match clap_mangen::Man::new(c).render(&mut buf) {
+                Ok(()) => {
+                    let _ = std::io::stdout().write_all(&buf);
+                    ExitStatus::Success
+                }
+                Err(e) => {
+                    eprintln!("park man: {e}");
+                    ExitStatus::Refused
+                }
+            }
+        }
+        Cmd::Candidates { json } => ls::candidates(ctx, json),
+        Cmd::Archive {
+            targets,
+            all,
+            agent,
+            any_age,
+            prune,
+            older_than,
+            yes,
+            dry_run,
+            json,
+        } => match (all, prune, older_than) {
+            (true, _, _) => archive::archive_all_cmd(ctx, agent, any_age, dry_run, json),
+            (_, true, Some(d)) => archive::prune_cmd(ctx, &d, dry_run, yes, json),
+            _ if dry_run || json => {
+                report(Stop::usage("--dry-run and --json go with --all or --prune").of("archive"))
+            }
+            _ => crate::cli::graveyard::archive_live(ctx, &targets),
+        },
+        Cmd::Recover { dry_run, json } => archive::recover_cmd(ctx, dry_run, json),
+        Cmd::Park { targets, o } => batch::park_cmd(ctx, &targets, &o),
+        Cmd::Rebuild {
+            dry_run,
+            no_resume,
+            json,
+        } => rebuild::rebuild_cmd(
+            ctx,
+            park::ops::rebuild::Opts {
+                dry_run,
+                json,
+                no_resume,
+            },
+        ),
+        Cmd::Here { o } if o.idle.is_some() || o.all => report(Stop::usage(
+            "`park .` parks this pane; --idle/--all select agents themselves",
+        )),
+        Cmd::Here { o } => batch::park_cmd(ctx, &[".".to_string()], &o),
+        Cmd::Unpark {
+            targets,
+            dry_run,
+            json,
+            all,
+            yes,
+            note,
+            wake_reason,
+            with_servers,
+        } => batch::unpark_cmd(
+            ctx,
+            &targets,
+            UnparkOpts {
+                dry_run,
+                json,
+                all,
+                yes,
+                note,
+                wake_reason,
+                with_servers,
+            },
+        ),
+        Cmd::Show { target } => show(ctx, &target),
+        Cmd::Forget { targets } => batch::forget_cmd(ctx, &targets),
+        Cmd::Status { json, tmux } => status(ctx, json, tmux),
+        Cmd::Doctor { json } => doctor(ctx, json),
+        Cmd::Pick { filter, pane } => {
+            crate::cli::pick::run(ctx, filter.as_deref(), pane.as_deref())
+        }
+        Cmd::Hold { entry, now } => hold::hold(ctx, &entry, now),
+        Cmd::Verify { entry, pid, start } => match unpark::verify(ctx, &entry, pid, start) {
+            Ok(()) => ExitStatus::Success,
+            Err(e) => {
+                eprintln!("park verify {entry}: {e}");
+                ExitStatus::Refused
+            }
+        },
+    }
+}
+
+fn doctor(ctx: &Ctx, json: bool) -> ExitStatus {
+    let r = park::ops::doctor::diagnose(&park::ops::doctor::gather(ctx));
+    if json {
+        println!("{}", serde_json::to_string(&r).expect("report serialises"));
+    } else {
+        print!("{}", park::ops::doctor::render(&r));
+    }
+    if r.ok {
+        ExitStatus::Success
+    } else {
+        ExitStatus::Refused
+    }
+}
+
+fn show(ctx: &Ctx, t: &str) -> ExitStatus {
+    let parsed = match target::parse(t) {
+        Ok(p) => p,
+        Err(e) => return report(Stop::usage(e)),
+    };
+    let here = park::adapters::mux::here(ctx.platform.as_ref()).map(|h| h.pane);
+    let (entries, _) = ctx.ledger.all();
+    if let Ok(es) = target::resolve_entries(&parsed, &entries, here.as_deref(), t) {
+        for e in es {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(e).expect("entry serialises")
+            );
+            println!("resume: {}", park::agents::resume_command_line(e));
+            if let Some(w) = &e.wake {
+                println!("wakes: {}", w.describe(jiff::Timestamp::now()));
+            }
+            if let Err(why) = unpark::restorable(e) {
+                println!("warning: not restorable now: {why}");
+            }
+        }
+        return ExitStatus::Success;
+    }
+    let s = match ctx.scan(true) {
+        Ok(s) => s,
+        Err(stop) => return term::report(stop),
+    };
+    match target::resolve_live(&parsed, &s.found, here.as_deref(), t) {
+        Ok(idx) => {
+            for i in idx {
+                let r = live_row(&s, &s.found[i]);
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&r).expect("row serialises")
+                );
+                let f = &s.found[i];
+                println!(
+                    "processes: {:?}",
+                    f.tree.iter().map(|p| p.0).collect::<Vec<_>>()
+                );
+                if !f.spared.is_empty() {
+                    println!("spared: {:?}", f.spared);
+                }
+                println!("flags kept: {:?}  dropped: {:?}", f.flags, f.dropped_flags);
+            }
+            ExitStatus::Success
+        }
+        Err(why) => {
+            eprintln!("park: {why}");
+            ExitStatus::Refused
+        }
+    }
+}
+
+fn status(ctx: &Ctx, json: bool, tmux: bool) -> ExitStatus {
+    // A file read only: the status line must never pay for a scan.
+    let s: park_protocol::StatusSummary = std::fs::read(ctx.ledger.home.join("status"))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    if tmux {
+        let text = status_text(&s);
+        let _ = ctx.mux.set_global_option(
+            park::ctx::STATUS_OPTION,
+            if text.is_empty() { None } else { Some(&text) },
+        );
+    }
+    if json {
+        println!("{}", serde_json::to_string(&s).expect("status serialises"));
+    } else {
+        println!("{}", status_text(&s));
+    }
+    ExitStatus::Success
+}
+
+#[cfg(test)]
+mod fast_status_tests {
+    use super::*;
+    use clap::Parser;
+
+    /// Whatever the fast path accepts, clap reads the same way; anything else it leaves to clap.
+    #[test]
+    fn fast_status_agrees_with_clap() {
+        let words = [
+            "status", "--json", "--tmux", "--help", "ls", "-h", "--", "x",
+        ];
+        let mut argvs: Vec<Vec<&str>> = vec![vec![]];
+        for _ in 0..3 {
+            let next: Vec<Vec<&str>> = argvs
+                .iter()
+                .flat_map(|a| {
+                    words.iter().map(move |w| {
+                        let mut b = a.clone();
+                        b.push(*w);
+                        b
+                    })
+                })
+                .collect();
+            argvs.extend(next);
+        }
+        argvs.sort();
+        argvs.dedup();
+        let mut taken = 0;
+        for argv in argvs {
+            let os: Vec<std::ffi::OsString> = argv.iter().map(|a| a.into()).collect();
+            let Some(fast) = fast_status(&os) else {
+                continue;
+            };
+            taken += 1;
+            let slow = Cli::try_parse_from(std::iter::once("park").chain(argv.iter().copied()))
+                .unwrap_or_else(|e| panic!("{argv:?}: fast path took what clap refuses: {e}"));
+            assert_eq!(format!("{fast:?}"), format!("{:?}", slow.cmd), "{argv:?}");
+        }
+        // status, and each flag alone, both orders of both.
+        assert_eq!(taken, 5);
+    }
+}

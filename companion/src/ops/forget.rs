@@ -1,0 +1,62 @@
+//! `park forget`: drop parked entries without resuming them (the session stays resumable by hand).
+//!
+//! Contract: an entry is removed only under its session lock (a park or unpark working on it wins,
+//! and the result says so); its pane decorations are cleared; the result carries the command that
+//! resumes it by hand, so forgetting never loses the way back.
+
+use crate::ctx::Ctx;
+use crate::exit::Stop;
+use crate::guards::target;
+use crate::ops::{park, unpark};
+use crate::store::lock::{self, TryLock};
+use park_protocol::{ActionResult, Outcome};
+
+pub fn run(ctx: &Ctx, targets: &[String]) -> Result<Vec<ActionResult>, Stop> {
+    let (entries, _) = ctx.ledger.all();
+    let here = crate::adapters::mux::here(ctx.platform.as_ref()).map(|h| h.pane);
+    let mut results = vec![];
+    // Every target is validated before anything is done to any of them.
+    let parsed_all = crate::ops::park_batch::parse_targets(targets)?;
+    for (t, parsed) in parsed_all {
+        let t = &t;
+        match target::resolve_entries(&parsed, &entries, here.as_deref(), t) {
+            Ok(es) => {
+                for e in es {
+                    let r = match lock::try_lock(
+                        &ctx.ledger.home,
+                        &park::session_lock_key(&e.session_id),
+                    ) {
+                        Ok(TryLock::Acquired(_l)) => match ctx.ledger.remove(&e.id) {
+                            Ok(()) => {
+                                unpark::teardown(ctx, e);
+                                ActionResult {
+                                    target: t.clone(),
+                                    pane: Some(e.place.pane.clone()),
+                                    session_id: Some(e.session_id.clone()),
+                                    outcome: Outcome::Forgotten,
+                                    reason: Some(format!(
+                                        "resume by hand: {}",
+                                        crate::agents::resume_command_line(e)
+                                    )),
+                                    freed_bytes: None,
+                                }
+                            }
+                            Err(err) => {
+                                ActionResult::new(t, Outcome::Failed, Some(err.to_string()))
+                            }
+                        },
+                        _ => ActionResult::new(
+                            t,
+                            Outcome::Refused,
+                            Some("a park/unpark is working on this session right now".into()),
+                        ),
+                    };
+                    results.push(r);
+                }
+            }
+            Err(why) => results.push(ActionResult::new(t, Outcome::NotParked, Some(why))),
+        }
+    }
+    ctx.publish_status();
+    Ok(results)
+}

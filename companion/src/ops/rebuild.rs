@@ -1,0 +1,329 @@
+//! `park rebuild [--dry-run] [--no-resume]`: recreate the windows and panes the multiplexer lost
+//! (a killed tmux server, a closed window) from the ledger and the window groups, then resume each
+//! parked session in its slot through the normal unpark path (every guard applies).
+//!
+//! Contract:
+//! * Only entries parked on the server park talks to now are rebuilt (the recorded socket, started
+//!   again when it is gone); others are listed with the variable that selects their server. zellij
+//!   restores its own sessions, so rebuild is tmux-only and says so.
+//! * An entry counts as lost only when its pane is gone ([`group::lost`]); a window that still partly
+//!   exists is never duplicated. The plan is computed, shown (`--dry-run` stops there), and acted on
+//!   under one `rebuild` lock, so two rebuilds never make two windows for one session.
+//! * Each entry is re-pointed at its new pane under its session lock, and only if it is still parked
+//!   where the plan found it; its pane gets the pill, so the pane is recognisably its slot. The
+//!   resume waits for the new pane's shell prompt, and a refusal leaves the entry parked in its slot.
+
+use crate::adapters::mux::{MuxError, WindowSpec};
+use crate::ctx::Ctx;
+use crate::exit::Stop;
+use crate::model::entry::{Entry, EntryState};
+use crate::ops::park::shell_prompt_ready;
+use crate::ops::unpark;
+use crate::scan;
+use crate::scan::live::LiveSet;
+use crate::store::group::{self, WindowPlan};
+use crate::store::lock::{try_lock, TryLock};
+use park_protocol::reports::{
+    RebuildOutcome, RebuildOutput, Skipped, SlotOutcome, SlotResult, WindowOutcome,
+};
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Opts {
+    pub dry_run: bool,
+    pub json: bool,
+    pub no_resume: bool,
+}
+
+fn slot_outcome(s: &group::PlanSlot, outcome: RebuildOutcome) -> SlotOutcome {
+    SlotOutcome {
+        pane_index: s.pane_index,
+        pane: None,
+        cwd: s.cwd.clone(),
+        command: s.command.clone(),
+        entry: s.entry.clone(),
+        session_id: s.session_id.clone(),
+        agent: s.agent.clone(),
+        outcome: SlotResult::Rebuild(outcome),
+        reason: None,
+    }
+}
+
+fn window_outcome(p: &WindowPlan, slots: Vec<SlotOutcome>) -> WindowOutcome {
+    WindowOutcome {
+        group: p.group.clone(),
+        session: p.session.clone(),
+        window_index: p.window_index,
+        window_name: p.window_name.clone(),
+        built_index: None,
+        layout: p.layout.clone(),
+        notes: vec![],
+        slots,
+    }
+}
+
+/// [`group::lost`] with the process table's facts about each pane's process.
+pub(crate) fn lost_now(
+    ctx: &Ctx,
+    parked: &[Entry],
+    panes: &[crate::adapters::mux::Pane],
+) -> std::collections::HashSet<String> {
+    group::lost(parked, panes, |pid, eid| {
+        (
+            ctx.platform.process(pid).map(|p| p.start_ticks),
+            unpark::is_placeholder(ctx, pid, eid),
+        )
+    })
+}
+
+/// Rebuilds every lost window of the selected tmux server; `Err` when nothing could be tried.
+pub fn run(ctx: &Ctx, o: Opts) -> Result<RebuildOutput, Stop> {
+    let Some(server) = ctx.mux.home_server() else {
+        return Err(Stop::refused(
+            "no tmux server is selected (set PARK_TMUX_SOCKET or run inside tmux)",
+        )
+        .of("rebuild"));
+    };
+    let mut warnings = vec![];
+    let (entries, errs) = ctx.ledger.all();
+    warnings.extend(errs.iter().map(|e| format!("ledger: {e}")));
+    let parked: Vec<Entry> = entries
+        .into_iter()
+        .filter(|e| e.state == EntryState::Parked)
+        .collect();
+    let mut skipped = vec![];
+    let mut mine = vec![];
+    for e in parked {
+        if e.place.server == server {
+            mine.push(e);
+            continue;
+        }
+        let reason = if crate::adapters::mux::is_zellij_server(&e.place.server) {
+            "parked under zellij, which restores its own sessions; rebuild recreates tmux windows only".to_string()
+        } else {
+            format!(
+                "parked on tmux server {}; run `PARK_TMUX_SOCKET={} park rebuild` for it",
+                e.place.server, e.place.server
+            )
+        };
+        skipped.push(Skipped {
+            entry: e.id.clone(),
+            server: e.place.server.clone(),
+            reason,
+        });
+    }
+    // A server that is not running has lost every pane; any other listing failure means the map
+    // cannot be trusted, and guessing which windows are gone would duplicate live ones.
+    let panes = match ctx.mux.list_panes() {
+        Ok(p) => p,
+        Err(MuxError::Unreachable(..)) => vec![],
+        Err(e) => {
+            return Err(
+                Stop::refused(format!("{e}; refusing to guess which windows are gone"))
+                    .of("rebuild"),
+            );
+        }
+    };
+    let lost = lost_now(ctx, &mine, &panes);
+    let (groups, gerrs) = group::load_all(&ctx.ledger.home);
+    warnings.extend(gerrs.into_iter().map(|e| format!("group: {e}")));
+    let plans = group::plan(&groups, &mine, &lost);
+    let mut out = RebuildOutput {
+        schema: park_protocol::SCHEMA_VERSION,
+        server: server.clone(),
+        dry_run: o.dry_run,
+        windows: vec![],
+        skipped,
+        warnings,
+    };
+    if o.dry_run || plans.is_empty() {
+        out.windows = plans
+            .iter()
+            .map(|p| {
+                window_outcome(
+                    p,
+                    p.slots
+                        .iter()
+                        .map(|s| {
+                            slot_outcome(
+                                s,
+                                if s.entry.is_some() {
+                                    RebuildOutcome::WouldRebuild
+                                } else {
+                                    RebuildOutcome::Shell
+                                },
+                            )
+                        })
+                        .collect(),
+                )
+            })
+            .collect();
+        return Ok(out);
+    }
+    let _lock = match try_lock(&ctx.ledger.home, "rebuild") {
+        Ok(TryLock::Acquired(l)) => l,
+        Ok(TryLock::Held(owner)) => {
+            return Err(Stop::refused(format!(
+                "another rebuild is running (pid {owner}); nothing done"
+            ))
+            .of("rebuild"));
+        }
+        Err(e) => return Err(Stop::refused(e.to_string()).of("rebuild")),
+    };
+    for p in &plans {
+        out.windows.push(build_one(ctx, p, o));
+    }
+    ctx.publish_status();
+    Ok(out)
+}
+
+/// Whether every agent slot that was tried came back (no `refused` or `failed` slot).
+pub fn all_back(out: &RebuildOutput) -> bool {
+    !out.windows
+        .iter()
+        .flat_map(|w| &w.slots)
+        .any(|s| matches!(s.outcome.as_str(), "refused" | "failed"))
+}
+
+/// Recreates one window, re-points its entries, then resumes them in slot order.
+fn build_one(ctx: &Ctx, p: &WindowPlan, o: Opts) -> WindowOutcome {
+    let mut w = window_outcome(p, vec![]);
+    let spec = WindowSpec {
+        session: p.session.clone(),
+        window_index: p.window_index,
+        window_name: p.window_name.clone(),
+        layout: p.layout.clone(),
+        width: p.width,
+        height: p.height,
+        cwds: p
+            .slots
+            .iter()
+            .map(|s| usable_cwd(&s.cwd, ctx.ledger.home.as_path()))
+            .collect(),
+        env: ctx.park_env(),
+    };
+    let built = match ctx.mux.build_window(&spec) {
+        Ok(b) => b,
+        Err(e) => {
+            w.slots = p
+                .slots
+                .iter()
+                .map(|s| {
+                    let mut x = slot_outcome(
+                        s,
+                        if s.entry.is_some() {
+                            RebuildOutcome::Failed
+                        } else {
+                            RebuildOutcome::Shell
+                        },
+                    );
+                    x.reason = Some(format!("could not recreate the window: {e}"));
+                    x
+                })
+                .collect();
+            return w;
+        }
+    };
+    w.built_index = Some(built.window_index);
+    w.notes = built.notes.clone();
+    let mut repointed: Vec<(usize, String)> = vec![];
+    for (i, (s, pane)) in p.slots.iter().zip(built.panes.iter()).enumerate() {
+        let mut x = slot_outcome(s, RebuildOutcome::Shell);
+        x.pane = Some(pane.clone());
+        if let Some(eid) = &s.entry {
+            match repoint(ctx, eid, pane, &p.session, built.window_index, i as u32) {
+                Ok(()) => {
+                    x.outcome = SlotResult::Rebuild(RebuildOutcome::Rebuilt);
+                    repointed.push((i, eid.clone()));
+                }
+                Err(why) => {
+                    x.outcome = SlotResult::Rebuild(RebuildOutcome::Refused);
+                    x.reason = Some(why);
+                }
+            }
+        } else if !s.command.is_empty() && !crate::scan::SHELLS.contains(&s.command.as_str()) {
+            x.reason = Some(format!(
+                "was running `{}`; a shell is open in its cwd",
+                s.command
+            ));
+        }
+        if x.cwd != spec.cwds[i] {
+            x.reason = Some(format!(
+                "{} is gone; the pane opened in {}",
+                x.cwd, spec.cwds[i]
+            ));
+        }
+        w.slots.push(x);
+    }
+    if o.no_resume {
+        return w;
+    }
+    let fresh = scan::scan(ctx.platform.as_ref(), ctx.mux.as_ref(), false);
+    let Ok(s) = fresh else {
+        for (i, _) in &repointed {
+            w.slots[*i].reason = Some("process scan failed; left parked in its new pane".into());
+        }
+        return w;
+    };
+    let live = LiveSet::from_scan(&s);
+    for (i, eid) in repointed {
+        let pane = w.slots[i].pane.clone().unwrap_or_default();
+        wait_for_shell(ctx, &pane);
+        let r = unpark::unpark_remote(ctx, &s, &live, &eid, &eid, false);
+        w.slots[i].outcome = SlotResult::Unpark(r.outcome);
+        w.slots[i].reason = r.reason;
+        w.slots[i].pane = r.pane.or(w.slots[i].pane.take());
+    }
+    w
+}
+
+/// The recorded cwd if it still exists, else park's home's parent (the pane must open somewhere;
+/// the slot's outcome says so).
+fn usable_cwd(cwd: &str, home: &std::path::Path) -> String {
+    if std::path::Path::new(cwd).is_dir() {
+        return cwd.to_string();
+    }
+    std::env::var("HOME")
+        .ok()
+        .filter(|h| std::path::Path::new(h).is_dir())
+        .unwrap_or_else(|| home.to_string_lossy().into_owned())
+}
+
+/// Points a still-parked entry at its new pane (under its session lock) and marks the pane.
+fn repoint(
+    ctx: &Ctx,
+    eid: &str,
+    pane: &str,
+    session: &str,
+    window_index: u32,
+    pane_index: u32,
+) -> Result<(), String> {
+    let e = crate::ops::park::edit_parked(ctx, eid, |e| {
+        e.place.pane = pane.to_string();
+        e.place.session = session.to_string();
+        e.place.window_index = window_index;
+        e.place.pane_index = pane_index;
+        // The slot runs a shell now, whatever the pane ran before.
+        e.pane_owned = false;
+        Ok(())
+    })?;
+    crate::ops::park::mark_parked_pane(ctx, &e, pane);
+    Ok(())
+}
+
+/// A new pane's shell takes a moment to print its first prompt; unpark only types at one.
+fn wait_for_shell(ctx: &Ctx, pane: &str) {
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(10) {
+        let p = ctx
+            .mux
+            .list_panes()
+            .ok()
+            .and_then(|ps| ps.into_iter().find(|p| p.id == pane));
+        match p {
+            Some(p) if shell_prompt_ready(ctx, &p) => return,
+            None => return,
+            _ => std::thread::sleep(Duration::from_millis(100)),
+        }
+    }
+}

@@ -1,0 +1,192 @@
+//! The one accessor every view reads: live rows (each annotated with the refusal park would give)
+//! and parked entries, grouped by session and window, with the servers of those windows.
+//!
+//! Contract: one scan in, rows out; nothing is changed. A row's `reason` is exactly what
+//! `park park` would refuse with (the same guard chain), so a view never promises what park
+//! would refuse.
+
+use crate::ctx::Ctx;
+use crate::guards::Overrides;
+use crate::model::entry::{Entry, EntryState};
+use crate::scan::{self, Scan};
+use park_protocol::{LsOutput, Row, RowState, Status, SCHEMA_VERSION};
+
+pub fn live_row(s: &Scan, f: &scan::Found) -> Row {
+    let p = f.pane.as_ref();
+    let untargetable = f.ident.session_id.is_none() || f.pane.is_none();
+    let background = f.proc.background;
+    let reason = if background {
+        Some(crate::agents::claude::background_note(
+            f.ident.job.as_deref(),
+        ))
+    } else if untargetable {
+        let unbound = f
+            .pane
+            .is_none()
+            .then(|| "not bound to a pane of this server".to_string());
+        let parts: Vec<String> = unbound.into_iter().chain(f.ident.reason.clone()).collect();
+        Some(parts.join("; "))
+    } else {
+        crate::guards::check(f, &s.caller, s.pane_error.as_deref(), Overrides::default())
+            .err()
+            .map(|r| r.why)
+    };
+    Row {
+        pane: p.map(|p| p.id.clone()).unwrap_or_default(),
+        mux: p
+            .map(|p| crate::adapters::mux::MuxKind::of_pane(&p.id).as_str())
+            .unwrap_or("none")
+            .into(),
+        session: if background {
+            BACKGROUND_GROUP.into()
+        } else {
+            p.map(|p| p.session.clone()).unwrap_or_default()
+        },
+        window_index: p.map(|p| p.window_index),
+        window: p.map(|p| p.window_name.clone()).unwrap_or_default(),
+        agent: f.proc.agent,
+        session_id: f.ident.session_id.clone(),
+        session_source: Some(f.ident.source.to_string()),
+        cwd: f.cwd.clone(),
+        title: f.title.clone(),
+        state: if background {
+            RowState::Background
+        } else if untargetable {
+            RowState::Untargetable
+        } else {
+            RowState::Live
+        },
+        status: f.status,
+        reason,
+        idle_seconds: f.idle_secs,
+        bytes: f.mem.rss,
+        uss_bytes: f.mem.uss,
+        anon_bytes: f.mem.anon,
+        pss_bytes: f.mem.pss,
+        freed_bytes: None,
+        pid: Some(f.proc.root),
+        entry: None,
+        parked_at: None,
+        wake: None,
+        job: f.ident.job.clone(),
+        pinned: false,
+        suggested: false,
+    }
+}
+
+/// The `ls` group of Claude's background sessions.
+pub const BACKGROUND_GROUP: &str = "(background)";
+
+/// A parked session whose transcript the agent's own cleanup will soon delete (Claude
+/// `cleanupPeriodDays`): say so in `ls`, with the fix.
+fn cleanup_warning(e: &Entry) -> Option<String> {
+    let t = crate::agents::expected_transcript(e);
+    let left = crate::agents::cleanup_left(e, t.as_deref())?;
+    (left <= crate::agents::CLEANUP_WARN_DAYS as i64).then(|| {
+        format!(
+            "{} may delete this transcript in {} day(s); the archive keeps a copy and unpark puts it back (or raise cleanupPeriodDays)",
+            e.agent.as_str(),
+            left.max(0)
+        )
+    })
+}
+
+fn entry_row(e: &Entry) -> Row {
+    let idle = e
+        .last_active
+        .as_deref()
+        .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+        .map(|t| (jiff::Timestamp::now().as_second() - t.as_second()).max(0) as u64);
+    Row {
+        pane: e.place.pane.clone(),
+        mux: e.place.kind.clone(),
+        session: e.place.session.clone(),
+        window_index: Some(e.place.window_index),
+        window: e.place.window_name.clone(),
+        agent: e.agent,
+        session_id: Some(e.session_id.clone()),
+        session_source: Some(e.session_source.clone()),
+        cwd: e.cwd.clone(),
+        title: e.place.title.clone(),
+        state: RowState::Parked,
+        status: Status::Parked,
+        reason: e.last_error.clone().or_else(|| match e.state {
+            EntryState::Parking => {
+                Some("park did not finish (interrupted?); unpark resumes or cleans it".into())
+            }
+            EntryState::Resuming => Some("resume in progress".into()),
+            EntryState::Parked => cleanup_warning(e),
+        }),
+        idle_seconds: idle,
+        bytes: 0,
+        uss_bytes: 0,
+        anon_bytes: 0,
+        pss_bytes: 0,
+        freed_bytes: e.freed_bytes,
+        pid: None,
+        entry: Some(e.id.clone()),
+        parked_at: Some(e.parked_at.clone()),
+        wake: e.wake.as_ref().map(|w| w.describe(jiff::Timestamp::now())),
+        job: None,
+        pinned: false,
+        suggested: false,
+    }
+}
+
+/// The one accessor every view reads: live rows and parked entries, grouped by session and window.
+pub fn rows(ctx: &Ctx, s: &Scan) -> LsOutput {
+    let mut warnings = s.warnings.clone();
+    let mut rows: Vec<Row> = s.found.iter().map(|f| live_row(s, f)).collect();
+    let (entries, bad) = {
+        let _t = crate::support::profile::span("ls.ledger");
+        ctx.ledger.all()
+    };
+    for b in bad {
+        warnings.push(b.to_string());
+    }
+    rows.extend(entries.iter().map(entry_row));
+    // Pins and the autopilot's suggestions: two small file reads, no extra scan.
+    let pins = crate::store::pins::Pins::read(&ctx.ledger.home);
+    let suggested = crate::store::autolog::suggested_ids(&ctx.ledger.home);
+    for r in rows.iter_mut() {
+        if let Some(id) = r.session_id.as_deref() {
+            r.pinned = pins.contains(id);
+            r.suggested = r.state == RowState::Live && suggested.iter().any(|s| s == id);
+        }
+    }
+    if let Some(e) = pins.broken {
+        warnings.push(e);
+    }
+    // Pane groups first, then Claude's background sessions, then agents in no pane.
+    let rank = |r: &Row| match (r.state, r.session.is_empty()) {
+        (RowState::Background, _) => 1,
+        (_, true) => 2,
+        _ => 0,
+    };
+    rows.sort_by(|a, b| {
+        (rank(a), &a.session, a.window_index, &a.pane).cmp(&(
+            rank(b),
+            &b.session,
+            b.window_index,
+            &b.pane,
+        ))
+    });
+    let mut windows: Vec<(String, u32)> = vec![];
+    for r in &rows {
+        if let Some(w) = r.window_index {
+            if !windows.iter().any(|x| x.0 == r.session && x.1 == w) {
+                windows.push((r.session.clone(), w));
+            }
+        }
+    }
+    let servers = {
+        let _t = crate::support::profile::span("ls.servers");
+        crate::rows::servers::rows(ctx, s, &windows)
+    };
+    LsOutput {
+        schema: SCHEMA_VERSION,
+        rows,
+        servers,
+        warnings,
+    }
+}

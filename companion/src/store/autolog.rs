@@ -1,0 +1,96 @@
+//! The autopilot's records under `$PARK_HOME`: `auto-status.json` (the last pass's report, read by
+//! `ls`, the status line and the pickers for suggestions) and `auto.log` (one JSON line per
+//! automatic park).
+//!
+//! Contract: the report is written atomically; a missing or unreadable report is "no
+//! suggestions", never an error of the reader. The log is append-only.
+
+use park_protocol::auto::{AutoReport, Decision};
+use std::path::{Path, PathBuf};
+
+pub fn status_path(home: &Path) -> PathBuf {
+    home.join("auto-status.json")
+}
+
+pub fn log_path(home: &Path) -> PathBuf {
+    home.join("auto.log")
+}
+
+/// The last pass's report, if a pass wrote one.
+pub fn last_report(home: &Path) -> Option<AutoReport> {
+    serde_json::from_slice(&std::fs::read(status_path(home)).ok()?).ok()
+}
+
+pub fn save_report(home: &Path, r: &AutoReport) {
+    if let Ok(json) = serde_json::to_vec(r) {
+        let _ = crate::store::ledger::write_atomic(&status_path(home), &json);
+    }
+}
+
+/// Session ids the last pass (suggest mode) would park.
+pub fn suggested_ids(home: &Path) -> Vec<String> {
+    last_report(home)
+        .map(|r| {
+            r.agents
+                .into_iter()
+                .filter(|a| a.decision == Decision::Suggested)
+                .filter_map(|a| a.session_id)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Appends lines to `auto.log`.
+pub fn append(home: &Path, lines: &[serde_json::Value]) {
+    if lines.is_empty() {
+        return;
+    }
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log_path(home))
+    {
+        use std::io::Write;
+        for l in lines {
+            let _ = writeln!(f, "{l}");
+        }
+    }
+}
+
+/// Every park made at a usage limit (`--wake-on-limit-reset` or `limit_reset`), one JSON line:
+/// a session resumed before its reset still shows the message, and is not parked for it again.
+pub fn limit_log_path(home: &Path) -> PathBuf {
+    home.join("limit-parks.log")
+}
+
+pub fn note_limit_park(home: &Path, session_id: &str, text: &str) {
+    let line = serde_json::json!({
+        "at": jiff::Timestamp::now().to_string(),
+        "session_id": session_id,
+        "limit": text,
+    });
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(limit_log_path(home))
+    {
+        use std::io::Write;
+        let _ = writeln!(f, "{line}");
+    }
+}
+
+/// (session id, limit message) of every park made at a usage limit.
+pub fn limit_parks(home: &Path) -> Vec<(String, String)> {
+    let Ok(text) = std::fs::read_to_string(limit_log_path(home)) else {
+        return vec![];
+    };
+    text.lines()
+        .filter_map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).ok()?;
+            Some((
+                v["session_id"].as_str()?.to_string(),
+                v["limit"].as_str()?.to_string(),
+            ))
+        })
+        .collect()
+}

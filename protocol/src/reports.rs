@@ -1,0 +1,282 @@
+//! The `--json` outputs of the maintenance verbs: `park doctor`, `park rebuild`,
+//! `park archive --all`, `park archive --prune`, `park recover`. Like everything in this crate they
+//! are a contract: fields are only ever added within one `schema` version (schema/*.json).
+
+use crate::{Agent, Outcome};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    Attention,
+    Info,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Finding {
+    pub level: Level,
+    /// Stable machine name: `corrupt`, `foreign`, `permissions`, `symlink`, `interrupted`,
+    /// `resuming`, `running-while-parked`, `unrestorable`, `duplicate`, `cleanup-age`,
+    /// `cleanup-period`, `config`, `daemon-down`, `waker-down`,
+    /// `worktree-drift`, `pane-lost`, `stale-lock`, `lock-held`, `leftover-temp`, `scan`.
+    pub code: String,
+    /// The entry id or file the finding is about.
+    pub subject: String,
+    pub message: String,
+    /// The command (or action) that fixes it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Report {
+    pub schema: u32,
+    pub ok: bool,
+    pub entries: usize,
+    pub findings: Vec<Finding>,
+    /// Total size of `$PARK_HOME/archive` on disk.
+    #[serde(default)]
+    pub archive_bytes: u64,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct SlotOutcome {
+    pub pane_index: u32,
+    pub pane: Option<String>,
+    pub cwd: String,
+    pub command: String,
+    pub entry: Option<String>,
+    pub session_id: Option<String>,
+    pub agent: Option<String>,
+    /// `would-rebuild`, `shell`, `unparked`, `rebuilt` (re-pointed, left parked), `refused`, `failed`.
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
+    pub outcome: SlotResult,
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct WindowOutcome {
+    pub group: Option<String>,
+    pub session: String,
+    pub window_index: u32,
+    pub window_name: String,
+    /// The index the window got (the recorded one unless it was taken).
+    pub built_index: Option<u32>,
+    pub layout: Option<String>,
+    pub notes: Vec<String>,
+    pub slots: Vec<SlotOutcome>,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Skipped {
+    pub entry: String,
+    pub server: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct RebuildOutput {
+    pub schema: u32,
+    pub server: String,
+    pub dry_run: bool,
+    pub windows: Vec<WindowOutcome>,
+    pub skipped: Vec<Skipped>,
+    pub warnings: Vec<String>,
+}
+
+/// One transcript's outcome in `park archive --all`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct ProtectItem {
+    pub agent: Agent,
+    pub session_id: String,
+    /// The agent's transcript.
+    pub transcript: String,
+    /// `archived`, `would-archive`, `unchanged`, `partial` (it changed during every copy; the
+    /// next run copies it again), `skipped` (see `reason`; needs a look), `empty` (no
+    /// conversation to keep), `not-due` (not near the agent's cleanup age).
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
+    pub outcome: ProtectOutcome,
+    pub reason: Option<String>,
+    /// Bytes copied (archived), or that would be (would-archive).
+    pub bytes: u64,
+}
+
+/// `park archive --all --json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct ProtectOutput {
+    pub schema: u32,
+    pub dry_run: bool,
+    pub archived: usize,
+    pub unchanged: usize,
+    pub skipped: usize,
+    pub partial: usize,
+    pub not_due: usize,
+    pub empty: usize,
+    /// Bytes copied by this run.
+    pub bytes: u64,
+    /// Total size of `$PARK_HOME/archive` after the run.
+    pub archive_bytes: u64,
+    pub items: Vec<ProtectItem>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct PruneItem {
+    pub session_id: String,
+    pub bytes: u64,
+    /// Why it is kept (kept rows only).
+    pub reason: Option<String>,
+}
+
+/// `park archive --prune --json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct PruneOutput {
+    pub schema: u32,
+    pub dry_run: bool,
+    pub older_than: String,
+    /// Removed (or, with `dry_run` or unconfirmed, that would be).
+    pub removed: Vec<PruneItem>,
+    pub kept: Vec<PruneItem>,
+    pub freed_bytes: u64,
+    pub archive_bytes: u64,
+}
+
+/// One session's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct RecoverItem {
+    pub session_id: String,
+    /// The id is synthetic (the history named no session; prompts clustered by project and time).
+    pub synthetic: bool,
+    pub cwd: String,
+    pub prompts: usize,
+    pub first_at: String,
+    pub last_at: String,
+    /// `recovered`, `would-recover`, `skipped` (see `reason`).
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
+    pub outcome: RecoverOutcome,
+    pub reason: Option<String>,
+}
+
+/// `park recover --json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct RecoverOutput {
+    pub schema: u32,
+    pub dry_run: bool,
+    /// The history files read.
+    pub history: Vec<String>,
+    /// Lines that are not a prompt record (skipped).
+    pub bad_lines: usize,
+    pub recovered: usize,
+    pub skipped: usize,
+    pub items: Vec<RecoverItem>,
+    pub warnings: Vec<String>,
+}
+
+/// Serialized as its kebab-case name; printed padded to a column when asked.
+macro_rules! outcome_enum {
+    ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $v:ident => $s:literal),+ $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        pub enum $name {
+            $($(#[$vdoc])* #[serde(rename = $s)] $v),+
+        }
+
+        impl $name {
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$v => $s),+
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.pad(self.as_str())
+            }
+        }
+
+        /// Compares with the JSON spelling (`outcome == "skipped"`).
+        impl PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                self.as_str() == *other
+            }
+        }
+    };
+}
+
+outcome_enum! {
+    /// What `park archive --all` did with one transcript (see [`ProtectItem::outcome`]).
+    ProtectOutcome {
+        Archived => "archived",
+        WouldArchive => "would-archive",
+        Unchanged => "unchanged",
+        Partial => "partial",
+        Skipped => "skipped",
+        Empty => "empty",
+        NotDue => "not-due",
+    }
+}
+
+outcome_enum! {
+    /// What `park recover` did with one session (see [`RecoverItem::outcome`]).
+    RecoverOutcome {
+        Recovered => "recovered",
+        WouldRecover => "would-recover",
+        Skipped => "skipped",
+    }
+}
+
+outcome_enum! {
+    /// What `park rebuild` did with one slot itself.
+    RebuildOutcome {
+        WouldRebuild => "would-rebuild",
+        /// The slot held no parked agent: a shell in its cwd.
+        Shell => "shell",
+        /// Re-pointed to the new pane and left parked.
+        Rebuilt => "rebuilt",
+        Refused => "refused",
+        Failed => "failed",
+    }
+}
+
+/// One slot of a rebuilt window: rebuild's own outcome, or the outcome of the slot's unpark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(untagged)]
+pub enum SlotResult {
+    Rebuild(RebuildOutcome),
+    Unpark(Outcome),
+}
+
+impl SlotResult {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SlotResult::Rebuild(o) => o.as_str(),
+            SlotResult::Unpark(o) => o.as_str(),
+        }
+    }
+}
+
+/// Compares with the JSON spelling (`outcome == "rebuilt"`).
+impl PartialEq<&str> for SlotResult {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl std::fmt::Display for SlotResult {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}

@@ -1,0 +1,320 @@
+//! Driving the `park` binary from tests: run it against a sandbox's tmux server and PARK_HOME,
+//! read its `--json` outputs, and wait for pane/row states.
+//!
+//! Contract: park always runs with the sandbox's environment (HOME, PATH with the sandbox bin dir
+//! first, PARK_HOME) plus `PARK_TMUX_SOCKET=<label>`; never with the caller's TMUX or TMUX_PANE
+//! unless a test passes them explicitly (to play "park runs inside that pane").
+#![allow(dead_code)]
+
+use park_e2e::*;
+use park_protocol::{ActionOutput, LsOutput, Row};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// The park binary built next to this test binary (`scripts/test` builds it first), or `$PARK_BIN`.
+pub fn park_bin() -> PathBuf {
+    if let Some(p) = std::env::var_os("PARK_BIN") {
+        return PathBuf::from(p);
+    }
+    let exe = std::env::current_exe().expect("test exe");
+    // target/<profile>/deps/<test> → target/<profile>/park
+    let dir = exe.parent().and_then(Path::parent).expect("target dir");
+    let p = dir.join("park");
+    assert!(
+        p.is_file(),
+        "{} not built: run `cargo build -p park` (scripts/test does)",
+        p.display()
+    );
+    p
+}
+
+/// Puts `park` (and, when given, the fake agent as `claude`) first on the panes' PATH.
+pub fn install_shims(sb: &Sandbox, fake_agent: Option<&str>) {
+    let link = |target: &Path, name: &str| {
+        let l = sb.bin.join(name);
+        let _ = std::fs::remove_file(&l);
+        std::os::unix::fs::symlink(target, &l).expect("symlink shim");
+    };
+    link(&park_bin(), "park");
+    if let Some(fake) = fake_agent {
+        link(Path::new(fake), "claude");
+    }
+}
+
+pub fn park_cmd(sb: &Sandbox, extra_env: &[(&str, &str)]) -> Command {
+    let mut c = Command::new(park_bin());
+    c.env_clear()
+        .envs(sb.base_env())
+        .env("PARK_TMUX_SOCKET", sb.label())
+        .envs(extra_env.iter().copied())
+        .stdin(Stdio::null());
+    c
+}
+
+pub fn park(sb: &Sandbox, args: &[&str]) -> Output {
+    park_env(sb, args, &[])
+}
+
+pub fn park_env(sb: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let out = park_cmd(sb, env).args(args).output().expect("run park");
+    eprintln!(
+        "$ park {} -> {}\n{}{}",
+        args.join(" "),
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+pub fn code(o: &Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
+
+pub fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+pub fn ls(sb: &Sandbox) -> LsOutput {
+    let o = park(sb, &["ls", "--json"]);
+    assert_eq!(code(&o), 0, "park ls --json failed: {}", text(&o));
+    serde_json::from_slice(&o.stdout).expect("ls --json parses as the documented shape")
+}
+
+pub fn action(sb: &Sandbox, args: &[&str]) -> (i32, ActionOutput) {
+    let mut a: Vec<&str> = args.to_vec();
+    a.push("--json");
+    let o = park(sb, &a);
+    let parsed = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{a:?} --json did not parse ({e}): {}", text(&o)));
+    (code(&o), parsed)
+}
+
+/// `action(args)`, retried for up to 40 s while the only refusal is the CPU corroboration (an
+/// agent that just replied is still settling).
+#[allow(dead_code)]
+pub fn action_settled(sb: &Sandbox, args: &[&str]) -> (i32, ActionOutput) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(40);
+    loop {
+        let (c, out) = action(sb, args);
+        let cpu = out
+            .results
+            .iter()
+            .any(|r| r.reason.as_deref().is_some_and(|w| w.contains("% CPU")));
+        if c == 0 || !cpu || std::time::Instant::now() > deadline {
+            return (c, out);
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+pub fn row(sb: &Sandbox, pane: &str) -> Option<Row> {
+    ls(sb).rows.into_iter().find(|r| r.pane == pane)
+}
+
+/// Polls `park ls --json` until the pane's row satisfies `pred`.
+pub fn wait_row(sb: &Sandbox, pane: &str, timeout: Duration, pred: impl Fn(&Row) -> bool) -> Row {
+    let mut last = None;
+    let got = poll(timeout, || {
+        let r = row(sb, pane);
+        last = r.clone();
+        r.filter(|r| pred(r))
+    });
+    got.unwrap_or_else(|| {
+        panic!(
+            "row for {pane} never matched; last: {last:?}\nscreen:\n{}",
+            sb.capture(pane)
+        )
+    })
+}
+
+pub fn entries(sb: &Sandbox) -> Vec<PathBuf> {
+    let d = sb.park_home.join("parked");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&d)
+        .map(|r| {
+            r.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "json"))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// Pids of live agent processes (by program) whose environment points into the sandbox.
+pub fn agent_pids(sb: &Sandbox, session_id: &str) -> Vec<u32> {
+    let mut out = vec![];
+    for pid in sb.processes() {
+        let Ok(cmd) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        if stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|r| r.trim_start().starts_with('Z'))
+        {
+            continue;
+        }
+        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+        if cmd.contains(session_id) && !cmd.contains("park") {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// Claude processes (real or fake) whose status file names `session_id`.
+pub fn claude_pids_for(home: &Path, session_id: &str) -> Vec<u32> {
+    claude_session_files(home)
+        .into_iter()
+        .filter(|(pid, v)| {
+            pid_alive(*pid) && v.get("sessionId").and_then(|s| s.as_str()) == Some(session_id)
+        })
+        .map(|(pid, _)| pid)
+        .collect()
+}
+
+pub const SECS: fn(u64) -> Duration = Duration::from_secs;
+
+/// Types a prompt into an agent's composer and submits it, retyping when a TUI that just drew its
+/// composer dropped the keys (seen under CI load). `echo` is the composer's prefix (`❯` or `›`).
+pub fn submit_prompt(sb: &Sandbox, pane: &str, text: &str, echo: &str) {
+    let shown = format!("{echo}.{}", regex::escape(text));
+    for _ in 0..3 {
+        sb.type_text(pane, text);
+        if sb.wait_for(pane, &shown, Duration::from_secs(5)).is_ok() {
+            break;
+        }
+        sb.send_keys(pane, &["C-u"]);
+    }
+    sb.press_enter(pane);
+}
+
+/// A client attached to the sandbox's server from a private outer server, so its screen (status
+/// line, window list, borders, popups) can be captured.
+pub struct Outer {
+    label: String,
+    env: Env,
+}
+
+impl Outer {
+    pub fn attach(sb: &Sandbox, session: &str) -> Outer {
+        sb.ensure_session(session);
+        let o = Outer {
+            label: format!("{}-outer", sb.label()),
+            env: sb.base_env(),
+        };
+        let inner = format!(
+            "env -u TMUX tmux -L {} -f /dev/null attach -t {}",
+            sh_quote(sb.label()),
+            sh_quote(&format!("={session}"))
+        );
+        o.tmux(&[
+            "new-session",
+            "-d",
+            "-x",
+            "160",
+            "-y",
+            "40",
+            "-s",
+            "outer",
+            &inner,
+        ])
+        .expect("start the outer tmux server");
+        // Ready once the inner status line (`[session] …`) is drawn.
+        let want = format!("[{session}]");
+        o.wait(&want, SECS(10))
+            .unwrap_or_else(|e| panic!("nested client did not attach: {e}"));
+        o
+    }
+
+    pub fn tmux(&self, args: &[&str]) -> Result<String, String> {
+        let out = Command::new("tmux")
+            .env_clear()
+            .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .args(["-L", &self.label, "-f", "/dev/null"])
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot run tmux: {e}"))?;
+        if out.status.success() {
+            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        } else {
+            Err(format!(
+                "outer tmux {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ))
+        }
+    }
+
+    /// The nested client's screen: the inner window, popups, and the inner status line last.
+    pub fn screen(&self) -> String {
+        self.tmux(&["capture-pane", "-p", "-t", "outer:"])
+            .unwrap_or_default()
+    }
+
+    /// The inner status line (the last line of the screen).
+    pub fn status_line(&self) -> String {
+        self.screen()
+            .trim_end_matches('\n')
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    pub fn wait(&self, needle: &str, timeout: Duration) -> Result<String, String> {
+        let mut last = String::new();
+        poll_fast(timeout, || {
+            last = self.screen();
+            last.contains(needle).then(|| last.clone())
+        })
+        .ok_or_else(|| format!("no {needle:?} on the nested client after {timeout:?}:\n{last}"))
+    }
+
+    /// Types keys into the nested client (they reach the inner server as typed keys: C-b is
+    /// the inner prefix; the outer server does not interpret keys sent with send-keys).
+    pub fn keys(&self, keys: &[&str]) {
+        let mut a = vec!["send-keys", "-t", "outer:"];
+        a.extend_from_slice(keys);
+        self.tmux(&a).unwrap();
+    }
+}
+
+impl Drop for Outer {
+    fn drop(&mut self) {
+        let socket = self
+            .tmux(&["display-message", "-p", "#{socket_path}"])
+            .map(|s| PathBuf::from(s.trim()))
+            .ok();
+        let _ = self.tmux(&["kill-server"]);
+        if let Some(s) = socket {
+            if s.file_name() == Some(std::ffi::OsStr::new(&self.label)) {
+                let _ = std::fs::remove_file(s);
+            }
+        }
+    }
+}
+
+/// Polls `f` every 10 ms (fine enough to time a redraw).
+pub fn poll_fast<T>(timeout: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
+    let start = Instant::now();
+    loop {
+        if let Some(v) = f() {
+            return Some(v);
+        }
+        if start.elapsed() >= timeout {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}

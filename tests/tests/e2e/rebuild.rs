@@ -1,0 +1,535 @@
+//! Window groups and `park rebuild` in a real tmux server: windows parked as a whole are recorded
+//! (layout, pane order, cwds); after the tmux server is killed, `park rebuild` recreates the same
+//! windows at the same indices with the same geometry and resumes each session in its own slot.
+//! Also: a pane handle that a restarted server reuses is never typed into.
+//!
+//! The first test uses the REAL Claude Code CLI against the mock model server; the others use the
+//! deterministic fake agent (timing, many panes).
+
+use crate::common::*;
+use park_e2e::*;
+use park_protocol::{RowState, Status};
+use serde_json::Value;
+use std::path::Path;
+use std::time::Instant;
+
+const FAKE: &str = env!("CARGO_BIN_EXE_fake-agent");
+
+/// The user's login profile: the panes a rebuilt window opens run login shells, which re-read
+/// the system profile (Debian's resets PATH), so PATH is set where a user sets it.
+fn login_profile(sb: &Sandbox) {
+    let path = sb
+        .base_env()
+        .into_iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v)
+        .unwrap();
+    std::fs::write(
+        sb.home.join(".bash_profile"),
+        format!("export PATH='{path}'\n"),
+    )
+    .unwrap();
+}
+
+/// Splits `target` with an interactive `bash --norc --noprofile` in `cwd` (env + the test prompt)
+/// and waits for its prompt. `flags` are extra split-window flags (`-h`, `-l 30%`).
+fn split_shell(
+    sb: &Sandbox,
+    target: &str,
+    cwd: &Path,
+    env: &[(String, String)],
+    flags: &[&str],
+) -> String {
+    let cwd = cwd.to_string_lossy().into_owned();
+    let mut envs: Vec<String> = env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    envs.push(format!("PS1={SHELL_PROMPT}"));
+    let mut a: Vec<&str> = vec![
+        "split-window",
+        "-d",
+        "-P",
+        "-F",
+        "#{pane_id}",
+        "-t",
+        target,
+        "-c",
+        &cwd,
+    ];
+    a.extend_from_slice(flags);
+    for e in &envs {
+        a.push("-e");
+        a.push(e);
+    }
+    a.extend(["bash", "--norc", "--noprofile"]);
+    let pane = sb.tmux(&a).unwrap().trim().to_string();
+    sb.wait_for(&pane, r"park-test\$", SECS(15)).unwrap();
+    pane
+}
+
+/// `pane_index geometry cwd` for each pane of `session:window`, in pane order.
+fn geometry(sb: &Sandbox, session: &str, window: &str) -> Vec<String> {
+    sb.tmux(&[
+        "list-panes",
+        "-t",
+        &format!("={session}:{window}"),
+        "-F",
+        "#{pane_index} #{pane_left},#{pane_top} #{pane_width}x#{pane_height} #{pane_current_path}",
+    ])
+    .unwrap()
+    .lines()
+    .map(str::to_string)
+    .collect()
+}
+
+fn pane_at(sb: &Sandbox, session: &str, window: &str, index: u32) -> String {
+    sb.tmux(&[
+        "display-message",
+        "-p",
+        "-t",
+        &format!("={session}:{window}.{index}"),
+        "#{pane_id}",
+    ])
+    .unwrap()
+    .trim()
+    .to_string()
+}
+
+/// Parks `target` (see `action_settled`); the outcome and reason of every result.
+fn park_settled(sb: &Sandbox, target: &str) -> Vec<String> {
+    let (_, out) = action_settled(sb, &["park", target]);
+    out.results
+        .iter()
+        .map(|r| format!("{} {:?}", r.outcome, r.reason))
+        .collect()
+}
+
+fn rebuild_json(sb: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> (i32, Value) {
+    let mut a = vec!["rebuild", "--json"];
+    a.extend_from_slice(args);
+    let o = park_env(sb, &a, env);
+    let v: Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("rebuild --json parses ({e}): {}", text(&o)));
+    if code(&o) != 0 {
+        eprintln!("rebuilt panes:\n{}", screens(sb, &v));
+    }
+    (code(&o), v)
+}
+
+/// Every rebuilt pane's screen, for failure messages.
+fn screens(sb: &Sandbox, v: &Value) -> String {
+    let mut out = String::new();
+    for w in v["windows"].as_array().into_iter().flatten() {
+        for s in w["slots"].as_array().into_iter().flatten() {
+            if let Some(p) = s["pane"].as_str() {
+                out.push_str(&format!(
+                    "--- {p}\n{}\n",
+                    sb.try_capture(p).unwrap_or_default()
+                ));
+            }
+        }
+    }
+    out
+}
+
+fn slot_outcomes(v: &Value) -> Vec<Vec<String>> {
+    v["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            w["slots"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s["outcome"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .collect()
+}
+
+/// A decoy server on the same socket, with enough plain shells that the parked panes' handles
+/// (`%N`) exist again, as they do after any tmux restart. The server starts with `env` added to
+/// its environment (what the user's login would give every new pane). Returns the decoy panes.
+fn decoy_server(sb: &Sandbox, n: usize, env: &[(String, String)]) -> Vec<String> {
+    let work = sb.work.to_string_lossy().into_owned();
+    let ps1 = format!("PS1={SHELL_PROMPT}");
+    let out = sb
+        .tmux_command()
+        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .args([
+            "new-session",
+            "-d",
+            "-s",
+            "decoy",
+            "-x",
+            "200",
+            "-y",
+            "50",
+            "-c",
+            &work,
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "-e",
+            &ps1,
+            "bash",
+            "--norc",
+            "--noprofile",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let first = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let mut panes = vec![first];
+    while panes.len() < n {
+        let p = sb
+            .tmux(&[
+                "new-window",
+                "-d",
+                "-t",
+                "=decoy:",
+                "-c",
+                &work,
+                "-P",
+                "-F",
+                "#{pane_id}",
+                "-e",
+                &ps1,
+                "bash",
+                "--norc",
+                "--noprofile",
+            ])
+            .unwrap()
+            .trim()
+            .to_string();
+        panes.push(p);
+    }
+    for p in &panes {
+        sb.wait_for(p, r"park-test\$", SECS(15)).unwrap();
+    }
+    panes
+}
+
+fn assert_untouched(sb: &Sandbox, decoys: &[String]) {
+    for p in decoys {
+        let screen = sb.capture(p);
+        assert!(
+            !screen.contains("unpark") && !screen.contains("claude"),
+            "nothing may be typed into a pane that only reuses a parked handle ({p}):\n{screen}"
+        );
+    }
+}
+
+#[test]
+fn real_claude_two_parked_windows_come_back_after_the_tmux_server_is_killed() {
+    let sb = Sandbox::new();
+    let mock = mock_server!(&sb.logs);
+    seed_claude_home(&sb.home, &sb.work, CLAUDE_API_KEY).unwrap();
+    install_shims(&sb, None);
+    login_profile(&sb);
+    let mut env = sb.claude_env(&mock);
+    env.push(("DISABLE_AUTOUPDATER".into(), "1".into()));
+    let (a0, a1, b0, b1) = (
+        sb.project_dir("api"),
+        sb.project_dir("api-tests"),
+        sb.project_dir("web-srv"),
+        sb.project_dir("web"),
+    );
+    // Window `api`: Claude left, a shell right (70/30). Window `web`: a shell on top, Claude below.
+    let api_claude = sb.new_shell_window("w", "api", &a0, &env);
+    let _api_shell = split_shell(&sb, &api_claude, &a1, &env, &["-h", "-l", "30%"]);
+    let web_shell = sb.new_shell_window("w", "web", &b0, &env);
+    let web_claude = split_shell(&sb, &web_shell, &b1, &env, &["-v", "-l", "60%"]);
+    let mut sids = vec![];
+    // One Claude start at a time: concurrent starts race on ~/.claude.json.
+    for (pane, prompt) in [
+        (&api_claude, "rebuild api prompt"),
+        (&web_claude, "rebuild web prompt"),
+    ] {
+        sb.type_line(pane, "claude");
+        sb.wait_for(pane, "for shortcuts", SECS(60)).unwrap();
+        submit_prompt(&sb, pane, prompt, "❯");
+        sb.wait_for(pane, "PARKTEST-OK", SECS(60)).unwrap();
+        let r = wait_row(&sb, pane, SECS(30), |r| {
+            r.status == Status::Idle && r.state == RowState::Live
+        });
+        sids.push(r.session_id.unwrap());
+    }
+    let before_api = geometry(&sb, "w", "api");
+    let before_web = geometry(&sb, "w", "web");
+    let idx = |w: &str| {
+        sb.tmux(&[
+            "display-message",
+            "-p",
+            "-t",
+            &format!("=w:{w}"),
+            "#{window_index}",
+        ])
+        .unwrap()
+        .trim()
+        .to_string()
+    };
+    let (api_idx, web_idx) = (idx("api"), idx("web"));
+
+    // Park each window as a whole: one group per window, recorded before the kill.
+    for w in ["w:api", "w:web"] {
+        let r = park_settled(&sb, w);
+        assert!(r.len() == 1 && r[0].starts_with("parked"), "{w}: {r:?}");
+    }
+    let groups: Vec<_> = std::fs::read_dir(sb.park_home.join("groups"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert_eq!(groups.len(), 2, "one group file per parked window");
+
+    // The server dies (a crash, a reboot, `kill-server`), and a new one reuses the pane handles.
+    sb.tmux(&["kill-server"]).unwrap();
+    poll(SECS(10), || {
+        sb.tmux(&["list-sessions"]).is_err().then_some(())
+    })
+    .expect("the server is gone");
+    let decoys = decoy_server(&sb, 6, &env);
+
+    // The plan: both windows, each Claude in its slot, the shells as shells; nothing is made.
+    let (c, plan) = rebuild_json(&sb, &["--dry-run"], &[]);
+    assert_eq!(c, 0, "{plan}");
+    assert_eq!(
+        slot_outcomes(&plan),
+        vec![
+            vec!["would-rebuild".to_string(), "shell".to_string()],
+            vec!["shell".to_string(), "would-rebuild".to_string()]
+        ],
+        "{plan}"
+    );
+    assert!(
+        sb.tmux(&["has-session", "-t", "=w"]).is_err(),
+        "a dry run makes nothing"
+    );
+
+    // Rebuild: the new shells get the server's environment (the decoy started it with the
+    // user's, which points Claude at the mock model server).
+    let t0 = Instant::now();
+    let (c, out) = rebuild_json(&sb, &[], &[]);
+    eprintln!(
+        "MEASURE rebuild (real Claude, 2 windows x 2 panes): {:?}",
+        t0.elapsed()
+    );
+    assert_eq!(c, 0, "{out}");
+    assert_eq!(
+        slot_outcomes(&out),
+        vec![
+            vec!["unparked".to_string(), "shell".to_string()],
+            vec!["shell".to_string(), "unparked".to_string()]
+        ],
+        "{out}\n{}",
+        screens(&sb, &out)
+    );
+    // Same windows at the same indices, same pane order, geometry and cwds.
+    assert_eq!((idx("api"), idx("web")), (api_idx, web_idx));
+    assert_eq!(geometry(&sb, "w", "api"), before_api);
+    assert_eq!(geometry(&sb, "w", "web"), before_web);
+    // Each session back in its slot, one process each.
+    for (window, slot, sid) in [("api", 0, &sids[0]), ("web", 1, &sids[1])] {
+        let pane = pane_at(&sb, "w", window, slot);
+        let r = wait_row(&sb, &pane, SECS(60), |r| r.state == RowState::Live);
+        assert_eq!(
+            r.session_id.as_deref(),
+            Some(sid.as_str()),
+            "{window}.{slot}"
+        );
+        assert_eq!(claude_pids_for(&sb.home, sid).len(), 1);
+    }
+    assert!(entries(&sb).is_empty(), "nothing is left parked");
+    assert_untouched(&sb, &decoys);
+    // Nothing is lost any more: a second rebuild has nothing to do.
+    let (c, again) = rebuild_json(&sb, &[], &[]);
+    assert_eq!(c, 0);
+    assert!(again["windows"].as_array().unwrap().is_empty(), "{again}");
+}
+
+struct Fake {
+    sb: Sandbox,
+}
+
+impl Fake {
+    fn new() -> Fake {
+        let sb = Sandbox::new();
+        install_shims(&sb, Some(FAKE));
+        login_profile(&sb);
+        Fake { sb }
+    }
+
+    /// Starts the fake agent at the shell prompt in `pane` and waits for its first turn.
+    fn agent(&self, pane: &str) -> String {
+        self.sb.type_line(pane, "claude");
+        self.sb.wait_for(pane, "for shortcuts", SECS(15)).unwrap();
+        self.sb.type_line(pane, "first prompt");
+        self.sb.wait_for(pane, "PARKTEST-OK", SECS(15)).unwrap();
+        wait_row(&self.sb, pane, SECS(10), |r| r.status == Status::Idle)
+            .session_id
+            .expect("session id")
+    }
+}
+
+#[test]
+fn three_windows_of_two_agents_are_rebuilt_in_their_slots() {
+    let f = Fake::new();
+    let sb = &f.sb;
+    let mut want = vec![];
+    for w in 0..3 {
+        let name = format!("win{w}");
+        let d0 = sb.project_dir(&format!("{name}-a"));
+        let d1 = sb.project_dir(&format!("{name}-b"));
+        let p0 = sb.new_shell_window("w", &name, &d0, &[] as &[(&str, &str)]);
+        let p1 = split_shell(sb, &p0, &d1, &[], &["-h"]);
+        let s0 = f.agent(&p0);
+        let s1 = f.agent(&p1);
+        want.push((name, geometry(sb, "w", &format!("win{w}")), vec![s0, s1]));
+    }
+    for (name, _, _) in &want {
+        let r = park_settled(sb, &format!("w:{name}"));
+        assert!(
+            r.iter().all(|x| x.starts_with("parked")) && r.len() == 2,
+            "{r:?}"
+        );
+    }
+    sb.tmux(&["kill-server"]).unwrap();
+    poll(SECS(10), || {
+        sb.tmux(&["list-sessions"]).is_err().then_some(())
+    })
+    .expect("the server is gone");
+    // doctor sees what is lost and names the fix.
+    let o = park(sb, &["doctor", "--json"]);
+    let d: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let lost: Vec<&Value> = d["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "pane-lost")
+        .collect();
+    assert_eq!(lost.len(), 6, "{d}");
+    assert!(lost[0]["fix"].as_str().unwrap().starts_with("park rebuild"));
+    let t0 = Instant::now();
+    let (c, out) = rebuild_json(sb, &[], &[]);
+    let took = t0.elapsed();
+    eprintln!("MEASURE rebuild 3 windows x 2 fake-agent panes: {took:?}");
+    assert_eq!(c, 0, "{out}");
+    assert_eq!(
+        slot_outcomes(&out),
+        vec![vec!["unparked".to_string(); 2]; 3],
+        "{out}"
+    );
+    for (name, geo, sids) in &want {
+        assert_eq!(
+            &geometry(sb, "w", name),
+            geo,
+            "{name}: same panes, order, size and cwds"
+        );
+        for (i, sid) in sids.iter().enumerate() {
+            let pane = pane_at(sb, "w", name, i as u32);
+            let r = wait_row(sb, &pane, SECS(20), |r| r.state == RowState::Live);
+            assert_eq!(r.session_id.as_deref(), Some(sid.as_str()), "{name}.{i}");
+            assert_eq!(claude_pids_for(&sb.home, sid).len(), 1);
+        }
+    }
+}
+
+#[test]
+fn re_parking_a_window_keeps_its_group_and_a_partial_window_is_never_duplicated() {
+    let f = Fake::new();
+    let sb = &f.sb;
+    let d0 = sb.project_dir("g-a");
+    let d1 = sb.project_dir("g-b");
+    let p0 = sb.new_shell_window("w", "grp", &d0, &[] as &[(&str, &str)]);
+    let p1 = split_shell(sb, &p0, &d1, &[], &["-h"]);
+    let (s0, _s1) = (f.agent(&p0), f.agent(&p1));
+    let group_ids = || -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(sb.park_home.join("groups"))
+            .map(|rd| {
+                rd.flatten()
+                    .map(|d| d.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort();
+        v
+    };
+    assert_eq!(park_settled(sb, "w:grp").len(), 2);
+    let first = group_ids();
+    assert_eq!(first.len(), 1);
+    // Unpark one pane and park the window again: same group id.
+    let (c, _) = action(sb, &["unpark", &p0]);
+    assert_eq!(c, 0);
+    wait_row(sb, &p0, SECS(10), |r| {
+        r.state == RowState::Live && r.status == Status::Idle
+    });
+    let again = park_settled(sb, "w:grp");
+    assert!(again.iter().any(|r| r.starts_with("parked")), "{again:?}");
+    assert_eq!(group_ids(), first, "re-parking keeps the group");
+    // One pane of the parked window is closed: rebuild gives that session a window of its own
+    // and leaves the other pane (still parked in place) alone.
+    sb.tmux(&["kill-pane", "-t", &p0]).unwrap();
+    let (c, plan) = rebuild_json(sb, &["--dry-run"], &[]);
+    assert_eq!(c, 0, "{plan}");
+    let ws = plan["windows"].as_array().unwrap();
+    assert_eq!(ws.len(), 1, "{plan}");
+    assert!(
+        ws[0]["group"].is_null(),
+        "not rebuilt as the whole group: {plan}"
+    );
+    assert_eq!(ws[0]["slots"][0]["session_id"].as_str(), Some(s0.as_str()));
+    let (c, out) = rebuild_json(sb, &[], &[]);
+    assert_eq!(c, 0, "{out}");
+    assert_eq!(
+        slot_outcomes(&out),
+        vec![vec!["unparked".to_string()]],
+        "{}",
+        screens(sb, &out)
+    );
+    assert_eq!(claude_pids_for(&sb.home, &s0).len(), 1);
+    assert!(
+        out["windows"][0]["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().contains("not free")),
+        "the window index was taken by the partial window, and rebuild says so: {out}"
+    );
+    assert_eq!(
+        row(sb, &p1).unwrap().state,
+        RowState::Parked,
+        "the other pane stays parked"
+    );
+}
+
+#[test]
+fn unpark_never_types_into_a_pane_that_only_reuses_the_parked_handle() {
+    let f = Fake::new();
+    let sb = &f.sb;
+    let d = sb.project_dir("reuse");
+    let p = sb.new_shell_window("w", "reuse", &d, &[] as &[(&str, &str)]);
+    let sid = f.agent(&p);
+    assert!(park_settled(sb, &p)[0].starts_with("parked"));
+    sb.tmux(&["kill-server"]).unwrap();
+    poll(SECS(10), || {
+        sb.tmux(&["list-sessions"]).is_err().then_some(())
+    })
+    .expect("the server is gone");
+    let decoys = decoy_server(sb, 3, &[]);
+    assert!(decoys.contains(&p), "the new server reuses {p}: {decoys:?}");
+    let (c, out) = action(sb, &["unpark", &sid]);
+    assert_eq!(c, 0, "{:?}", out.results);
+    let r = poll(SECS(10), || {
+        ls(sb)
+            .rows
+            .into_iter()
+            .find(|r| r.session_id.as_deref() == Some(sid.as_str()) && r.state == RowState::Live)
+    })
+    .expect("resumed in a window of its own session");
+    assert_eq!(r.session, "w");
+    assert!(!decoys.contains(&r.pane), "{r:?}");
+    assert_untouched(sb, &decoys);
+}
