@@ -73,7 +73,8 @@ fn toml_list(items: &[String]) -> String {
 }
 
 /// Writes `<home>/.codex/config.toml`: model `mock-model` from provider `mock` at
-/// `<mock>/v1`, no update check, `trusted_dir` trusted, plus the `[tui]` items of `opts`.
+/// `<mock>/v1`, no update check, `trusted_dir` trusted, plus the `[tui]` items of `opts`; and
+/// links the app-server daemon's package in (see [`link_daemon_package`]).
 pub fn seed_codex_home(
     home: &Path,
     trusted_dir: &Path,
@@ -108,7 +109,77 @@ pub fn seed_codex_home(
             t.push_str(&format!("status_line = {}\n", toml_list(items)));
         }
     }
-    std::fs::write(dir.join("config.toml"), t)
+    std::fs::write(dir.join("config.toml"), t)?;
+    link_daemon_package(&dir);
+    Ok(())
+}
+
+/// The first daemon-mode `codex` start under a CODEX_HOME copies its whole native package
+/// (424 MB for 0.171) into `packages/app-server-daemon/releases/<version>-<target>/`; a few
+/// concurrent sandboxes then fill a small CI disk (seen: "No space left on device" from the
+/// daemon). Codex reuses a release directory that is already there, so this pre-creates it as
+/// hard links to the npm install's `vendor/<target>/` (same inodes, no bytes copied; measured:
+/// the daemon starts from it and the link count stays 2). Best effort: on another filesystem,
+/// or with no package found, Codex copies as before.
+pub fn link_daemon_package(codex_home: &Path) {
+    let Ok(agents) = crate::harness::agents::Agents::try_locate() else {
+        return;
+    };
+    // <prefix>/node_modules/.bin/codex → <prefix>/node_modules/@openai/codex-*/vendor/<target>/
+    let Some(modules) = agents.codex.parent().and_then(Path::parent) else {
+        return;
+    };
+    let Ok(scoped) = std::fs::read_dir(modules.join("@openai")) else {
+        return;
+    };
+    for pkg in scoped.flatten() {
+        let Ok(targets) = std::fs::read_dir(pkg.path().join("vendor")) else {
+            continue;
+        };
+        for t in targets.flatten() {
+            let Some((version, target)) = package_id(&t.path().join("codex-package.json")) else {
+                continue;
+            };
+            let releases = codex_home.join("packages/app-server-daemon/releases");
+            let dest = releases.join(format!("{version}-{target}"));
+            if dest.exists() || std::fs::create_dir_all(&releases).is_err() {
+                return;
+            }
+            // Link into a staging name, then rename: Codex never sees a half-made release.
+            let staging = releases.join(format!(".park-seed-{}", std::process::id()));
+            if link_tree(&t.path(), &staging).is_ok() && std::fs::rename(&staging, &dest).is_ok() {
+                return;
+            }
+            let _ = std::fs::remove_dir_all(&staging);
+            return;
+        }
+    }
+}
+
+/// `(version, target)` from a Codex `codex-package.json`.
+fn package_id(manifest: &Path) -> Option<(String, String)> {
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(manifest).ok()?).ok()?;
+    let field = |k: &str| v.get(k)?.as_str().map(str::to_string);
+    Some((field("version")?, field("target")?))
+}
+
+/// `cp -al from to`: directories made, files hard-linked, symlinks re-made.
+fn link_tree(from: &Path, to: &Path) -> io::Result<()> {
+    std::fs::create_dir(to)?;
+    for e in std::fs::read_dir(from)? {
+        let e = e?;
+        let (src, dst) = (e.path(), to.join(e.file_name()));
+        let kind = e.file_type()?;
+        if kind.is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(&src)?, &dst)?;
+        } else if kind.is_dir() {
+            link_tree(&src, &dst)?;
+        } else {
+            std::fs::hard_link(&src, &dst)?;
+        }
+    }
+    Ok(())
 }
 
 /// The environment for running `codex` with HOME=`home` against the seeded provider.
