@@ -20,6 +20,8 @@ pub const SCHEMA_VERSION: u32 = 1;
 pub enum Agent {
     Claude,
     Codex,
+    /// Qwen Code 0.24+.
+    Qwen,
 }
 
 impl Agent {
@@ -27,6 +29,7 @@ impl Agent {
         match self {
             Agent::Claude => "claude",
             Agent::Codex => "codex",
+            Agent::Qwen => "qwen",
         }
     }
 }

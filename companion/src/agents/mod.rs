@@ -25,6 +25,7 @@
 pub mod claude;
 pub mod codex;
 pub mod limit;
+pub mod qwen;
 pub mod render;
 pub mod screen;
 pub mod transcript;
@@ -270,6 +271,9 @@ pub trait AgentKind: Sync {
     fn transcripts(&self, config_dir: &Path) -> Vec<(String, PathBuf)>;
     fn parse_transcript(&self, bytes: &[u8]) -> transcript::TranscriptInfo;
     fn markdown(&self, bytes: &[u8]) -> render::Conversation;
+    /// The prompt or reply one transcript record holds, as its renderer reads it (the archive's
+    /// raw-end check walks records back with this).
+    fn message_of(&self, v: &serde_json::Value) -> Option<render::Message>;
     /// Identity from the process and its files alone (Claude's status file); `None` when the
     /// agent is identified from its pane (`identify_in_pane`).
     fn identify_by_files(
@@ -339,12 +343,18 @@ pub fn of(a: Agent) -> &'static dyn AgentKind {
     match a {
         Agent::Claude => &claude::Claude,
         Agent::Codex => &codex::Codex,
+        Agent::Qwen => &qwen::Qwen,
     }
 }
 
 /// Every agent park knows, in a stable order.
-pub fn all() -> [&'static dyn AgentKind; 2] {
-    [&claude::Claude, &codex::Codex]
+pub fn all() -> [&'static dyn AgentKind; 3] {
+    [&claude::Claude, &codex::Codex, &qwen::Qwen]
+}
+
+/// The latest prompt and reply of `agent`'s transcript bytes, read back from the end.
+pub(crate) fn raw_end(agent: Agent, bytes: &[u8]) -> render::RawEnd {
+    render::raw_end(bytes, |v| of(agent).message_of(v))
 }
 
 /// The transcript the agent will resume `e` from, if it is where the agent looks for it.

@@ -1,7 +1,8 @@
 //! Session transcripts as a readable Markdown conversation (pure over bytes).
 //!
 //! Contract:
-//! * `claude_markdown` / `codex_markdown` take the same JSONL bytes as `transcript::parse_*`, read
+//! * `claude_markdown` / `codex_markdown` (and each agent folder's renderer, built with the same
+//!   `Log`) take the same JSONL bytes as `transcript::parse_*`, read
 //!   the lines the same way (garbage, a half-written last line, non-UTF-8: skipped) and never panic.
 //! * The Markdown has no document header. A real user prompt (the `transcript` notion: not meta,
 //!   sidechain, harness, local-command output or a tool result) is `### User · YYYY-MM-DD HH:MM UTC`
@@ -73,7 +74,9 @@ pub(crate) fn normalize(s: &str) -> String {
 // Events and the writer
 // ---------------------------------------------------------------------------------------------
 
-enum Item {
+/// One thing a conversation shows, in the order a renderer pushes it (the kit an agent's own
+/// renderer builds with: [`Log`], [`Item`], [`tool_line`], [`tool_arg`]).
+pub(crate) enum Item {
     User(String),
     Text(String),
     /// The line after `- 🔧 `, already Markdown.
@@ -90,18 +93,18 @@ struct Event {
 }
 
 #[derive(Default)]
-struct Log {
+pub(crate) struct Log {
     events: Vec<Event>,
-    last_user: Option<String>,
-    last_assistant: Option<String>,
+    pub(crate) last_user: Option<String>,
+    pub(crate) last_assistant: Option<String>,
 }
 
 impl Log {
-    fn push(&mut self, ts: Option<Timestamp>, item: Item) {
+    pub(crate) fn push(&mut self, ts: Option<Timestamp>, item: Item) {
         self.events.push(Event { ts, item });
     }
 
-    fn finish(self) -> Conversation {
+    pub(crate) fn finish(self) -> Conversation {
         let Log {
             events,
             last_user,
@@ -410,7 +413,7 @@ const ARG_KEYS: &[&str] = &[
     "skill",
 ];
 
-fn tool_line(name: Option<&str>, arg: Option<String>) -> String {
+pub(crate) fn tool_line(name: Option<&str>, arg: Option<String>) -> String {
     let name = name
         .map(str::trim)
         .filter(|n| !n.is_empty())
@@ -432,7 +435,7 @@ fn tool_line(name: Option<&str>, arg: Option<String>) -> String {
 }
 
 /// The argument to show from a tool's input object.
-fn tool_arg(input: &Value) -> Option<String> {
+pub(crate) fn tool_arg(input: &Value) -> Option<String> {
     let obj = input.as_object()?;
     for key in ARG_KEYS {
         match obj.get(*key) {
@@ -786,63 +789,61 @@ pub(crate) fn codex_markdown(bytes: &[u8]) -> Conversation {
 
 /// A prompt or a reply as this module shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Message {
+pub enum Message {
     User(String),
     Reply(String),
 }
 
 /// The prompt or reply one record holds, by the rules the renderers use (a Claude compaction
 /// summary, meta, sidechain, synthetic replies and tool results are neither).
-pub(crate) fn message_of(agent: park_protocol::Agent, v: &Value) -> Option<Message> {
-    match agent {
-        park_protocol::Agent::Claude => match str_of(v, "type")? {
-            "user" if is_true(v, "isCompactSummary") || is_true(v, "isVisibleInTranscriptOnly") => {
-                None
-            }
-            "user" => match ClaudeUser::classify(v) {
-                ClaudeUser::Prompt(t) => Some(Message::User(t)),
-                _ => None,
-            },
-            "assistant" if is_true(v, "isSidechain") => None,
-            "assistant" => {
-                let (text, synthetic) = claude_reply_text(v.get("message"));
-                (!synthetic)
-                    .then(|| non_empty(&text))
-                    .flatten()
-                    .map(Message::Reply)
-            }
+pub(crate) fn claude_message_of(v: &Value) -> Option<Message> {
+    match str_of(v, "type")? {
+        "user" if is_true(v, "isCompactSummary") || is_true(v, "isVisibleInTranscriptOnly") => None,
+        "user" => match ClaudeUser::classify(v) {
+            ClaudeUser::Prompt(t) => Some(Message::User(t)),
             _ => None,
         },
-        park_protocol::Agent::Codex => {
-            let payload = v.get("payload").unwrap_or(&Value::Null);
-            let ptype = str_of(payload, "type").unwrap_or("");
-            match (str_of(v, "type")?, ptype) {
-                ("response_item", "message") => match str_of(payload, "role") {
-                    Some("user") => codex_user_text(payload).map(Message::User),
-                    Some("assistant") => {
-                        codex_texts(payload.get("content"), &["output_text", "text"])
-                            .map(Message::Reply)
-                    }
-                    _ => None,
-                },
-                ("event_msg", "task_complete") => str_of(payload, "last_agent_message")
-                    .and_then(non_empty)
-                    .map(Message::Reply),
-                ("event_msg", "item_completed") => {
-                    let item = payload.get("item").unwrap_or(&Value::Null);
-                    (str_of(item, "type") == Some("UserMessage"))
-                        .then(|| codex_texts(item.get("content"), &["text", "input_text"]))
-                        .flatten()
-                        .map(Message::User)
-                }
-                ("event_msg", "user_message") => str_of(payload, "message")
-                    .and_then(non_empty)
-                    .map(Message::User),
-                ("event_msg", "agent_message") => str_of(payload, "message")
-                    .and_then(non_empty)
+        "assistant" if is_true(v, "isSidechain") => None,
+        "assistant" => {
+            let (text, synthetic) = claude_reply_text(v.get("message"));
+            (!synthetic)
+                .then(|| non_empty(&text))
+                .flatten()
+                .map(Message::Reply)
+        }
+        _ => None,
+    }
+}
+
+/// The prompt or reply one Codex rollout record holds.
+pub(crate) fn codex_message_of(v: &Value) -> Option<Message> {
+    {
+        let payload = v.get("payload").unwrap_or(&Value::Null);
+        let ptype = str_of(payload, "type").unwrap_or("");
+        match (str_of(v, "type")?, ptype) {
+            ("response_item", "message") => match str_of(payload, "role") {
+                Some("user") => codex_user_text(payload).map(Message::User),
+                Some("assistant") => codex_texts(payload.get("content"), &["output_text", "text"])
                     .map(Message::Reply),
                 _ => None,
+            },
+            ("event_msg", "task_complete") => str_of(payload, "last_agent_message")
+                .and_then(non_empty)
+                .map(Message::Reply),
+            ("event_msg", "item_completed") => {
+                let item = payload.get("item").unwrap_or(&Value::Null);
+                (str_of(item, "type") == Some("UserMessage"))
+                    .then(|| codex_texts(item.get("content"), &["text", "input_text"]))
+                    .flatten()
+                    .map(Message::User)
             }
+            ("event_msg", "user_message") => str_of(payload, "message")
+                .and_then(non_empty)
+                .map(Message::User),
+            ("event_msg", "agent_message") => str_of(payload, "message")
+                .and_then(non_empty)
+                .map(Message::Reply),
+            _ => None,
         }
     }
 }
@@ -862,7 +863,8 @@ pub(crate) struct RawEnd {
 /// it has the latest prompt and the latest reply, noting every line it cannot read on the way.
 /// The archive checks the Markdown against this, so a line the renderer skipped cannot hide the
 /// session's real last turn.
-pub(crate) fn raw_end(agent: park_protocol::Agent, bytes: &[u8]) -> RawEnd {
+/// `message_of` is the agent's own reading of one record (`AgentKind::message_of`).
+pub(crate) fn raw_end(bytes: &[u8], message_of: impl Fn(&Value) -> Option<Message>) -> RawEnd {
     const SHOWN: usize = 8;
     let mut out = RawEnd::default();
     let mut unreadable = 0usize;
@@ -877,7 +879,7 @@ pub(crate) fn raw_end(agent: park_protocol::Agent, bytes: &[u8]) -> RawEnd {
         let line = bytes[start..end].trim_ascii();
         if !line.is_empty() {
             match crate::agents::transcript::parse_line(line) {
-                Some((v, _)) => match message_of(agent, &v) {
+                Some((v, _)) => match message_of(&v) {
                     Some(Message::User(t)) if out.last_user.is_none() => out.last_user = Some(t),
                     Some(Message::Reply(t)) if out.last_reply.is_none() => out.last_reply = Some(t),
                     _ => {}

@@ -73,7 +73,7 @@ pub struct TranscriptInfo {
 
 impl TranscriptInfo {
     /// Copies the line counts and the read's flags from `counts` (filled by `for_each_record`).
-    fn take_counts(&mut self, counts: &TranscriptInfo) {
+    pub(crate) fn take_counts(&mut self, counts: &TranscriptInfo) {
         self.records = counts.records;
         self.bad_lines = counts.bad_lines;
         self.repaired_lines = counts.repaired_lines;

@@ -100,8 +100,7 @@ const CHROMIUMS: &[&str] = &[
 const NEVER: &[&str] = &[
     "vim", "nvim", "vi", "emacs", "nano", "hx", "helix", "kak", "micro", "code", "less", "more",
     "most", "man", "git", "tig", "lazygit", "rg", "grep", "ag", "ack", "fd", "find", "fzf", "bash",
-    "zsh", "fish", "sh", "dash", "ksh", "tcsh", "csh", "nu", "tmux", "zellij", "ssh", "claude",
-    "codex", "park",
+    "zsh", "fish", "sh", "dash", "ksh", "tcsh", "csh", "nu", "tmux", "zellij", "ssh", "park",
 ];
 
 /// Runners that take a subcommand before the program they run (`bundle exec rails s`).
@@ -181,6 +180,10 @@ fn real_program(argv: &[String]) -> Option<(String, usize)> {
 
 /// Whether `p` is a known dev server or test browser (see the module contract).
 pub fn classify(argv: &[String], comm: &str) -> Option<Matched> {
+    // An agent is never a server (which agents there are is `agents/`'s knowledge).
+    if crate::agents::classify(argv).is_some() {
+        return None;
+    }
     let (prog, i) = match real_program(argv) {
         Some(x) => x,
         // A process that rewrote its argv to a bare title (`next-server (v15.1.0)`).

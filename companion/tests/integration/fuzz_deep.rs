@@ -21,7 +21,7 @@
 
 use park::agents::screen::{self, ScreenReading};
 use park::agents::transcript::{self, TranscriptInfo};
-use park::agents::{self, claude, codex, Agent};
+use park::agents::{self, claude, codex, qwen, Agent};
 use park::guards::target::{self, Target};
 use park::model::entry::{Entry, EntryState, MuxPlace};
 use park::store::ledger::{Ledger, LedgerError};
@@ -2247,6 +2247,12 @@ fn fuzz_classify_argv() {
                         prop_assert!(!rest.iter().any(|a| a == t));
                     }
                 }
+                Agent::Qwen => {
+                    prop_assert!(qwen::interactive(rest));
+                    for t in ["-p", "--prompt", "--version", "-v", "--help", "-h"] {
+                        prop_assert!(!rest.iter().any(|a| a == t));
+                    }
+                }
             }
             let base = Path::new(&argv[idx])
                 .file_name()
@@ -2255,7 +2261,9 @@ fn fuzz_classify_argv() {
             prop_assert!(
                 base.contains("claude")
                     || base.contains("codex")
-                    || argv[idx].contains("/@anthropic-ai/claude-code/"),
+                    || base.contains("qwen")
+                    || argv[idx].contains("/@anthropic-ai/claude-code/")
+                    || argv[idx].contains("/@qwen-code/qwen-code/"),
                 "classified {:?} as {:?}",
                 argv[idx],
                 agent

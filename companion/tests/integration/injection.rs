@@ -11,7 +11,7 @@
 //! deleted through, loose dirs kept loose, unvalidated ids joined into paths, lock files and argv,
 //! `cd` without `--`); the library was fixed and they now guard those rules.
 
-use park::agents::{self, claude, codex, Agent};
+use park::agents::{self, claude, codex, qwen, Agent};
 use park::model::entry::{entry_id, valid_entry_id, Entry, EntryState, MuxPlace};
 use park::store::ledger::{write_atomic, Ledger, LedgerError};
 use park::{agents::transcript, ops::unpark, store::archive, store::lock};
@@ -598,10 +598,23 @@ fn codex_shapes(s: &str) -> Vec<Vec<String>> {
     ]
 }
 
+fn qwen_shapes(s: &str) -> Vec<Vec<String>> {
+    vec![
+        strs(&["-m", s]),
+        vec![format!("--model={s}")],
+        strs(&["--approval-mode", s, "-y"]),
+        vec![s.to_string()],
+        strs(&["--include-directories", s, "--allowed-tools", s]),
+        strs(&["--resume", s, "--session-id", s, "-r", s]),
+        strs(&["-p", s, "--openai-base-url", s]),
+    ]
+}
+
 fn shapes(agent: Agent, s: &str) -> Vec<Vec<String>> {
     match agent {
         Agent::Claude => claude_shapes(s),
         Agent::Codex => codex_shapes(s),
+        Agent::Qwen => qwen_shapes(s),
     }
 }
 
@@ -609,6 +622,7 @@ fn whitelist_of(agent: Agent) -> (&'static [&'static str], &'static [&'static st
     match agent {
         Agent::Claude => (claude::BOOL_FLAGS, claude::VALUED_FLAGS),
         Agent::Codex => (codex::BOOL_FLAGS, codex::VALUED_FLAGS),
+        Agent::Qwen => (qwen::BOOL_FLAGS, qwen::VALUED_FLAGS),
     }
 }
 
@@ -616,6 +630,7 @@ fn agent_flags(agent: Agent, args: &[String]) -> (Vec<String>, Vec<String>) {
     match agent {
         Agent::Claude => claude::flags(args),
         Agent::Codex => codex::flags(args),
+        Agent::Qwen => qwen::flags(args),
     }
 }
 
@@ -752,6 +767,14 @@ fn assert_resume_argv_shape(e: &Entry) -> Vec<String> {
             assert_eq!(argv.last().map(String::as_str), Some(SID));
             &argv[2..argv.len() - 1]
         }
+        Agent::Qwen => {
+            assert_eq!(
+                argv[..3],
+                [e.program.clone(), "--resume".into(), SID.into()],
+                "{e:?}"
+            );
+            &argv[3..]
+        }
     };
     assert_eq!(flags, kept.as_slice());
     assert_kept_is_clean(e.agent, &e.flags, flags);
@@ -762,7 +785,7 @@ fn assert_resume_argv_shape(e: &Entry) -> Vec<String> {
 fn resume_argv_keeps_every_value_whole() {
     let sb = Sandbox::new();
     for s in &sb.corpus {
-        for agent in [Agent::Claude, Agent::Codex] {
+        for agent in [Agent::Claude, Agent::Codex, Agent::Qwen] {
             for flags in shapes(agent, s) {
                 let mut e = baseline(agent);
                 e.flags = flags;
@@ -786,7 +809,7 @@ fn resume_argv_keeps_every_value_whole() {
 fn resume_command_line_round_trips_through_shlex() {
     let sb = Sandbox::new();
     for s in &sb.corpus {
-        for agent in [Agent::Claude, Agent::Codex] {
+        for agent in [Agent::Claude, Agent::Codex, Agent::Qwen] {
             for flags in shapes(agent, s) {
                 let mut e = baseline(agent);
                 e.flags = flags;
@@ -856,7 +879,7 @@ fn resume_command_line_runs_exactly_resume_argv_in_a_shell() {
             fs::create_dir(&bin).unwrap();
             (plain_cwd.clone(), bin)
         };
-        for agent in [Agent::Claude, Agent::Codex] {
+        for agent in [Agent::Claude, Agent::Codex, Agent::Qwen] {
             let p = bin.join(agent.as_str());
             fs::write(&p, RECORDER).unwrap();
             fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
@@ -873,7 +896,7 @@ fn resume_command_line_runs_exactly_resume_argv_in_a_shell() {
     assert!(!shells.is_empty());
     let mut runs = 0;
     for s in &sb.corpus {
-        for agent in [Agent::Claude, Agent::Codex] {
+        for agent in [Agent::Claude, Agent::Codex, Agent::Qwen] {
             for flags in shapes(agent, s) {
                 let mut e = baseline(agent);
                 e.flags = flags;

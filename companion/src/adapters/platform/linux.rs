@@ -181,6 +181,11 @@ impl Platform for Linux {
         Some((up - started).max(0.0) as u64)
     }
 
+    fn boot_id(&self) -> Option<String> {
+        let id = fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+        Some(id.trim().to_string()).filter(|s| !s.is_empty())
+    }
+
     fn memory_now(&self) -> Option<(u64, u64)> {
         super::parse_meminfo(&fs::read_to_string("/proc/meminfo").ok()?)
     }

@@ -84,6 +84,11 @@ pub trait Platform: Send + Sync {
     fn started_secs_ago(&self, _start_ticks: u64) -> Option<u64> {
         None
     }
+    /// This boot's id (Linux `/proc/sys/kernel/random/boot_id`), which some agents write beside
+    /// a process start so a record survives no reboot; `None` where there is none.
+    fn boot_id(&self) -> Option<String> {
+        None
+    }
     /// The machine's memory now: (MemAvailable, MemTotal) in bytes.
     fn memory_now(&self) -> Option<(u64, u64)> {
         None

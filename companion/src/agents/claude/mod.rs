@@ -361,6 +361,9 @@ impl super::AgentKind for Claude {
     fn parse_transcript(&self, bytes: &[u8]) -> super::transcript::TranscriptInfo {
         super::transcript::parse_claude(bytes)
     }
+    fn message_of(&self, v: &serde_json::Value) -> Option<super::render::Message> {
+        super::render::claude_message_of(v)
+    }
     fn markdown(&self, bytes: &[u8]) -> super::render::Conversation {
         super::render::claude_markdown(bytes)
     }

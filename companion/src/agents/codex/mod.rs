@@ -583,6 +583,9 @@ impl super::AgentKind for Codex {
     fn parse_transcript(&self, bytes: &[u8]) -> super::transcript::TranscriptInfo {
         super::transcript::parse_codex(bytes)
     }
+    fn message_of(&self, v: &serde_json::Value) -> Option<super::render::Message> {
+        super::render::codex_message_of(v)
+    }
     fn markdown(&self, bytes: &[u8]) -> super::render::Conversation {
         super::render::codex_markdown(bytes)
     }

@@ -144,7 +144,7 @@ pub fn archive(home: &Path, e: &Entry, parking: bool) -> Result<Archived, Ledger
         ));
     }
     // Read back from the raw end before rendering, so nothing the renderer skipped can hide it.
-    let raw = crate::agents::render::raw_end(e.agent, &bytes);
+    let raw = crate::agents::raw_end(e.agent, &bytes);
     let mut warnings = raw.unreadable.clone();
     if let Some(why) = info.unsure.as_ref().filter(|_| warnings.is_empty()) {
         warnings.push(why.clone());
@@ -555,7 +555,7 @@ mod tests {
             shapes::claude_prompt("the real last prompt", "2026-12-02T11:00:00Z").into_bytes(),
             shapes::claude_reply("the real last answer", "2026-12-02T11:00:01Z").into_bytes(),
         ]);
-        let raw = crate::agents::render::raw_end(Agent::Claude, &t);
+        let raw = crate::agents::raw_end(Agent::Claude, &t);
         assert_eq!(raw.last_user.as_deref(), Some("the real last prompt"));
         assert_eq!(raw.last_reply.as_deref(), Some("the real last answer"));
         // A renderer that lost the last turn (the old bug: serde rejected its lines) and agrees

@@ -1,0 +1,527 @@
+//! Qwen Code (`@qwen-code/qwen-code` 0.24+): identity from the live registry
+//! `<config>/sessions/<pid>.json` checked against the boot id and the process start
+//! ([`registry`]); nothing else (argv goes stale after `/clear`). `<config>` is `$QWEN_HOME`,
+//! else `$HOME/.qwen`; transcripts live under the runtime dir (`$QWEN_RUNTIME_DIR`, else
+//! `<config>`) in `projects/<encoded cwd>/chats/<id>.jsonl` ([`transcript`]); read in the
+//! 0.24.4 bundle: `getSessionRegistryDir`, `Storage.getRuntimeBaseDir`, `sanitizeCwd`,
+//! `readProcStartToken`. Versions before the registry (0.15 and older) leave no per-process
+//! record: their rows are untargetable with that reason. Qwen writes `procStart` only on
+//! Linux, so elsewhere every row is untargetable (a pid cannot be told from a recycled one).
+//!
+//! The process chain is three node processes, `node …/bin/qwen` → `node --expose-gc …/cli.js`
+//! → `node --expose-gc …/cli.js`; the innermost runs the session and owns the registry file.
+
+pub mod registry;
+pub mod screen;
+pub mod transcript;
+
+use super::{AgentProc, Flags, Identity};
+use crate::adapters::platform::proctree::{program_of, ProcTable};
+use crate::adapters::platform::{env_get, Platform};
+use crate::agents::transcript::valid_session_id;
+use std::path::{Path, PathBuf};
+
+const NON_INTERACTIVE: &[&str] = &[
+    "-p",
+    "--prompt",
+    "-v",
+    "--version",
+    "-h",
+    "--help",
+    "--list-extensions",
+    "--acp",
+    "--experimental-acp",
+];
+const SUBCOMMANDS: &[&str] = &["mcp", "extensions", "extension", "auth", "channel", "hooks"];
+
+pub const BOOL_FLAGS: &[&str] = &["-y", "--yolo", "-s", "--sandbox", "--chat-recording"];
+pub const VALUED_FLAGS: &[&str] = &[
+    "-m",
+    "--model",
+    "--approval-mode",
+    "--auth-type",
+    "--openai-base-url",
+    "--include-directories",
+    "-e",
+    "--extensions",
+    "--allowed-tools",
+    "--exclude-tools",
+];
+/// Flags that carry the session (rebuilt from the id, never replayed).
+const SESSION_FLAGS: &[&str] = &["--resume", "-r", "--session-id"];
+
+pub fn interactive(args: &[String]) -> bool {
+    if args.iter().any(|a| {
+        let name = a.split_once('=').map_or(a.as_str(), |(n, _)| n);
+        NON_INTERACTIVE.contains(&name) || a == "-c" || a == "--continue"
+    }) {
+        // `-c` resumes "the latest in this cwd": which one it took is not knowable from argv,
+        // but the registry still names it, so only print modes are left out here.
+        return args.iter().any(|a| a == "-c" || a == "--continue")
+            && !args.iter().any(|a| {
+                let name = a.split_once('=').map_or(a.as_str(), |(n, _)| n);
+                NON_INTERACTIVE.contains(&name)
+            });
+    }
+    !matches!(args.first(), Some(a) if SUBCOMMANDS.contains(&a.as_str()))
+}
+
+fn is_qwen(program: &str, path: &str) -> bool {
+    program == "qwen" || (program == "cli" && path.contains("/@qwen-code/qwen-code/"))
+}
+
+/// The config dir: `$QWEN_HOME`, else `$HOME/.qwen`.
+pub fn config_dir(env: &[(String, String)]) -> Option<PathBuf> {
+    if let Some(d) = env_get(env, "QWEN_HOME").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(d));
+    }
+    env_get(env, "HOME").map(|h| Path::new(h).join(".qwen"))
+}
+
+/// Where the registry and the transcripts live: `$QWEN_RUNTIME_DIR`, else the config dir.
+pub fn runtime_dir(env: &[(String, String)]) -> Option<PathBuf> {
+    env_get(env, "QWEN_RUNTIME_DIR")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| config_dir(env))
+}
+
+/// The innermost qwen process under `root` (the one that runs the session).
+pub(crate) fn session_pid(table: &ProcTable, root: u32) -> u32 {
+    let mut cur = root;
+    loop {
+        let next = table.children(cur).iter().copied().find(|c| {
+            table
+                .get(*c)
+                .is_some_and(|p| program_of(&p.argv).is_some_and(|(n, i)| is_qwen(&n, &p.argv[i])))
+        });
+        match next {
+            Some(n) => cur = n,
+            None => return cur,
+        }
+    }
+}
+
+fn read_record(config: &Path, pid: u32) -> Option<registry::Record> {
+    registry::parse(&std::fs::read(config.join("sessions").join(format!("{pid}.json"))).ok()?)
+}
+
+pub fn identify(a: &AgentProc, start_ticks: u64, platform: &dyn Platform) -> Identity {
+    let (Some(config), Some(runtime)) = (config_dir(&a.env), runtime_dir(&a.env)) else {
+        return Identity::untargetable(
+            "Qwen Code: neither QWEN_HOME nor HOME in the process environment",
+        );
+    };
+    let boot = platform.boot_id();
+    let matches = |t: &str| platform.proc_start_matches(start_ticks, t);
+    let proc_cwd = platform
+        .cwd(a.main)
+        .map(|p| p.to_string_lossy().into_owned());
+    let (id, source, cwd) = match read_record(&config, a.main) {
+        Some(r) if r.is_of(a.main, boot.as_deref(), matches) => {
+            match r.session_id.as_deref().and_then(valid_session_id) {
+                Some(id) => (id, "status-file", r.cwd.clone().or(proc_cwd)),
+                None => {
+                    return Identity::untargetable(
+                        "Qwen Code registry file holds no valid session id",
+                    )
+                }
+            }
+        }
+        // A file of a recycled pid belongs to a dead process; argv is stale after `/clear`, so
+        // it is not trusted while a registry exists for this config (Qwen 0.24+ always writes one).
+        Some(_) => {
+            return Identity::untargetable(
+                "Qwen Code registry file belongs to an earlier process with this pid",
+            )
+        }
+        None if config.join("sessions").is_dir() => {
+            return Identity::untargetable(format!(
+                "Qwen Code: no {}/sessions/{}.json for this process (it may be exiting)",
+                config.display(),
+                a.main
+            ))
+        }
+        // Before 0.24 there is no registry, and argv names the session only until `/clear`.
+        None => {
+            return Identity::untargetable(
+                "Qwen Code older than 0.24 keeps no per-process session record: upgrade Qwen Code (npm i -g @qwen-code/qwen-code) to park it",
+            )
+        }
+    };
+    let Some(cwd) = cwd else {
+        return Identity::untargetable("Qwen Code: cwd unreadable");
+    };
+    let transcript = transcript::path(&runtime, &cwd, &id);
+    let reason = if transcript.is_file() {
+        None
+    } else {
+        Some("no conversation yet (transcript not written): nothing to resume".to_string())
+    };
+    Identity {
+        session_id: Some(id),
+        source,
+        transcript: Some(transcript),
+        reason,
+        status_file: None,
+        cwd: Some(cwd),
+        job: None,
+    }
+}
+
+pub fn flags(args: &[String]) -> (Flags, Vec<String>) {
+    super::whitelist(args, BOOL_FLAGS, VALUED_FLAGS, SESSION_FLAGS, 0)
+}
+
+/// argv that resumes `id` (run in the recorded cwd: transcripts are per project).
+pub fn resume_argv(program: &str, id: &str, flags: &[String]) -> Vec<String> {
+    let mut v = vec![program.to_string(), "--resume".to_string(), id.to_string()];
+    v.extend(flags.iter().cloned());
+    v
+}
+
+/// Qwen Code behind the [`super::AgentKind`] dispatch.
+pub struct Qwen;
+
+impl super::AgentKind for Qwen {
+    fn agent(&self) -> super::Agent {
+        super::Agent::Qwen
+    }
+    fn runs(&self, program: &str, path: &str, rest: &[String]) -> bool {
+        is_qwen(program, path) && interactive(rest)
+    }
+    fn main_pid(&self, table: &ProcTable, root: u32) -> u32 {
+        session_pid(table, root)
+    }
+    fn config_var(&self) -> &'static str {
+        "QWEN_HOME"
+    }
+    fn config_home_dir(&self) -> &'static str {
+        ".qwen"
+    }
+    fn default_config_var(&self) -> &'static str {
+        "QWEN_HOME"
+    }
+    fn config_dir(&self, env: &[(String, String)]) -> Option<PathBuf> {
+        // The runtime dir is where park reads and restores transcripts; the registry is read
+        // from each process's own environment.
+        runtime_dir(env)
+    }
+    fn config_var_of(&self, env: &[(String, String)]) -> &'static str {
+        if env_get(env, "QWEN_RUNTIME_DIR").is_some_and(|v| !v.is_empty()) {
+            "QWEN_RUNTIME_DIR"
+        } else {
+            "QWEN_HOME"
+        }
+    }
+    fn flags(&self, args: &[String]) -> (Flags, Vec<String>) {
+        flags(args)
+    }
+    fn resume_argv(&self, program: &str, id: &str, flags: &[String]) -> Vec<String> {
+        resume_argv(program, id, flags)
+    }
+    fn expected_transcript(&self, e: &crate::model::entry::Entry) -> Option<PathBuf> {
+        Some(transcript::path(
+            Path::new(e.config_dir.as_deref()?),
+            &e.cwd,
+            &e.session_id,
+        ))
+    }
+    fn restore_path(
+        &self,
+        e: &crate::model::entry::Entry,
+        config_dir: &Path,
+        sid: &str,
+    ) -> Result<PathBuf, String> {
+        Ok(transcript::path(config_dir, &e.cwd, sid))
+    }
+    fn transcript_needs_cwd(&self) -> bool {
+        true
+    }
+    fn transcripts(&self, config_dir: &Path) -> Vec<(String, PathBuf)> {
+        transcript::all(config_dir)
+    }
+    fn parse_transcript(&self, bytes: &[u8]) -> super::transcript::TranscriptInfo {
+        transcript::parse(bytes)
+    }
+    fn message_of(&self, v: &serde_json::Value) -> Option<super::render::Message> {
+        transcript::message_of(v)
+    }
+    fn markdown(&self, bytes: &[u8]) -> super::render::Conversation {
+        transcript::markdown(bytes)
+    }
+    fn read_screen(&self, capture: &str) -> super::screen::ScreenReading {
+        screen::read(capture)
+    }
+    fn screen_escapes(&self) -> bool {
+        false
+    }
+    fn cleanup_days(&self, _config_dir: &Path) -> Option<u64> {
+        // Qwen Code keeps chats until the user deletes them.
+        None
+    }
+    fn runs_session(
+        &self,
+        e: &crate::model::entry::Entry,
+        pid: u32,
+        start: u64,
+        platform: &dyn Platform,
+    ) -> bool {
+        // The registry sits in the new process's config dir (its own environment says which).
+        let boot = platform.boot_id();
+        platform
+            .environ(pid)
+            .and_then(|env| config_dir(&env))
+            .and_then(|d| read_record(&d, pid))
+            .is_some_and(|r| {
+                (e.fresh_from.is_some()
+                    || r.session_id
+                        .as_deref()
+                        .is_some_and(|s| s.eq_ignore_ascii_case(&e.session_id)))
+                    && r.is_of(pid, boot.as_deref(), |t| {
+                        platform.proc_start_matches(start, t)
+                    })
+            })
+    }
+    fn settle(&self) -> std::time::Duration {
+        std::time::Duration::ZERO
+    }
+    fn identify_by_files(
+        &self,
+        a: &AgentProc,
+        main_start: u64,
+        platform: &dyn Platform,
+    ) -> Option<Identity> {
+        Some(identify(a, main_start, platform))
+    }
+    fn identify_in_pane(
+        &self,
+        _a: &AgentProc,
+        _title: &str,
+        _screen_plain: &str,
+        _platform: &dyn Platform,
+    ) -> Option<Identity> {
+        None
+    }
+    fn read_transcript_file(
+        &self,
+        path: &Path,
+    ) -> std::io::Result<super::transcript::TranscriptInfo> {
+        transcript::read_file(path)
+    }
+    fn has_status_file(&self) -> bool {
+        // The registry names the session but carries no status: state comes from the screen
+        // and the transcript.
+        false
+    }
+    fn open_turn_is_busy(&self) -> bool {
+        false
+    }
+    fn unidentified_blocks_unpark(&self) -> bool {
+        // Any unidentified Qwen of the same runtime dir could be running the session.
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &[&str]) -> Vec<String> {
+        s.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn the_npm_chain_is_qwen_and_print_modes_are_not() {
+        assert!(is_qwen("qwen", "/p/node_modules/.bin/qwen"));
+        assert!(is_qwen(
+            "cli",
+            "/p/node_modules/@qwen-code/qwen-code/cli.js"
+        ));
+        assert!(!is_qwen(
+            "cli",
+            "/p/node_modules/@anthropic-ai/claude-code/cli.js"
+        ));
+        assert!(interactive(&v(&[])));
+        assert!(interactive(&v(&[
+            "--resume",
+            "x",
+            "--approval-mode",
+            "yolo"
+        ])));
+        assert!(interactive(&v(&["-c"])));
+        assert!(!interactive(&v(&["-p", "hi"])));
+        assert!(!interactive(&v(&["--prompt=hi"])));
+        assert!(!interactive(&v(&["mcp", "list"])));
+        assert!(!interactive(&v(&["--version"])));
+    }
+
+    #[test]
+    fn flags_keep_the_whitelist_and_drop_session_and_hostile_values() {
+        let id = "35c98558-0920-4e29-b81c-9304ca43fccb";
+        let (k, d) = flags(&v(&[
+            "--resume",
+            id,
+            "--approval-mode",
+            "yolo",
+            "-m",
+            "qwen3-coder",
+            "--model",
+            "x\n$(id)",
+            "--evil",
+        ]));
+        assert_eq!(k, v(&["--approval-mode", "yolo", "-m", "qwen3-coder"]));
+        assert!(d.contains(&"--evil".to_string()));
+        assert_eq!(
+            resume_argv("qwen", id, &k),
+            v(&[
+                "qwen",
+                "--resume",
+                id,
+                "--approval-mode",
+                "yolo",
+                "-m",
+                "qwen3-coder"
+            ])
+        );
+    }
+
+    #[test]
+    fn runtime_dir_prefers_its_variable_then_the_config_dir() {
+        let env = |kv: &[(&str, &str)]| -> Vec<(String, String)> {
+            kv.iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect()
+        };
+        assert_eq!(
+            runtime_dir(&env(&[("HOME", "/h")])),
+            Some(PathBuf::from("/h/.qwen"))
+        );
+        assert_eq!(
+            runtime_dir(&env(&[("HOME", "/h"), ("QWEN_HOME", "/q")])),
+            Some(PathBuf::from("/q"))
+        );
+        assert_eq!(
+            runtime_dir(&env(&[
+                ("HOME", "/h"),
+                ("QWEN_HOME", "/q"),
+                ("QWEN_RUNTIME_DIR", "/r")
+            ])),
+            Some(PathBuf::from("/r"))
+        );
+    }
+
+    /// A platform with one process (pid 77, started at tick 5123, cwd /w/p) and a boot id.
+    struct One {
+        home: PathBuf,
+    }
+    impl Platform for One {
+        fn processes(&self) -> std::io::Result<Vec<crate::adapters::platform::ProcInfo>> {
+            Ok(vec![])
+        }
+        fn process(&self, _pid: u32) -> Option<crate::adapters::platform::ProcInfo> {
+            None
+        }
+        fn environ(&self, _pid: u32) -> Option<Vec<(String, String)>> {
+            Some(vec![("HOME".into(), self.home.to_string_lossy().into())])
+        }
+        fn cwd(&self, _pid: u32) -> Option<PathBuf> {
+            Some(PathBuf::from("/w/p"))
+        }
+        fn open_files(&self, _pid: u32) -> Vec<PathBuf> {
+            vec![]
+        }
+        fn memory(&self, _pid: u32) -> Option<crate::adapters::platform::Mem> {
+            None
+        }
+        fn status_mem(&self, _pid: u32) -> Option<(u64, u64)> {
+            None
+        }
+        fn clock_ticks_per_sec(&self) -> u64 {
+            100
+        }
+        fn boot_id(&self) -> Option<String> {
+            Some(BOOT.into())
+        }
+    }
+
+    const BOOT: &str = "3f1c2b9e-5d1a-4c55-9a57-0b8f2d7e6a11";
+    const SID: &str = "5d0c1b3e-8a2f-4f7e-9c1d-2b3a4c5d6e7f";
+
+    fn proc_of(home: &Path) -> AgentProc {
+        AgentProc {
+            agent: super::super::Agent::Qwen,
+            root: 70,
+            main: 77,
+            prog_index: 1,
+            argv: v(&["node", "/p/node_modules/.bin/qwen", "--resume", SID]),
+            env: vec![("HOME".into(), home.to_string_lossy().into())],
+            background: false,
+        }
+    }
+
+    /// The registry decides, checked against this boot and this process start; argv (stale
+    /// after `/clear`) never does, and a missing registry names the fix.
+    #[test]
+    fn identity_comes_from_the_registry_of_this_process_only() {
+        let d = tempfile::tempdir().unwrap();
+        let home = d.path().to_path_buf();
+        let p = One { home: home.clone() };
+        let a = proc_of(&home);
+        // No registry dir at all: an old Qwen.
+        let id = identify(&a, 5123, &p);
+        assert!(id.session_id.is_none());
+        assert!(
+            id.reason.as_deref().unwrap().contains("older than 0.24"),
+            "{id:?}"
+        );
+
+        let sessions = home.join(".qwen/sessions");
+        std::fs::create_dir_all(&sessions).unwrap();
+        let write = |start: &str| {
+            std::fs::write(
+                sessions.join("77.json"),
+                format!(r#"{{"pid":77,"procStart":"{start}","sessionId":"{SID}","cwd":"/w/p","kind":"tui","qwenVersion":"0.24.4"}}"#),
+            )
+            .unwrap()
+        };
+        // The dir exists but not this pid's file: exiting, never argv's id.
+        let id = identify(&a, 5123, &p);
+        assert!(id.session_id.is_none(), "{id:?}");
+
+        write(&format!("{BOOT}:5123"));
+        let id = identify(&a, 5123, &p);
+        assert_eq!(id.session_id.as_deref(), Some(SID));
+        assert_eq!(id.source, "status-file");
+        assert_eq!(id.cwd.as_deref(), Some("/w/p"));
+        assert_eq!(
+            id.transcript.as_deref(),
+            Some(
+                home.join(format!(".qwen/projects/-w-p/chats/{SID}.jsonl"))
+                    .as_path()
+            )
+        );
+        assert!(id
+            .reason
+            .as_deref()
+            .unwrap()
+            .contains("no conversation yet"));
+        let t = id.transcript.unwrap();
+        std::fs::create_dir_all(t.parent().unwrap()).unwrap();
+        std::fs::write(&t, "{}\n").unwrap();
+        assert_eq!(identify(&a, 5123, &p).reason, None, "targetable");
+
+        // A recycled pid (another start) and a record of an earlier boot: refused.
+        assert!(identify(&a, 5124, &p).session_id.is_none());
+        write("00000000-0000-4000-8000-000000000000:5123");
+        assert!(identify(&a, 5123, &p).session_id.is_none());
+        // A hostile id in the registry is never a session id.
+        std::fs::write(
+            sessions.join("77.json"),
+            format!(r#"{{"pid":77,"procStart":"{BOOT}:5123","sessionId":"$(rm -rf ~)"}}"#),
+        )
+        .unwrap();
+        let id = identify(&a, 5123, &p);
+        assert!(id.session_id.is_none() && id.reason.is_some(), "{id:?}");
+    }
+}
