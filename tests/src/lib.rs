@@ -1,7 +1,7 @@
 //! Test harness shared by park's integration and end-to-end tests (the `e2e` test binary,
 //! `tests/tests/e2e/`).
 //!
-//! It runs the REAL Claude Code and Codex CLIs offline: each test gets a [`Sandbox`] (throwaway
+//! It runs the REAL Claude Code, Codex and Qwen Code CLIs offline: each test gets a [`Sandbox`] (throwaway
 //! HOME, work dir, PARK_HOME and a private tmux server), a [`MockServer`] (the `mock-llm` binary
 //! of this package, answering both model APIs on one local port), and seeded agent homes
 //! ([`seed_claude_home`], [`seed_codex_home`]) so both CLIs start straight into their REPL.
@@ -33,6 +33,7 @@ pub mod harness {
     pub mod codex;
     pub mod mock;
     pub mod procs;
+    pub mod qwen;
     pub mod sandbox;
     pub mod util;
     pub mod zellij;
@@ -49,6 +50,9 @@ pub use harness::codex::{
 };
 pub use harness::mock::MockServer;
 pub use harness::procs::{descendants, kill_and_reap, pid_alive, processes_referencing, wait_gone};
+pub use harness::qwen::{
+    qwen_encode_cwd, qwen_registry, qwen_transcript, seed_qwen_home, Qwen, QWEN_VERSION,
+};
 pub use harness::sandbox::{current_uid, Sandbox, SHELL_PROMPT};
 pub use harness::util::{poll, sh_quote, uuid_v4, Env, Rng};
 pub use harness::zellij::{env_of, zellij_bin, Zellij};

@@ -209,7 +209,7 @@ fn styled_lines(s: &str) -> Vec<StyledLine> {
 }
 
 /// Plain lines of a screen; escapes are stripped first if there are any.
-fn plain_lines(s: &str) -> Vec<String> {
+pub(crate) fn plain_lines(s: &str) -> Vec<String> {
     // `capture-pane -p` text (what Claude's screens are) has no control characters besides the
     // newlines, so it can be split as it is; anything else takes the escape-aware path. Both give
     // the same lines (a property test holds them equal).
@@ -224,12 +224,12 @@ fn plain_lines(s: &str) -> Vec<String> {
 // Shared helpers
 // ---------------------------------------------------------------------------------------------
 
-fn is_blank(line: &str) -> bool {
+pub(crate) fn is_blank(line: &str) -> bool {
     line.trim().is_empty()
 }
 
 /// Claude's fence: a full-width run of `─` starting at column 0.
-fn is_rule(line: &str) -> bool {
+pub(crate) fn is_rule(line: &str) -> bool {
     let t = line.trim_end();
     t.chars().all(|c| c == RULE_CHAR) && t.chars().count() >= MIN_RULE_LEN
 }
@@ -247,7 +247,7 @@ fn is_titled_rule(line: &str) -> bool {
 }
 
 /// The last `n` non-empty lines, in screen order.
-fn last_nonempty<S: AsRef<str>>(lines: &[S], n: usize) -> Vec<&str> {
+pub(crate) fn last_nonempty<S: AsRef<str>>(lines: &[S], n: usize) -> Vec<&str> {
     let mut v: Vec<&str> = lines
         .iter()
         .rev()
@@ -259,7 +259,7 @@ fn last_nonempty<S: AsRef<str>>(lines: &[S], n: usize) -> Vec<&str> {
     v
 }
 
-fn re(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
+pub(crate) fn re(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
     cell.get_or_init(|| Regex::new(pattern).expect("static regex"))
 }
 
@@ -277,12 +277,12 @@ fn other_option_re() -> &'static Regex {
 
 /// True when `lines` hold a numbered chooser: a selected option and another option (above or
 /// below it: the selection may be on any row).
-fn has_chooser(lines: &[&str]) -> bool {
+pub(crate) fn has_chooser(lines: &[&str]) -> bool {
     lines.iter().any(|l| selected_option_re().is_match(l))
         && lines.iter().any(|l| other_option_re().is_match(l))
 }
 
-fn parse_count(digits: &str) -> u32 {
+pub(crate) fn parse_count(digits: &str) -> u32 {
     digits.parse().unwrap_or(u32::MAX)
 }
 

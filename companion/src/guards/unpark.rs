@@ -191,54 +191,11 @@ pub fn restorable(e: &Entry, disk: &OnDisk) -> Result<(), String> {
 mod tests {
     use super::*;
     use crate::agents::Agent;
-    use crate::model::entry::MuxPlace;
 
     const SID: &str = "5b0c1f8e-2d34-4c1a-9e57-0a1b2c3d4e5f";
 
     fn entry(agent: Agent) -> Entry {
-        Entry {
-            schema: crate::model::entry::ENTRY_SCHEMA,
-            id: crate::model::entry::entry_id(agent, SID),
-            state: EntryState::Parked,
-            agent,
-            session_id: SID.into(),
-            session_source: "status-file".into(),
-            cwd: "/src/api".into(),
-            program: agent.as_str().into(),
-            flags: vec![],
-            dropped_flags: vec![],
-            transcript: None,
-            config_dir: Some("/home/u/.claude".into()),
-            config_var: None,
-            place: MuxPlace {
-                kind: "tmux".into(),
-                server: "/tmp/tmux-0/default".into(),
-                pane: "%3".into(),
-                session: "work".into(),
-                window_index: 1,
-                window_name: "api".into(),
-                pane_index: 0,
-                title: "t".into(),
-                pane_title: String::new(),
-                pane_proc: (0, 0),
-            },
-            pane_owned: false,
-            parked_at: "2026-12-05T00:00:00Z".into(),
-            last_active: None,
-            bytes: 0,
-            uss_bytes: 0,
-            pss_bytes: 0,
-            anon_bytes: 0,
-            freed_bytes: None,
-            killed_pids: vec![],
-            resumer: None,
-            last_error: None,
-            handoff_pane: None,
-            worktree: None,
-            group: None,
-            fresh_from: None,
-            wake: None,
-        }
+        Entry::sample(agent, SID)
     }
 
     fn ev<'a>(e: &'a Entry, live: &'a LiveSet) -> Evidence<'a> {

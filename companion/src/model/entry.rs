@@ -117,3 +117,53 @@ pub struct Fingerprint {
     /// Changed, staged, untracked and conflicted paths.
     pub dirty: u32,
 }
+
+#[cfg(test)]
+impl Entry {
+    /// A parked entry of `agent` for tests: a tmux pane `%3` in `/src/api`, nothing else set.
+    pub(crate) fn sample(agent: Agent, session_id: &str) -> Entry {
+        Entry {
+            schema: ENTRY_SCHEMA,
+            id: entry_id(agent, session_id),
+            state: EntryState::Parked,
+            agent,
+            session_id: session_id.into(),
+            session_source: "status-file".into(),
+            cwd: "/src/api".into(),
+            program: agent.as_str().into(),
+            flags: vec![],
+            dropped_flags: vec![],
+            transcript: None,
+            config_dir: Some("/home/u/.claude".into()),
+            config_var: None,
+            place: MuxPlace {
+                kind: "tmux".into(),
+                server: "/tmp/tmux-0/default".into(),
+                pane: "%3".into(),
+                session: "work".into(),
+                window_index: 1,
+                window_name: "api".into(),
+                pane_index: 0,
+                title: "t".into(),
+                pane_title: String::new(),
+                pane_proc: (0, 0),
+            },
+            pane_owned: false,
+            parked_at: "2026-12-05T00:00:00Z".into(),
+            last_active: None,
+            bytes: 0,
+            uss_bytes: 0,
+            pss_bytes: 0,
+            anon_bytes: 0,
+            freed_bytes: None,
+            killed_pids: vec![],
+            resumer: None,
+            last_error: None,
+            handoff_pane: None,
+            worktree: None,
+            group: None,
+            fresh_from: None,
+            wake: None,
+        }
+    }
+}

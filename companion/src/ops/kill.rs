@@ -2,8 +2,9 @@
 //!
 //! Contract: the caller passes a snapshot of (pid, start ticks) taken by ppid links *before* any
 //! signal (tool shells run under setsid and reparent to init once the agent dies). Every signal is
-//! sent only after re-checking the start time, so a recycled pid is never hit. Order: TERM the agent
-//! (Claude exits cleanly in ~1 s and kills its own tools), then TERM the rest, then KILL survivors.
+//! sent only after re-checking the start time, so a recycled pid is never hit. Order: TERM the process
+//! that holds the session (Claude exits cleanly in ~1 s and kills its own tools) and wait for it,
+//! then TERM the root (a wrapper), then the rest, then KILL survivors.
 //! A zombie counts as gone. Any survivor is reported; the caller rolls back.
 
 use crate::adapters::platform::Platform;
@@ -72,17 +73,22 @@ pub(crate) fn kill_tree(
 ) -> KillReport {
     crate::support::fault::point("before-sigterm");
     let root = set.first().copied();
-    // TERM the agent first: the root (a wrapper forwards it) and the main process.
-    for (p, s) in root.iter().chain(std::iter::once(&main)) {
-        signal(platform, *p, *s, Signal::SIGTERM);
-    }
+    // TERM the process holding the session first and let it finish: its wrappers exit after it.
+    // A wrapper TERMed at the same time exits at once, the shell takes the terminal back, and
+    // the agent's last words land on the shell's prompt line (Qwen Code's resume hint did).
+    signal(platform, main.0, main.1, Signal::SIGTERM);
     // A suspended agent (Ctrl-Z) only acts on its TERM once it runs again.
     for (p, s) in set {
         signal(platform, *p, *s, Signal::SIGCONT);
     }
     crate::support::fault::point("after-sigterm");
-    let agent_part: Vec<(u32, u64)> = root.into_iter().chain(std::iter::once(main)).collect();
-    wait_gone(platform, &agent_part, t.agent_term);
+    wait_gone(platform, &[main], t.agent_term);
+    // Then the root, if the main's exit did not end it (a wrapper forwards the TERM to whatever
+    // it still runs).
+    if let Some((p, s)) = root.filter(|r| *r != main) {
+        signal(platform, p, s, Signal::SIGTERM);
+        wait_gone(platform, &[(p, s)], t.rest_term);
+    }
     let left = wait_gone(platform, set, Duration::ZERO);
     for (p, s) in &left {
         signal(platform, *p, *s, Signal::SIGTERM);

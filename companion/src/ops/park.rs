@@ -391,8 +391,15 @@ pub(crate) fn placeholder_env(env: &[(String, String)]) -> Vec<(String, String)>
         .collect()
 }
 
-/// Escape sequences that undo what a killed TUI leaves behind: alternate screen, hidden cursor,
-/// mouse and focus reporting, application keypad, colours.
+/// Escape sequences that undo what a killed TUI leaves behind: hidden cursor, mouse and focus
+/// reporting, application keypad, colours. Not the alternate screen: see [`TERMINAL_RESET`].
+pub(crate) const MODES_RESET: &str =
+    "\x1b[?25h\x1b[0m\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?1004l\x1b[?1l\x1b>";
+
+/// [`MODES_RESET`] after leaving the alternate screen. Only for a pane known to be on it: tmux
+/// restores the saved cursor on `?1049l` even off the alternate screen, so a TUI that drew inline
+/// and saved its cursor (Qwen Code) would get the shell's prompt and the typed `park unpark .`
+/// moved up onto its old lines.
 pub(crate) const TERMINAL_RESET: &str = "\x1b[?1049l\x1b[?25h\x1b[0m\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?1004l\x1b[?1l\x1b>";
 
 pub fn write_tty(tty: &str, s: &str) {
@@ -490,14 +497,18 @@ fn leave_pane_usable(
             Some(p) if p.current_command == pane.current_command && !p.dead => {
                 std::thread::sleep(Duration::from_millis(25))
             }
-            Some(p) => {
-                alt |= p.alternate_on;
-                break;
-            }
+            Some(_) => break,
             None => return,
         }
     }
-    write_tty(&pane.tty, TERMINAL_RESET);
+    // On the alternate screen now, after the agent's last words? One that left it itself (Qwen
+    // Code does on SIGTERM) must not get a second `?1049l`: see TERMINAL_RESET. The pause lets
+    // tmux take in what the dead agent wrote last.
+    std::thread::sleep(Duration::from_millis(50));
+    if let Some(p) = find_pane(ctx, &pane.id) {
+        alt = p.alternate_on;
+    }
+    write_tty(&pane.tty, if alt { TERMINAL_RESET } else { MODES_RESET });
     if alt {
         // The shell drew its prompt on the alternate screen the agent left on; leaving that screen
         // hid it. An empty Enter at a fresh prompt makes the shell draw it again where it shows.
@@ -724,4 +735,15 @@ pub fn edit_parked(
     f(&mut e)?;
     ctx.ledger.save(&e).map_err(|x| x.to_string())?;
     Ok(e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_full_reset_is_the_modes_reset_after_leaving_the_alternate_screen() {
+        assert_eq!(TERMINAL_RESET, format!("\x1b[?1049l{MODES_RESET}"));
+        assert!(!MODES_RESET.contains("1049"));
+    }
 }

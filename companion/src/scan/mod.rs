@@ -407,11 +407,12 @@ fn with_pane(
 /// Variables an agent sets for the commands its tools run, naming its own session. park run from
 /// such a command (even detached from the agent's tree with `setsid`/`nohup`) is that session's
 /// caller. Claude Code 2.1.197 sets `CLAUDE_CODE_SESSION_ID`; the Codex names are read for the same
-/// reason where a Codex build sets them.
+/// reason where a Codex build sets them; Qwen Code 0.24.4 exports `QWEN_CODE_SESSION_ID`.
 pub(crate) const CALLER_SESSION_VARS: &[&str] = &[
     "CLAUDE_CODE_SESSION_ID",
     "CODEX_THREAD_ID",
     "CODEX_SESSION_ID",
+    "QWEN_CODE_SESSION_ID",
 ];
 
 pub fn session_ids_in_env(env: &[(String, String)]) -> Vec<String> {

@@ -1,5 +1,5 @@
-//! `mock-llm`: a local stand-in for the Anthropic Messages API and the OpenAI Responses API,
-//! so the REAL `claude` and `codex` CLIs can run offline in tests.
+//! `mock-llm`: a local stand-in for the Anthropic Messages API and the OpenAI Responses and Chat
+//! Completions APIs, so the REAL `claude`, `codex` and `qwen` CLIs can run offline in tests.
 //!
 //! Contract:
 //! * One HTTP/1.1 server on 127.0.0.1 serves both APIs; the path picks the API:
@@ -22,12 +22,14 @@
 //!   - `[slow N]`: hold the stream open N seconds (Anthropic `ping` events / SSE comments each
 //!     second) before the text, so the agent shows a busy screen;
 //!   - `[tool CMD]`: answer with a tool call running CMD (Claude: `Bash` tool_use; Codex:
-//!     `exec_command` function_call). The follow-up request that carries the tool result gets
+//!     `exec_command` function_call; Chat Completions: a `tool_calls` delta to the request's shell
+//!     tool, Qwen's `run_shell_command`). The follow-up request that carries the tool result gets
 //!     `Tool finished. ` + the canned text, so the turn ends;
 //!   - `[big N]`: the text reply is N KiB (numbered lines with non-ASCII and emoji) before the
 //!     canned line: a huge final answer, the record shape a fixed tail window cannot hold;
-//!   - `[bgtool CMD]`: like `[tool CMD]`, with `run_in_background: true` for Claude (Codex already
-//!     keeps long commands running as a background terminal, so it is the same as `[tool CMD]`).
+//!   - `[bgtool CMD]`: like `[tool CMD]`, with `run_in_background: true` for Claude and
+//!     `is_background: true` for a Chat Completions shell tool that has it (Codex already keeps
+//!     long commands running as a background terminal, so it is the same as `[tool CMD]`).
 //! * Every connection gets its own thread, so a slow stream never blocks another agent.
 
 use regex::Regex;
@@ -952,6 +954,66 @@ fn openai_responses(
 
 // ---- OpenAI Chat Completions (not used by Codex 0.171, kept for other clients) ---------------
 
+/// The shell tool a Chat Completions request offers (Qwen Code: `run_shell_command`) and the
+/// arguments that run `cmd` with it: every `command`-like parameter gets the command, a
+/// `description` one a fixed text, an `is_background` one `background`.
+fn chat_shell_call(tools: Option<&Value>, cmd: &str, background: bool) -> Option<(String, Value)> {
+    const SHELLISH: &[&str] = &[
+        "bash",
+        "shell",
+        "run_shell_command",
+        "execute",
+        "exec",
+        "terminal",
+        "run_command",
+        "command",
+    ];
+    let tools = tools?.as_array()?;
+    let name_of = |t: &Value| -> Option<String> {
+        t.get("function")
+            .unwrap_or(t)
+            .get("name")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    let tool = tools
+        .iter()
+        .find(|t| name_of(t).is_some_and(|n| SHELLISH.contains(&n.to_lowercase().as_str())))
+        .or_else(|| {
+            tools.iter().find(|t| {
+                name_of(t).is_some_and(|n| {
+                    let n = n.to_lowercase();
+                    n.contains("bash") || n.contains("shell")
+                })
+            })
+        })?;
+    let props = tool
+        .get("function")
+        .unwrap_or(tool)
+        .get("parameters")
+        .and_then(|p| p.get("properties"))
+        .and_then(Value::as_object);
+    let mut args = Map::new();
+    for k in props.into_iter().flat_map(|p| p.keys()) {
+        match k.as_str() {
+            "command" | "cmd" | "script" => {
+                args.insert(k.clone(), json!(cmd));
+            }
+            "description" => {
+                args.insert(k.clone(), json!("mock tool call"));
+            }
+            "is_background" if background => {
+                args.insert(k.clone(), json!(true));
+            }
+            _ => {}
+        }
+    }
+    if args.is_empty() {
+        args.insert("command".into(), json!(cmd));
+    }
+    Some((name_of(tool)?, Value::Object(args)))
+}
+
 fn openai_chat(
     body: &Value,
     mut rec: Map<String, Value>,
@@ -966,13 +1028,58 @@ fn openai_chat(
         .and_then(Value::as_str)
         .unwrap_or("mock-model")
         .to_string();
-    let text = format!("Hello from the mock OpenAI server (canned reply #{n}). PARKTEST-OK");
+    let messages = body.get("messages").and_then(Value::as_array);
+    let last_role = messages
+        .and_then(|m| m.last())
+        .and_then(|m| m.get("role"))
+        .and_then(Value::as_str);
+    let cid = format!("chatcmpl-mock{}", rand_hex(10));
     rec.insert("api".into(), json!("openai-chat"));
+    if let (Some(cmd), Some("user")) = (&d.tool, last_role) {
+        if let Some((name, args)) = chat_shell_call(body.get("tools"), cmd, d.background) {
+            rec.insert("kind".into(), json!("tool_call"));
+            rec.insert("tool".into(), json!(name));
+            rec.insert("last_user".into(), json!(truncate(&user, 500)));
+            state.log(rec);
+            let args = args.to_string();
+            let call = json!({"index": 0, "id": format!("call_{}", rand_hex(10)), "type": "function",
+                              "function": {"name": name, "arguments": args}});
+            if body.get("stream").and_then(Value::as_bool) != Some(true) {
+                return out.json(
+                    200,
+                    &json!({"id": cid, "object": "chat.completion", "created": unix_secs(), "model": model,
+                            "choices": [{"index": 0, "finish_reason": "tool_calls",
+                                         "message": {"role": "assistant", "content": null, "tool_calls": [call]}}],
+                            "usage": {"prompt_tokens": 10, "completion_tokens": 12, "total_tokens": 22}}),
+                );
+            }
+            out.sse_start()?;
+            for (delta, finish) in [
+                (
+                    json!({"role": "assistant", "content": null, "tool_calls": [call]}),
+                    Value::Null,
+                ),
+                (json!({}), json!("tool_calls")),
+            ] {
+                let c = json!({"id": cid, "object": "chat.completion.chunk", "created": unix_secs(),
+                               "model": model, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+                out.chunk(&format!("data: {c}\n\n"))?;
+            }
+            out.chunk("data: [DONE]\n\n")?;
+            return out.sse_end();
+        }
+    }
+    let after_tool = if last_role == Some("tool") {
+        "Tool finished. "
+    } else {
+        ""
+    };
+    let text =
+        format!("{after_tool}Hello from the mock OpenAI server (canned reply #{n}). PARKTEST-OK");
     rec.insert("kind".into(), json!("text"));
     rec.insert("reply".into(), json!(n));
     rec.insert("last_user".into(), json!(truncate(&user, 500)));
     state.log(rec);
-    let cid = format!("chatcmpl-mock{}", rand_hex(10));
     if d.slow_secs > 0 {
         thread::sleep(Duration::from_secs(d.slow_secs));
     }

@@ -75,7 +75,13 @@ impl Agents {
     }
 }
 
-fn find(dir: &Path, sub: &str, package: &str, bin: &str, want: &str) -> Result<PathBuf, String> {
+pub(crate) fn find(
+    dir: &Path,
+    sub: &str,
+    package: &str,
+    bin: &str,
+    want: &str,
+) -> Result<PathBuf, String> {
     let prefix = dir.join(sub);
     let exe = prefix.join("node_modules/.bin").join(bin);
     if !exe.exists() {

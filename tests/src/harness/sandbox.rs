@@ -33,6 +33,7 @@ use crate::harness::claude::claude_env;
 use crate::harness::codex::{codex_daemon_pids, codex_env};
 use crate::harness::mock::MockServer;
 use crate::harness::procs::{kill_and_reap, pid_alive, processes_referencing, start_ticks};
+use crate::harness::qwen::Qwen;
 use crate::harness::util::{poll, sh_quote, Env};
 
 /// The prompt of shells started by [`Sandbox::new_shell_window`] (`PS1`), so tests can wait for
@@ -174,6 +175,14 @@ impl Sandbox {
         claude_env(mock, &self.home, &self.tmp)
     }
 
+    /// The environment for `qwen` against `mock` in this sandbox (see [`Qwen::env`]); its
+    /// scratch (the registry's IPC sockets) goes to `tmp/`.
+    pub fn qwen_env(&self, qwen: &Qwen, mock: &MockServer) -> Env {
+        let mut env = qwen.env(mock, &self.home, &self.path_env);
+        env.push(("TMPDIR".into(), self.tmp.to_string_lossy().into_owned()));
+        env
+    }
+
     /// The environment for `codex` in this sandbox (see [`codex_env`]).
     pub fn codex_env(&self) -> Env {
         codex_env(&self.home)
@@ -283,7 +292,25 @@ impl Sandbox {
             args.push("-e");
             args.push(e);
         }
-        args.extend_from_slice(argv);
+        // tmux gives a pane the PATH of the client that asked for it, over `-e PATH=…` (a test's
+        // client is never attached), so a PATH of the caller's is set by the command itself.
+        let path = env
+            .iter()
+            .find(|(k, _)| k.as_ref() == "PATH")
+            .map(|(_, v)| v.as_ref().to_string());
+        let with_path: Vec<String> = match (&path, argv) {
+            (None, _) => vec![],
+            (Some(p), [one]) => vec![format!("export PATH={}; {one}", sh_quote(p))],
+            (Some(p), _) => ["env".to_string(), format!("PATH={p}")]
+                .into_iter()
+                .chain(argv.iter().map(|a| a.to_string()))
+                .collect(),
+        };
+        if path.is_some() {
+            args.extend(with_path.iter().map(String::as_str));
+        } else {
+            args.extend_from_slice(argv);
+        }
         let out = self.tmux(&args).unwrap_or_else(|e| panic!("{e}"));
         out.trim().to_string()
     }

@@ -20,6 +20,7 @@ mod e2e_codex;
 mod e2e_faults;
 mod e2e_graveyard;
 mod e2e_protect;
+mod e2e_qwen;
 mod e2e_zellij;
 mod fake_agent_selftest;
 mod install;

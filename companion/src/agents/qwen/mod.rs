@@ -267,19 +267,30 @@ impl super::AgentKind for Qwen {
         start: u64,
         platform: &dyn Platform,
     ) -> bool {
-        // The registry sits in the new process's config dir (its own environment says which).
+        // `pid` is what the resume started (the `qwen` wrapper); the registry file is its
+        // innermost cli.js's, in that process's config dir (its own environment says which).
+        let table = ProcTable::new(platform.processes().unwrap_or_default());
+        let main = session_pid(&table, pid);
+        let main_start = if main == pid {
+            start
+        } else {
+            match table.get(main) {
+                Some(p) => p.start_ticks,
+                None => return false,
+            }
+        };
         let boot = platform.boot_id();
         platform
-            .environ(pid)
+            .environ(main)
             .and_then(|env| config_dir(&env))
-            .and_then(|d| read_record(&d, pid))
+            .and_then(|d| read_record(&d, main))
             .is_some_and(|r| {
                 (e.fresh_from.is_some()
                     || r.session_id
                         .as_deref()
                         .is_some_and(|s| s.eq_ignore_ascii_case(&e.session_id)))
-                    && r.is_of(pid, boot.as_deref(), |t| {
-                        platform.proc_start_matches(start, t)
+                    && r.is_of(main, boot.as_deref(), |t| {
+                        platform.proc_start_matches(main_start, t)
                     })
             })
     }
@@ -416,11 +427,37 @@ mod tests {
         home: PathBuf,
     }
     impl Platform for One {
+        /// The npm chain: 70 `node …/.bin/qwen` → 74 `node cli.js` → 77 `node cli.js`.
         fn processes(&self) -> std::io::Result<Vec<crate::adapters::platform::ProcInfo>> {
-            Ok(vec![])
+            let p = |pid: u32, ppid: u32, start: u64, argv: &[&str]| {
+                crate::adapters::platform::ProcInfo {
+                    pid,
+                    ppid,
+                    pgid: 70,
+                    sid: 1,
+                    tpgid: -1,
+                    start_ticks: start,
+                    state: 'S',
+                    cpu_ticks: 0,
+                    rss_bytes: 4096,
+                    argv: v(argv),
+                    comm: "node".into(),
+                }
+            };
+            let cli = "/p/node_modules/@qwen-code/qwen-code/cli.js";
+            Ok(vec![
+                p(
+                    70,
+                    1,
+                    5100,
+                    &["node", "/p/node_modules/.bin/qwen", "--resume", SID],
+                ),
+                p(74, 70, 5110, &["node", "--expose-gc", cli, "--resume", SID]),
+                p(77, 74, 5123, &["node", "--expose-gc", cli, "--resume", SID]),
+            ])
         }
-        fn process(&self, _pid: u32) -> Option<crate::adapters::platform::ProcInfo> {
-            None
+        fn process(&self, pid: u32) -> Option<crate::adapters::platform::ProcInfo> {
+            self.processes().ok()?.into_iter().find(|p| p.pid == pid)
         }
         fn environ(&self, _pid: u32) -> Option<Vec<(String, String)>> {
             Some(vec![("HOME".into(), self.home.to_string_lossy().into())])
@@ -523,5 +560,41 @@ mod tests {
         .unwrap();
         let id = identify(&a, 5123, &p);
         assert!(id.session_id.is_none() && id.reason.is_some(), "{id:?}");
+    }
+
+    /// The verifier of an unpark asks about the process it started, the `qwen` wrapper; the
+    /// registry file is the innermost process's, and its start is that process's.
+    #[test]
+    fn a_resume_runs_the_session_through_its_wrapper() {
+        use crate::agents::AgentKind;
+        let d = tempfile::tempdir().unwrap();
+        let home = d.path().to_path_buf();
+        let p = One { home: home.clone() };
+        let sessions = home.join(".qwen/sessions");
+        std::fs::create_dir_all(&sessions).unwrap();
+        let mut e = crate::model::entry::Entry::sample(super::super::Agent::Qwen, SID);
+        assert!(!Qwen.runs_session(&e, 70, 5100, &p), "no registry yet");
+        std::fs::write(
+            sessions.join("77.json"),
+            format!(r#"{{"pid":77,"procStart":"{BOOT}:5123","sessionId":"{SID}"}}"#),
+        )
+        .unwrap();
+        assert!(Qwen.runs_session(&e, 70, 5100, &p));
+        assert!(
+            Qwen.runs_session(&e, 77, 5123, &p),
+            "asked about the session process itself"
+        );
+        e.session_id = "6e1d2c4f-9b3a-4e8f-8d2e-3c4b5d6e7f80".into();
+        assert!(!Qwen.runs_session(&e, 70, 5100, &p), "another session");
+        e.session_id = SID.into();
+        std::fs::write(
+            sessions.join("77.json"),
+            format!(r#"{{"pid":77,"procStart":"{BOOT}:5100","sessionId":"{SID}"}}"#),
+        )
+        .unwrap();
+        assert!(
+            !Qwen.runs_session(&e, 70, 5100, &p),
+            "a record matched against the wrapper's start, not its own"
+        );
     }
 }

@@ -93,4 +93,32 @@ mod tests {
         assert!(!proc_start_matches("", None, |_| true));
         assert!(parse(b"{not json").is_none());
     }
+
+    #[test]
+    fn a_real_registry_file_parses_and_names_its_process() {
+        let r = parse(include_bytes!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/qwen/registry-0.24.4.json"
+        )))
+        .expect("a registry record");
+        assert_eq!(r.pid, Some(18729));
+        assert_eq!(
+            r.session_id.as_deref(),
+            Some("1cfb8705-3393-4dad-9641-3c8766d7cea5")
+        );
+        assert_eq!(r.kind.as_deref(), Some("tui"));
+        let boot = "db771d24-13ca-48b4-a659-961db97411c9";
+        assert!(r.is_of(18729, Some(boot), |t| t == "74627"));
+        assert!(
+            !r.is_of(18729, Some(boot), |t| t == "74628"),
+            "another start"
+        );
+        assert!(!r.is_of(18730, Some(boot), |_| true), "another pid");
+        assert!(
+            !r.is_of(18729, Some("00000000-13ca-48b4-a659-961db97411c9"), |_| {
+                true
+            }),
+            "another boot"
+        );
+    }
 }

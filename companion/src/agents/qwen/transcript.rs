@@ -347,4 +347,43 @@ mod tests {
         assert!(i.truncated_last_line);
         assert!(!i.turn_open);
     }
+
+    /// A real 0.24.4 chat (a slow reply, then a confirmed shell tool call and its result): no
+    /// `turn_result` records, so the last reply is what closes the turn.
+    #[test]
+    fn a_real_chat_reads_closed_with_its_prompts_and_renders() {
+        let bytes = include_bytes!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/qwen/real-0.24.4.jsonl"
+        ));
+        let i = parse(bytes);
+        assert_eq!(
+            i.session_id.as_deref(),
+            Some("1cfb8705-3393-4dad-9641-3c8766d7cea5")
+        );
+        assert!(!i.turn_open);
+        assert_eq!(i.bad_lines, 0);
+        assert_eq!(i.cwd.as_deref(), Some("/tmp/qk/proj"));
+        assert_eq!(i.first_prompt.as_deref(), Some("hello [slow 8]"));
+        assert_eq!(
+            i.last_prompt.as_deref(),
+            Some("make it [tool touch /tmp/qk/proj/x.txt]")
+        );
+        assert!(i
+            .last_assistant
+            .as_deref()
+            .is_some_and(|a| a.starts_with("Tool finished.")));
+        let md = markdown(bytes);
+        assert_eq!(md.turns, 2, "{}", md.markdown);
+        assert_eq!(md.tool_calls, 1, "{}", md.markdown);
+        assert!(
+            md.markdown.contains("touch /tmp/qk/proj/x.txt"),
+            "{}",
+            md.markdown
+        );
+        assert_eq!(md.last_assistant, i.last_assistant);
+        // Cut right after the tool call: the turn is open (the tool or its prompt is next).
+        let upto_call: Vec<&[u8]> = bytes.split(|&b| b == b'\n').take(11).collect();
+        assert!(parse(&upto_call.join(&b'\n')).turn_open);
+    }
 }

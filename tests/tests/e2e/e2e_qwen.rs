@@ -1,0 +1,340 @@
+//! End-to-end tests of park with the REAL Qwen Code CLI (0.24.4 on node 22, installed by
+//! `scripts/setup`) in a private tmux server, talking to `mock-llm`'s Chat Completions API.
+//!
+//! What is tested, and why:
+//! * a full park/unpark round trip: the three-process node tree dies, the pane stays usable with
+//!   `park unpark .` typed, the registry entry (`~/.qwen/sessions/<pid>.json`) names the session
+//!   park recorded, the archive holds the conversation, and `qwen --resume <id>` brings the same
+//!   session back in the same pane with the whitelisted flags, appending to the same chat file;
+//! * the guards on real Qwen screens: an unsent draft, a turn in flight and an open tool
+//!   confirmation are refused, and nothing is killed or recorded.
+//!
+//! Run: `bash scripts/setup && cargo build -p park && cargo test -p park-e2e --test e2e e2e_qwen:: -- --nocapture`
+
+use crate::common::*;
+use park_e2e::*;
+use park_protocol::{Row, RowState, Status};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// Three node processes start (and, the first time in a HOME, write their settings).
+const START: Duration = Duration::from_secs(90);
+/// A model reply from the mock (Qwen adds its own latency; tests may run in parallel).
+const REPLY: Duration = Duration::from_secs(90);
+/// How long to keep retrying a park the CPU guard refuses (node settles after a reply).
+const CPU_SETTLE: Duration = Duration::from_secs(60);
+const REPLY_RE: &str = r"canned reply #\d+\)\. PARKTEST-OK";
+/// The empty composer's placeholder: the TUI is up and accepts input.
+const READY_RE: &str = r"(?m)^>   Type your message or @path/to/file";
+
+/// One test's world: sandbox, mock server, seeded Qwen home, `park` on the panes' PATH.
+struct World {
+    sb: Sandbox,
+    mock: MockServer,
+    qwen: Qwen,
+    t0: Instant,
+}
+
+impl World {
+    /// `None` (after saying why) where `scripts/setup` could not install Qwen Code (not x86_64
+    /// Linux and no system node 22); everywhere else a missing install fails the test.
+    fn new() -> Option<World> {
+        Agents::locate();
+        let qwen = match Qwen::try_locate() {
+            Ok(q) => q,
+            Err(e) if e.contains("skipped") => {
+                eprintln!("SKIPPED: {e}");
+                return None;
+            }
+            Err(_) => Qwen::locate(),
+        };
+        let sb = Sandbox::new();
+        let mock = mock_server!(&sb.logs);
+        seed_qwen_home(&sb.home).expect("seed qwen home");
+        install_shims(&sb, None);
+        Some(World {
+            sb,
+            mock,
+            qwen,
+            t0: Instant::now(),
+        })
+    }
+
+    fn log(&self, what: &str) {
+        eprintln!("[{:>6.1}s] {what}", self.t0.elapsed().as_secs_f64());
+    }
+
+    /// A shell pane in `work/<proj>` with Qwen's environment; `qwen <args>` typed at its prompt;
+    /// waits for the empty composer.
+    fn qwen_in_shell(&self, window: &str, proj: &str, args: &str) -> String {
+        let dir = self.sb.project_dir(proj);
+        let env = self.sb.qwen_env(&self.qwen, &self.mock);
+        let pane = self.sb.new_shell_window("w", window, &dir, &env);
+        let cmd = format!("qwen {args}").trim().to_string();
+        self.sb.type_line(&pane, &cmd);
+        ok(self.sb.wait_for(&pane, READY_RE, START));
+        self.log(&format!("{pane}: `{cmd}` is ready"));
+        pane
+    }
+
+    /// Sends `prompt` and waits until the screen holds `n` canned replies.
+    fn prompt(&self, pane: &str, prompt: &str, nth: usize) {
+        submit_prompt(&self.sb, pane, prompt, ">");
+        let re = format!("(?s){}", vec![REPLY_RE; nth].join(".*"));
+        ok(self.sb.wait_for(pane, &re, REPLY));
+        self.log(&format!("{pane}: reply to {prompt:?}"));
+    }
+
+    fn show(&self, pane: &str, what: &str) {
+        let screen = self.sb.capture(pane);
+        let lines: Vec<&str> = screen.lines().filter(|l| !l.trim().is_empty()).collect();
+        eprintln!(
+            "--- {what}: pane {pane}, title {:?} ---\n{}\n---",
+            self.sb.pane_title(pane),
+            lines.join("\n")
+        );
+    }
+
+    /// Tears the world down and asserts nothing survived.
+    fn finish(self, also_dead: &[u32]) {
+        let World { mut sb, mock, .. } = self;
+        let root = sb.root.clone();
+        let survivors = sb.cleanup();
+        assert!(survivors.is_empty(), "survived cleanup: {survivors:?}");
+        let left = processes_referencing(&root);
+        assert!(
+            left.is_empty(),
+            "processes still refer to the sandbox: {left:?}"
+        );
+        for &p in also_dead {
+            assert!(!pid_alive(p), "pid {p} still alive after cleanup");
+        }
+        let mock_pid = mock.pid();
+        drop(mock);
+        assert!(!pid_alive(mock_pid), "mock-llm {mock_pid} still alive");
+    }
+}
+
+fn ok(r: Result<String, String>) -> String {
+    r.unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The first result of `park <args> --json`: (exit code, outcome, reason).
+fn outcome(sb: &Sandbox, args: &[&str]) -> (i32, String, Option<String>) {
+    let (c, out) = action(sb, args);
+    let r = out.results.into_iter().next().expect("one result");
+    (c, r.outcome.to_string(), r.reason)
+}
+
+/// `park park <pane>`, retried while the refusal is one a Qwen that just replied gives for a
+/// moment: CPU still burning, or the turn's closing records not written yet (its reply shows
+/// on screen before the chat file has it).
+fn park_when_quiet(sb: &Sandbox, pane: &str) -> (i32, String, Option<String>) {
+    let deadline = Instant::now() + CPU_SETTLE;
+    loop {
+        let (c, oc, why) = outcome(sb, &["park", pane]);
+        let settling = oc == "refused"
+            && why
+                .as_deref()
+                .is_some_and(|w| w.contains("CPU") || w.contains("turn in flight"));
+        if !settling || Instant::now() >= deadline {
+            return (c, oc, why);
+        }
+        eprintln!("park refused while settling: {why:?}");
+        std::thread::sleep(Duration::from_millis(700));
+    }
+}
+
+fn wait_live(sb: &Sandbox, pane: &str, status: Status) -> Row {
+    wait_row(sb, pane, Duration::from_secs(60), |r| {
+        r.state == RowState::Live
+            && r.status == status
+            && r.session_source.as_deref() == Some("status-file")
+            && r.session_id.is_some()
+    })
+}
+
+fn tree_of(pid: u32) -> Vec<u32> {
+    let mut v = vec![pid];
+    v.extend(descendants(pid));
+    v
+}
+
+fn argv_of(pid: u32) -> Vec<String> {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|raw| {
+            raw.split(|&b| b == 0)
+                .filter(|a| !a.is_empty())
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_default()
+}
+
+/// The registry's session id for `pid`, if its file is there.
+fn registry_session(home: &Path, pid: u32) -> Option<String> {
+    qwen_registry(home)
+        .into_iter()
+        .find(|(p, _)| *p == pid)
+        .and_then(|(_, v)| v.get("sessionId")?.as_str().map(str::to_string))
+}
+
+#[test]
+fn qwen_park_unpark_round_trip() {
+    let Some(w) = World::new() else { return };
+    let sb = &w.sb;
+    let pane = w.qwen_in_shell("rt", "rt", "--approval-mode default");
+    w.prompt(&pane, "hello from the qwen round trip", 1);
+    let live = wait_live(sb, &pane, Status::Idle);
+    let sid = live.session_id.clone().unwrap();
+    let pid = live.pid.expect("row pid");
+    let tree = tree_of(pid);
+    assert!(
+        tree.len() >= 3,
+        "the node wrapper and its two cli.js children: {tree:?}"
+    );
+    assert!(live.bytes > 0, "{live:?}");
+    // park names the session the agent itself registered for its innermost process.
+    let inner = *tree.last().unwrap();
+    let registered: Vec<String> = tree
+        .iter()
+        .filter_map(|&p| registry_session(&sb.home, p))
+        .collect();
+    assert_eq!(registered, vec![sid.clone()], "registry of {tree:?}");
+    let chat = qwen_transcript(&sb.home, &sb.project_dir("rt"), &sid);
+    assert!(
+        read(&chat).contains("hello from the qwen round trip"),
+        "{}",
+        chat.display()
+    );
+    let lines_before = read(&chat).lines().count();
+    w.log(&format!(
+        "live: {sid} pid {pid} inner {inner} tree {tree:?}"
+    ));
+
+    let (c, oc, why) = park_when_quiet(sb, &pane);
+    assert_eq!(
+        (c, oc.as_str()),
+        (0, "parked"),
+        "{why:?}\n{}",
+        sb.capture(&pane)
+    );
+    for &p in &tree {
+        assert!(
+            wait_gone(p, Duration::from_secs(5)),
+            "pid {p} survived the park: {:?}",
+            argv_of(p)
+        );
+    }
+    assert!(sb.pane_alive(&pane), "the pane must stay");
+    assert_eq!(entries(sb).len(), 1, "one ledger entry");
+    let parked = row(sb, &pane).expect("a row for the parked pane");
+    assert_eq!(parked.state, RowState::Parked, "{parked:?}");
+    assert_eq!(parked.session_id.as_deref(), Some(sid.as_str()));
+    ok(sb.wait_for(
+        &pane,
+        r"park-test\$ park unpark \.\s*$",
+        Duration::from_secs(10),
+    ));
+    let md = read(
+        &sb.park_home
+            .join("archive")
+            .join(&sid)
+            .join("transcript.md"),
+    );
+    assert!(md.contains("hello from the qwen round trip"), "{md}");
+    w.show(&pane, "parked");
+
+    let (c, oc, why) = outcome(sb, &["unpark", &pane]);
+    assert_eq!(
+        (c, oc.as_str()),
+        (0, "unparked"),
+        "{why:?}\n{}",
+        sb.capture(&pane)
+    );
+    ok(sb.wait_for(&pane, READY_RE, START));
+    let back = wait_live(sb, &pane, Status::Idle);
+    assert_eq!(back.session_id.as_deref(), Some(sid.as_str()), "{back:?}");
+    let new_pid = back.pid.expect("row pid");
+    assert!(!tree.contains(&new_pid), "a new process runs the session");
+    let argv = argv_of(new_pid);
+    eprintln!("resumed argv: {argv:?}");
+    assert!(
+        argv.windows(2).any(|p| p[0] == "--resume" && p[1] == sid),
+        "resume argv: {argv:?}"
+    );
+    assert!(
+        argv.windows(2)
+            .any(|p| p[0] == "--approval-mode" && p[1] == "default"),
+        "the approval mode was replayed: {argv:?}"
+    );
+    poll(Duration::from_secs(10), || {
+        entries(sb).is_empty().then_some(())
+    })
+    .unwrap_or_else(|| panic!("the verifier did not clear the entry: {:?}", entries(sb)));
+    w.show(&pane, "unparked");
+
+    // The conversation goes on in the same chat file.
+    w.prompt(&pane, "second prompt after the unpark", 2);
+    poll(REPLY, || {
+        read(&chat)
+            .contains("second prompt after the unpark")
+            .then_some(())
+    })
+    .unwrap_or_else(|| panic!("the second turn never reached {}", chat.display()));
+    assert!(read(&chat).lines().count() > lines_before);
+    let chats: Vec<_> = std::fs::read_dir(chat.parent().unwrap())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".jsonl"))
+        .collect();
+    assert_eq!(chats, vec![format!("{sid}.jsonl")], "no second chat file");
+    let mut dead = tree;
+    dead.extend(tree_of(new_pid));
+    w.finish(&dead);
+}
+
+#[test]
+fn qwen_guards_refuse_draft_busy_and_confirmation() {
+    let Some(w) = World::new() else { return };
+    let sb = &w.sb;
+    let pane = w.qwen_in_shell("g", "g", "--approval-mode default");
+    w.prompt(&pane, "first turn so there is a session", 1);
+    let live = wait_live(sb, &pane, Status::Idle);
+    let tree = tree_of(live.pid.expect("row pid"));
+    let refused = |what: &str, status: Status| {
+        let r = wait_live(sb, &pane, status);
+        let (c, oc, why) = outcome(sb, &["park", &pane]);
+        assert_eq!(
+            (c, oc.as_str()),
+            (1, "refused"),
+            "{what}: {why:?} {r:?}\n{}",
+            sb.capture(&pane)
+        );
+        assert!(tree.iter().all(|&p| pid_alive(p)), "{what}: killed");
+        assert!(entries(sb).is_empty(), "{what}: recorded");
+        w.log(&format!("{what}: refused ({why:?})"));
+    };
+
+    sb.type_text(&pane, "an unsent thought");
+    ok(sb.wait_for(&pane, "(?m)^> an unsent thought", Duration::from_secs(10)));
+    refused("draft", Status::Draft);
+    sb.send_keys(&pane, &["C-u"]);
+    ok(sb.wait_for(&pane, READY_RE, Duration::from_secs(10)));
+
+    submit_prompt(sb, &pane, "think slowly [slow 20]", ">");
+    ok(sb.wait_for(&pane, r"esc to cancel\)", Duration::from_secs(30)));
+    refused("turn in flight", Status::Busy);
+    ok(sb.wait_for(&pane, &format!("(?s){REPLY_RE}.*{REPLY_RE}"), REPLY));
+
+    submit_prompt(sb, &pane, "touch it [tool touch made-by-qwen]", ">");
+    ok(sb.wait_for(&pane, "Waiting for user confirmation", REPLY));
+    refused("tool confirmation", Status::Waiting);
+    w.show(&pane, "confirmation");
+    w.finish(&[]);
+}
