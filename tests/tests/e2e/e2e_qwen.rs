@@ -338,3 +338,97 @@ fn qwen_guards_refuse_draft_busy_and_confirmation() {
     w.show(&pane, "confirmation");
     w.finish(&[]);
 }
+
+/// Two Qwen sessions in one cwd bind to their own ids (each its own process's registry, never
+/// the newest chat of the project), park and come back each to its own pane; a hostile flag
+/// value is carried as one argv element and never runs.
+#[test]
+fn two_sessions_in_one_cwd_keep_their_own_ids_and_a_hostile_value_never_runs() {
+    let Some(w) = World::new() else { return };
+    let sb = &w.sb;
+    let dir = sb.project_dir("two");
+    let hostile = "mock$(touch PWNED)";
+    let a = w.qwen_in_shell("a", "two", "");
+    let b = w.qwen_in_shell("b", "two", &format!("-m {}", sh_quote(hostile)));
+    w.prompt(&a, "first session speaks", 1);
+    w.prompt(&b, "second session speaks", 1);
+    let ra = wait_live(sb, &a, Status::Idle);
+    let rb = wait_live(sb, &b, Status::Idle);
+    let (sa, sb_id) = (
+        ra.session_id.clone().unwrap(),
+        rb.session_id.clone().unwrap(),
+    );
+    assert_ne!(sa, sb_id, "two sessions, two ids");
+    for (row, prompt) in [
+        (&ra, "first session speaks"),
+        (&rb, "second session speaks"),
+    ] {
+        let sid = row.session_id.as_deref().unwrap();
+        let inner = *tree_of(row.pid.unwrap()).last().unwrap();
+        assert_eq!(registry_session(&sb.home, inner).as_deref(), Some(sid));
+        assert!(read(&qwen_transcript(&sb.home, &dir, sid)).contains(prompt));
+    }
+
+    for pane in [&a, &b] {
+        let (c, oc, why) = park_when_quiet(sb, pane);
+        assert_eq!((c, oc.as_str()), (0, "parked"), "{pane}: {why:?}");
+    }
+    for (pane, sid) in [(&a, &sa), (&b, &sb_id)] {
+        let (c, oc, why) = outcome(sb, &["unpark", pane]);
+        assert_eq!((c, oc.as_str()), (0, "unparked"), "{pane}: {why:?}");
+        ok(sb.wait_for(pane, READY_RE, START));
+        let back = wait_live(sb, pane, Status::Idle);
+        assert_eq!(back.session_id.as_deref(), Some(sid.as_str()), "{pane}");
+    }
+    let argv = argv_of(row(sb, &b).unwrap().pid.unwrap());
+    assert!(
+        argv.windows(2).any(|p| p[0] == "-m" && p[1] == hostile),
+        "the value is one argv element, verbatim: {argv:?}"
+    );
+    w.prompt(&b, "second session again", 2);
+    assert!(read(&qwen_transcript(&sb.home, &dir, &sb_id)).contains("second session again"));
+    assert!(!read(&qwen_transcript(&sb.home, &dir, &sa)).contains("second session again"));
+    let pwned: Vec<_> = [dir.clone(), sb.home.clone(), sb.work.clone()]
+        .iter()
+        .map(|d| d.join("PWNED"))
+        .filter(|p| p.exists())
+        .collect();
+    assert!(pwned.is_empty(), "a flag value ran as a command: {pwned:?}");
+    w.finish(&[]);
+}
+
+/// `/clear` between the scan and the kill gives the pane a new session: the re-check before the
+/// kill sees the registry change, rolls the claim back and kills nothing.
+#[test]
+fn a_clear_before_the_kill_rolls_back() {
+    let Some(w) = World::new() else { return };
+    let sb = &w.sb;
+    let pane = w.qwen_in_shell("c", "c", "");
+    w.prompt(&pane, "a turn before the clear", 1);
+    let live = wait_live(sb, &pane, Status::Idle);
+    let sid = live.session_id.clone().unwrap();
+    let tree = tree_of(live.pid.unwrap());
+    let child = park_cmd(sb, &[("PARK_FAULT_PAUSE", "after-archive:4000")])
+        .args(["park", &pane, "--json"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    poll(Duration::from_secs(15), || {
+        (!entries(sb).is_empty()).then_some(())
+    })
+    .expect("the claim was written");
+    submit_prompt(sb, &pane, "/clear", ">");
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("changed since the scan"), "{text}");
+    assert!(tree.iter().all(|&p| pid_alive(p)), "nothing was killed");
+    assert!(entries(sb).is_empty(), "the claim was rolled back");
+    let inner = *tree.last().unwrap();
+    let now = registry_session(&sb.home, inner);
+    assert!(
+        now.is_some() && now.as_deref() != Some(sid.as_str()),
+        "{now:?}"
+    );
+    w.finish(&[]);
+}

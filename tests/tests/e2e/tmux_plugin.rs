@@ -437,9 +437,17 @@ fn prefix_p_parks_and_unparks_a_real_claude_pane_from_the_popup() {
     })
     .expect("the popup closed on success");
 
-    // Unpark from the popup.
-    outer.keys(&["C-b", "P"]);
-    outer.wait(&format!("▶ {pane}"), SECS(10)).unwrap();
+    // Unpark from the popup. Keys pressed while tmux is still tearing the closed popup down are
+    // lost (seen on a fast machine: no `key P` in the server's log), so press again until it opens.
+    let mut opened = Err(String::new());
+    for _ in 0..3 {
+        outer.keys(&["C-b", "P"]);
+        opened = outer.wait(&format!("▶ {pane}"), SECS(4));
+        if opened.is_ok() {
+            break;
+        }
+    }
+    opened.unwrap();
     outer.keys(&["Enter"]);
     let back = poll_fast(SECS(40), || {
         row(&sb, &pane).filter(|r| r.state == RowState::Live)
