@@ -313,6 +313,16 @@ pub trait AgentKind: Sync {
     fn prompt_history(&self) -> Option<&'static str> {
         None
     }
+    /// Whether the agent deletes its transcripts by itself (then `park archive --all` takes it
+    /// without `--agent`).
+    fn deletes_transcripts(&self) -> bool {
+        false
+    }
+    /// Variables the agent sets for the commands its tools run, naming its own session: park run
+    /// from such a command (even detached from the agent's tree) is that session's caller.
+    fn caller_session_vars(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// Who holds the session's writer lock, for agents that take one (Codex); `None` otherwise.
     fn writer_lock(&self, _e: &Entry, _platform: &dyn Platform) -> Option<codex::Writer> {
         None

@@ -118,9 +118,10 @@ pub enum Cmd {
         /// days of the agent's cleanup age; unchanged ones are not copied again.
         #[arg(long, conflicts_with = "prune")]
         all: bool,
-        /// With --all: which agents (Codex never deletes, so it is archived only when named here).
-        #[arg(long, value_enum, default_value = "claude", requires = "all")]
-        agent: park::ops::protect::Which,
+        /// With --all: which agents (default: those that delete their own transcripts; one that
+        /// never does is archived only when named here, or with `all`).
+        #[arg(long, value_parser = park::ops::protect::which_parser(), requires = "all")]
+        agent: Option<park::ops::protect::Which>,
         /// With --all: whatever the transcript's age.
         #[arg(long, requires = "all")]
         any_age: bool,

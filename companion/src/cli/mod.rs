@@ -195,7 +195,13 @@ fn run_cmd(ctx: &Ctx, cmd: Cmd) -> ExitStatus {
             dry_run,
             json,
         } => match (all, prune, older_than) {
-            (true, _, _) => archive::archive_all_cmd(ctx, agent, any_age, dry_run, json),
+            (true, _, _) => archive::archive_all_cmd(
+                ctx,
+                agent.unwrap_or(park::ops::protect::Which::Deleting),
+                any_age,
+                dry_run,
+                json,
+            ),
             (_, true, Some(d)) => archive::prune_cmd(ctx, &d, dry_run, yes, json),
             _ if dry_run || json => {
                 report(Stop::usage("--dry-run and --json go with --all or --prune").of("archive"))

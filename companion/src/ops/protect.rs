@@ -6,8 +6,9 @@
 //!   30, by mtime), so `--all` archives every Claude transcript (`<config>/projects/<dir>/<id>.jsonl`
 //!   under every known config dir: `$CLAUDE_CONFIG_DIR`, `~/.claude`, and those recorded in the
 //!   ledger and the archive) whose age is within `CLEANUP_WARN_DAYS` of that config dir's cleanup
-//!   age, live or not, parked or not. Codex keeps every rollout, so it is archived only when asked
-//!   (`--agent codex` or `--agent all`), all of them. `--any-age` drops the age test.
+//!   age, live or not, parked or not. An agent that keeps every transcript (Codex, Qwen Code) is
+//!   archived only when asked (`--agent <name>` or `--agent all`), all of it. `--any-age` drops
+//!   the age test.
 //! * **Read only.** The agent's files are only read (never opened for writing, never locked), so
 //!   a live writer is never blocked. Symlinks inside `projects/` are not followed.
 //! * **Idempotent.** `archive/<id>/source.json` records the transcript's path, size and mtime at
@@ -58,20 +59,40 @@ pub(crate) fn resurrect_place() -> MuxPlace {
     }
 }
 
-/// Which agents `--all` covers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+/// Which agents `--all` covers (`--agent`: an agent's name, or `all`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Which {
-    Claude,
-    Codex,
+    /// Without `--agent`: the agents that delete their transcripts by themselves.
+    Deleting,
+    Agent(Agent),
     All,
 }
 
 impl Which {
     fn has(self, a: Agent) -> bool {
-        // The variants are named as the agents are (`claude`, `codex`), plus `all`.
-        self == Which::All
-            || clap::ValueEnum::to_possible_value(&self).is_some_and(|v| v.get_name() == a.as_str())
+        match self {
+            Which::Deleting => crate::agents::of(a).deletes_transcripts(),
+            Which::Agent(x) => x == a,
+            Which::All => true,
+        }
     }
+}
+
+/// `--agent`'s parser: every agent's name and `all`, listed for help and completions.
+pub fn which_parser() -> impl clap::builder::TypedValueParser<Value = Which> {
+    use clap::builder::TypedValueParser;
+    let names: Vec<&'static str> = crate::agents::all()
+        .iter()
+        .map(|k| k.agent().as_str())
+        .chain(["all"])
+        .collect();
+    clap::builder::PossibleValuesParser::new(names).map(|name| {
+        crate::agents::all()
+            .iter()
+            .map(|k| k.agent())
+            .find(|a| a.as_str() == name)
+            .map_or(Which::All, Which::Agent)
+    })
 }
 
 /// One transcript found on disk.

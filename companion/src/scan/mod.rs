@@ -404,20 +404,13 @@ fn with_pane(
         .unwrap_or_default();
 }
 
-/// Variables an agent sets for the commands its tools run, naming its own session. park run from
-/// such a command (even detached from the agent's tree with `setsid`/`nohup`) is that session's
-/// caller. Claude Code 2.1.197 sets `CLAUDE_CODE_SESSION_ID`; the Codex names are read for the same
-/// reason where a Codex build sets them; Qwen Code 0.24.4 exports `QWEN_CODE_SESSION_ID`.
-pub(crate) const CALLER_SESSION_VARS: &[&str] = &[
-    "CLAUDE_CODE_SESSION_ID",
-    "CODEX_THREAD_ID",
-    "CODEX_SESSION_ID",
-    "QWEN_CODE_SESSION_ID",
-];
-
+/// The session ids that `env` names through any agent's caller variables
+/// ([`agents::AgentKind::caller_session_vars`]): park run from such a tool command (even detached
+/// from the agent's tree with `setsid`/`nohup`) is that session's caller.
 pub fn session_ids_in_env(env: &[(String, String)]) -> Vec<String> {
-    CALLER_SESSION_VARS
+    agents::all()
         .iter()
+        .flat_map(|k| k.caller_session_vars())
         .filter_map(|k| crate::adapters::platform::env_get(env, k))
         .filter_map(crate::agents::transcript::valid_session_id)
         .collect()
@@ -724,6 +717,13 @@ mod caller_env_tests {
             vec!["bbfeb850-7874-4743-9eb3-8e35f2a00339".to_string()]
         );
         assert!(session_ids_in_env(&env("CLAUDE_CODE_SESSION_ID", "$(id)")).is_empty());
+        for var in ["CODEX_THREAD_ID", "QWEN_CODE_SESSION_ID"] {
+            assert_eq!(
+                session_ids_in_env(&env(var, "bbfeb850-7874-4743-9eb3-8e35f2a00339")).len(),
+                1,
+                "{var}"
+            );
+        }
         assert!(session_ids_in_env(&env(
             "SOME_OTHER_ID",
             "bbfeb850-7874-4743-9eb3-8e35f2a00339"

@@ -204,6 +204,26 @@ fn archive_all_takes_what_nears_cleanup_once_and_never_touches_the_agents_files(
     assert_eq!((c, outcome(&v, CODEX)), (0, "archived".into()));
     assert!(outcome(&v, OLD).starts_with("absent"));
 
+    // Qwen Code keeps its chats: only when named (a real 0.24.4 chat).
+    let qwen = "1cfb8705-3393-4dad-9641-3c8766d7cea5";
+    let chats = w.home.join(".qwen/projects/-tmp-qk-proj/chats");
+    std::fs::create_dir_all(&chats).unwrap();
+    std::fs::write(
+        chats.join(format!("{qwen}.jsonl")),
+        include_bytes!("../fixtures/qwen/real-0.24.4.jsonl"),
+    )
+    .unwrap();
+    let (_, v) = w.json(&["archive", "--all"]);
+    assert!(outcome(&v, qwen).starts_with("absent"), "{v}");
+    let (c, v) = w.json(&["archive", "--all", "--agent", "qwen"]);
+    assert_eq!((c, outcome(&v, qwen)), (0, "archived".into()), "{v}");
+    let md =
+        std::fs::read_to_string(archive::dir(&w.park_home, qwen).join("transcript.md")).unwrap();
+    assert!(
+        md.contains("make it [tool touch /tmp/qk/proj/x.txt]"),
+        "{md}"
+    );
+
     // Usage errors: exit 2, nothing done.
     for bad in [
         vec!["archive", "--all", "%3"],
@@ -211,6 +231,7 @@ fn archive_all_takes_what_nears_cleanup_once_and_never_touches_the_agents_files(
         vec!["archive", "--all", "--prune", "--older-than", "1d"],
         vec!["archive", "--older-than", "1d"],
         vec!["archive", "%3", "--json"],
+        vec!["archive", "--all", "--agent", "nobody"],
     ] {
         assert_eq!(w.park(&bad).status.code(), Some(2), "{bad:?}");
     }
@@ -255,7 +276,7 @@ fn a_transcript_being_written_is_never_recorded_as_a_complete_copy() {
     age(&p, 29);
     let (entries, _) = park::store::ledger::Ledger::new(w.park_home.clone()).all();
     let env = |k: &str| (k == "HOME").then(|| w.home.to_string_lossy().into_owned());
-    let o = protect::archive_all(&w.park_home, &env, &entries, Which::Claude, false, false);
+    let o = protect::archive_all(&w.park_home, &env, &entries, Which::Deleting, false, false);
     let it = o.items.iter().find(|i| i.session_id == OLD).unwrap();
     assert_eq!(it.outcome, "partial", "{it:?}");
     let rec = protect::read_record(&w.park_home, OLD).unwrap();
@@ -265,7 +286,7 @@ fn a_transcript_being_written_is_never_recorded_as_a_complete_copy() {
     std::io::Write::write_all(&mut f, b"1111-4111-8111-111111111111\"}\n").unwrap();
     drop(f);
     age(&p, 29);
-    let o = protect::archive_all(&w.park_home, &env, &entries, Which::Claude, false, false);
+    let o = protect::archive_all(&w.park_home, &env, &entries, Which::Deleting, false, false);
     assert_eq!(o.items[0].outcome, "archived", "{:?}", o.items);
     assert!(protect::read_record(&w.park_home, OLD).unwrap().complete);
 }

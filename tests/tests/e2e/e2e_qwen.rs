@@ -408,15 +408,30 @@ fn a_clear_before_the_kill_rolls_back() {
     let live = wait_live(sb, &pane, Status::Idle);
     let sid = live.session_id.clone().unwrap();
     let tree = tree_of(live.pid.unwrap());
-    let child = park_cmd(sb, &[("PARK_FAULT_PAUSE", "after-archive:4000")])
-        .args(["park", &pane, "--json"])
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    poll(Duration::from_secs(15), || {
-        (!entries(sb).is_empty()).then_some(())
-    })
-    .expect("the claim was written");
+    // A park refused before its claim (the CPU of a Qwen that just replied, under load) is
+    // started again: the test needs one that has claimed the session and waits before the kill.
+    let mut claimed = None;
+    for attempt in 0..8 {
+        let child = park_cmd(sb, &[("PARK_FAULT_PAUSE", "after-archive:4000")])
+            .args(["park", &pane, "--json"])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let got = poll(Duration::from_secs(15), || {
+            (!entries(sb).is_empty()).then_some(())
+        });
+        if got.is_some() {
+            claimed = Some(child);
+            break;
+        }
+        let out = child.wait_with_output().unwrap();
+        w.log(&format!(
+            "attempt {attempt}: no claim: {}",
+            String::from_utf8_lossy(&out.stdout)
+        ));
+        std::thread::sleep(Duration::from_millis(700));
+    }
+    let child = claimed.expect("a park claimed the session");
     submit_prompt(sb, &pane, "/clear", ">");
     let out = child.wait_with_output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);

@@ -376,6 +376,10 @@ impl super::AgentKind for Claude {
     fn cleanup_days(&self, config_dir: &Path) -> Option<u64> {
         Some(cleanup_days(config_dir))
     }
+    fn deletes_transcripts(&self) -> bool {
+        // Session files untouched for `cleanupPeriodDays` (default 30).
+        true
+    }
     fn cleanup_setting(&self, config_dir: &Path) -> Option<i64> {
         cleanup_setting(config_dir)
     }
@@ -430,6 +434,10 @@ impl super::AgentKind for Claude {
         path: &Path,
     ) -> std::io::Result<super::transcript::TranscriptInfo> {
         super::transcript::read_claude_file(path)
+    }
+    fn caller_session_vars(&self) -> &'static [&'static str] {
+        // Set by 2.1.197 for every tool command.
+        &["CLAUDE_CODE_SESSION_ID"]
     }
     fn has_status_file(&self) -> bool {
         true

@@ -611,6 +611,10 @@ impl super::AgentKind for Codex {
             writer(Path::new(home), &e.session_id, platform)
         }))
     }
+    fn caller_session_vars(&self) -> &'static [&'static str] {
+        // Read for the same reason wherever a Codex build sets them.
+        &["CODEX_THREAD_ID", "CODEX_SESSION_ID"]
+    }
     fn runs_session(
         &self,
         e: &crate::model::entry::Entry,

@@ -260,6 +260,10 @@ impl super::AgentKind for Qwen {
         // Qwen Code keeps chats until the user deletes them.
         None
     }
+    fn caller_session_vars(&self) -> &'static [&'static str] {
+        // Exported to tool subprocesses by 0.24.4.
+        &["QWEN_CODE_SESSION_ID"]
+    }
     fn runs_session(
         &self,
         e: &crate::model::entry::Entry,
