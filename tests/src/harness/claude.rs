@@ -123,24 +123,7 @@ pub fn claude_transcript(home: &Path, cwd: &Path, session_id: &str) -> PathBuf {
 /// Every `<home>/.claude/sessions/<pid>.json` (one per live interactive process) as
 /// `(pid, parsed content)`, sorted by pid; unreadable files are skipped.
 pub fn claude_session_files(home: &Path) -> Vec<(u32, Value)> {
-    let Ok(rd) = std::fs::read_dir(home.join(".claude/sessions")) else {
-        return Vec::new();
-    };
-    let mut out: Vec<(u32, Value)> = rd
-        .filter_map(|e| {
-            let path = e.ok()?.path();
-            let pid = path
-                .file_name()?
-                .to_str()?
-                .strip_suffix(".json")?
-                .parse()
-                .ok()?;
-            let v = serde_json::from_str(&std::fs::read_to_string(&path).ok()?).ok()?;
-            Some((pid, v))
-        })
-        .collect();
-    out.sort_by_key(|(pid, _)| *pid);
-    out
+    super::util::pid_json_files(&home.join(".claude/sessions"))
 }
 
 #[cfg(test)]

@@ -120,24 +120,7 @@ pub fn qwen_transcript(home: &Path, cwd: &Path, session_id: &str) -> PathBuf {
 
 /// Every `<home>/.qwen/sessions/<pid>.json` (the live registry) as `(pid, content)`, by pid.
 pub fn qwen_registry(home: &Path) -> Vec<(u32, Value)> {
-    let Ok(rd) = std::fs::read_dir(home.join(".qwen/sessions")) else {
-        return Vec::new();
-    };
-    let mut out: Vec<(u32, Value)> = rd
-        .filter_map(|e| {
-            let path = e.ok()?.path();
-            let pid = path
-                .file_name()?
-                .to_str()?
-                .strip_suffix(".json")?
-                .parse()
-                .ok()?;
-            let v = serde_json::from_str(&std::fs::read_to_string(&path).ok()?).ok()?;
-            Some((pid, v))
-        })
-        .collect();
-    out.sort_by_key(|(pid, _)| *pid);
-    out
+    super::util::pid_json_files(&home.join(".qwen/sessions"))
 }
 
 #[cfg(test)]

@@ -102,3 +102,26 @@ mod tests {
         assert_ne!(u, uuid_v4());
     }
 }
+
+/// Every `<dir>/<pid>.json` (an agent's registry of live processes) as `(pid, parsed content)`,
+/// sorted by pid; unreadable or unparsable files are skipped.
+pub fn pid_json_files(dir: &std::path::Path) -> Vec<(u32, serde_json::Value)> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(u32, serde_json::Value)> = rd
+        .filter_map(|e| {
+            let path = e.ok()?.path();
+            let pid = path
+                .file_name()?
+                .to_str()?
+                .strip_suffix(".json")?
+                .parse()
+                .ok()?;
+            let v = serde_json::from_str(&std::fs::read_to_string(&path).ok()?).ok()?;
+            Some((pid, v))
+        })
+        .collect();
+    out.sort_by_key(|(pid, _)| *pid);
+    out
+}

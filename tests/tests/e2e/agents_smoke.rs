@@ -10,6 +10,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::common::ok;
 use park_e2e::*;
 
 const START: Duration = Duration::from_secs(60);
@@ -19,11 +20,6 @@ const REPLY: Duration = Duration::from_secs(60);
 
 fn secs(s: u64) -> Duration {
     Duration::from_secs(s)
-}
-
-/// Unwraps a `wait_for` result, failing with the screen it carries.
-fn ok(r: Result<String, String>) -> String {
-    r.unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Cleans `sb` up and `mock` down, then asserts that nothing survived.

@@ -318,3 +318,71 @@ pub fn poll_fast<T>(timeout: Duration, mut f: impl FnMut() -> Option<T>) -> Opti
         std::thread::sleep(Duration::from_millis(10));
     }
 }
+
+/// Unwraps a `wait_for` result, failing with the screen it carries.
+pub fn ok(r: Result<String, String>) -> String {
+    r.unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The first result of `park <args> --json`: (exit code, outcome, reason).
+pub fn outcome(sb: &Sandbox, args: &[&str]) -> (i32, String, Option<String>) {
+    let (c, out) = action(sb, args);
+    let r = out.results.into_iter().next().expect("one result");
+    (c, r.outcome.to_string(), r.reason)
+}
+
+/// `park park <pane>`, retried until `settle` passes while the refusal's reason contains one of
+/// `passing` (a TUI that just started or replied still burns CPU for a moment, under parallel
+/// load for longer; some agents show a reply before their transcript closes the turn).
+pub fn park_when_settled(
+    sb: &Sandbox,
+    pane: &str,
+    settle: Duration,
+    passing: &[&str],
+) -> (i32, String, Option<String>) {
+    let deadline = Instant::now() + settle;
+    loop {
+        let (c, oc, why) = outcome(sb, &["park", pane]);
+        let settling = oc == "refused"
+            && why
+                .as_deref()
+                .is_some_and(|w| passing.iter().any(|p| w.contains(p)));
+        if !settling || Instant::now() >= deadline {
+            return (c, oc, why);
+        }
+        eprintln!("park refused while settling: {why:?}");
+        std::thread::sleep(Duration::from_millis(700));
+    }
+}
+
+/// The pid and every descendant of it.
+pub fn tree_of(pid: u32) -> Vec<u32> {
+    let mut v = vec![pid];
+    v.extend(descendants(pid));
+    v
+}
+
+/// `/proc/<pid>/cmdline` as a list.
+pub fn argv_of(pid: u32) -> Vec<String> {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|raw| {
+            raw.split(|&b| b == 0)
+                .filter(|a| !a.is_empty())
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The argv of every live process in `pids`, joined, for messages and searches.
+pub fn argvs(pids: &[u32]) -> Vec<String> {
+    pids.iter()
+        .filter(|&&p| pid_alive(p))
+        .map(|&p| format!("{p}: {}", argv_of(p).join(" ")))
+        .collect()
+}
+
+/// A file's text, empty when it cannot be read.
+pub fn read_text(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_default()
+}

@@ -148,30 +148,10 @@ impl World {
     }
 }
 
-/// Unwraps a `wait_for` result, failing with the screen it carries.
-fn ok(r: Result<String, String>) -> String {
-    r.unwrap_or_else(|e| panic!("{e}"))
-}
-
-/// The first result of `park <args> --json`: (exit code, outcome, reason).
-fn outcome(sb: &Sandbox, args: &[&str]) -> (i32, String, Option<String>) {
-    let (c, out) = action(sb, args);
-    let r = out.results.into_iter().next().expect("one result");
-    (c, r.outcome.to_string(), r.reason)
-}
-
 /// `park park <pane>`, retried while only the CPU guard refuses (a TUI that just started or
 /// replied still burns CPU for a moment; under parallel load for longer).
 fn park_when_quiet(sb: &Sandbox, pane: &str) -> (i32, String, Option<String>) {
-    let deadline = Instant::now() + CPU_SETTLE;
-    loop {
-        let (c, oc, why) = outcome(sb, &["park", pane]);
-        let cpu = oc == "refused" && why.as_deref().is_some_and(|w| w.contains("CPU"));
-        if !cpu || Instant::now() >= deadline {
-            return (c, oc, why);
-        }
-        std::thread::sleep(Duration::from_millis(700));
-    }
+    park_when_settled(sb, pane, CPU_SETTLE, &["CPU"])
 }
 
 /// Waits for the pane's row to be live, idle and identified by `source`.
@@ -184,33 +164,6 @@ fn wait_live_idle(sb: &Sandbox, pane: &str, source: &str, timeout: Duration) -> 
     })
 }
 
-/// The pid and every descendant of it.
-fn tree_of(pid: u32) -> Vec<u32> {
-    let mut v = vec![pid];
-    v.extend(descendants(pid));
-    v
-}
-
-/// `/proc/<pid>/cmdline` as a list.
-fn argv_of(pid: u32) -> Vec<String> {
-    std::fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|raw| {
-            raw.split(|&b| b == 0)
-                .filter(|a| !a.is_empty())
-                .map(|a| String::from_utf8_lossy(a).into_owned())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// The argv of every live process in `pids`, joined, for messages and searches.
-fn argvs(pids: &[u32]) -> Vec<String> {
-    pids.iter()
-        .filter(|&&p| pid_alive(p))
-        .map(|&p| format!("{p}: {}", argv_of(p).join(" ")))
-        .collect()
-}
-
 /// Rollout files of thread `sid`.
 fn rollouts_of(home: &Path, sid: &str) -> Vec<PathBuf> {
     codex_rollouts(home)
@@ -219,18 +172,14 @@ fn rollouts_of(home: &Path, sid: &str) -> Vec<PathBuf> {
         .collect()
 }
 
-fn read(p: &Path) -> String {
-    std::fs::read_to_string(p).unwrap_or_default()
-}
-
 /// Waits until the rollout holds `needle` and at least `turns` completed turns.
 fn wait_rollout(path: &Path, needle: &str, turns: usize, timeout: Duration) {
     poll(timeout, || {
-        let s = read(path);
+        let s = read_text(path);
         (s.contains(needle) && s.matches("\"task_complete\"").count() >= turns).then_some(())
     })
     .unwrap_or_else(|| {
-        let s = read(path);
+        let s = read_text(path);
         panic!(
             "{} never held {needle:?} with {turns} completed turns (has needle: {}, turns: {})",
             path.display(),
@@ -250,7 +199,7 @@ fn live_daemons(home: &Path) -> Vec<u32> {
 
 /// `(id, thread_name)` of every line of `session_index.jsonl`.
 fn session_index(home: &Path) -> Vec<(String, String)> {
-    read(&home.join(".codex/session_index.jsonl"))
+    read_text(&home.join(".codex/session_index.jsonl"))
         .lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
         .filter_map(|v| {
@@ -341,7 +290,7 @@ fn codex_no_daemon_park_unpark_round_trip() {
     let rollouts = rollouts_of(&sb.home, &sid);
     assert_eq!(rollouts.len(), 1, "one rollout for {sid}: {rollouts:?}");
     let rollout = rollouts[0].clone();
-    assert!(read(&rollout).contains("hello from the codex round trip"));
+    assert!(read_text(&rollout).contains("hello from the codex round trip"));
     let all_before = codex_rollouts(&sb.home);
 
     let (c, oc, why) = park_when_quiet(sb, &pane);
@@ -438,7 +387,7 @@ fn codex_rollout_deleted_after_park_is_restored_from_the_archive() {
     sb.type_line(&pane, "after the codex restore");
     wait_rollout(&rollout, "after the codex restore", 2, REPLY);
     assert!(
-        read(&rollout).contains("codex graveyard walrus prompt"),
+        read_text(&rollout).contains("codex graveyard walrus prompt"),
         "history kept"
     );
     let mut dead = tree;
@@ -712,7 +661,7 @@ fn codex_daemon_uuid_text_on_screen_is_not_the_panes_thread() {
     w.prompt(&b, "thread b first prompt", 1);
     let b_id = poll(Duration::from_secs(30), || {
         codex_rollouts(&sb.home).into_iter().find_map(|p| {
-            let s = read(&p);
+            let s = read_text(&p);
             s.contains("thread b first prompt").then(|| {
                 p.file_stem()
                     .unwrap()
@@ -742,7 +691,7 @@ fn codex_daemon_uuid_text_on_screen_is_not_the_panes_thread() {
     let (c, oc, why) = park_when_quiet(sb, &a);
     if oc == "parked" {
         let es = entries(sb);
-        let e: serde_json::Value = serde_json::from_str(&read(&es[0])).unwrap();
+        let e: serde_json::Value = serde_json::from_str(&read_text(&es[0])).unwrap();
         assert_ne!(
             e["session_id"].as_str(),
             Some(b_id.as_str()),

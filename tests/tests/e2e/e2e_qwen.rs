@@ -115,34 +115,11 @@ impl World {
     }
 }
 
-fn ok(r: Result<String, String>) -> String {
-    r.unwrap_or_else(|e| panic!("{e}"))
-}
-
-/// The first result of `park <args> --json`: (exit code, outcome, reason).
-fn outcome(sb: &Sandbox, args: &[&str]) -> (i32, String, Option<String>) {
-    let (c, out) = action(sb, args);
-    let r = out.results.into_iter().next().expect("one result");
-    (c, r.outcome.to_string(), r.reason)
-}
-
 /// `park park <pane>`, retried while the refusal is one a Qwen that just replied gives for a
 /// moment: CPU still burning, or the turn's closing records not written yet (its reply shows
 /// on screen before the chat file has it).
 fn park_when_quiet(sb: &Sandbox, pane: &str) -> (i32, String, Option<String>) {
-    let deadline = Instant::now() + CPU_SETTLE;
-    loop {
-        let (c, oc, why) = outcome(sb, &["park", pane]);
-        let settling = oc == "refused"
-            && why
-                .as_deref()
-                .is_some_and(|w| w.contains("CPU") || w.contains("turn in flight"));
-        if !settling || Instant::now() >= deadline {
-            return (c, oc, why);
-        }
-        eprintln!("park refused while settling: {why:?}");
-        std::thread::sleep(Duration::from_millis(700));
-    }
+    park_when_settled(sb, pane, CPU_SETTLE, &["CPU", "turn in flight"])
 }
 
 fn wait_live(sb: &Sandbox, pane: &str, status: Status) -> Row {
@@ -152,27 +129,6 @@ fn wait_live(sb: &Sandbox, pane: &str, status: Status) -> Row {
             && r.session_source.as_deref() == Some("status-file")
             && r.session_id.is_some()
     })
-}
-
-fn tree_of(pid: u32) -> Vec<u32> {
-    let mut v = vec![pid];
-    v.extend(descendants(pid));
-    v
-}
-
-fn argv_of(pid: u32) -> Vec<String> {
-    std::fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|raw| {
-            raw.split(|&b| b == 0)
-                .filter(|a| !a.is_empty())
-                .map(|a| String::from_utf8_lossy(a).into_owned())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-fn read(p: &Path) -> String {
-    std::fs::read_to_string(p).unwrap_or_default()
 }
 
 /// The registry's session id for `pid`, if its file is there.
@@ -207,11 +163,11 @@ fn qwen_park_unpark_round_trip() {
     assert_eq!(registered, vec![sid.clone()], "registry of {tree:?}");
     let chat = qwen_transcript(&sb.home, &sb.project_dir("rt"), &sid);
     assert!(
-        read(&chat).contains("hello from the qwen round trip"),
+        read_text(&chat).contains("hello from the qwen round trip"),
         "{}",
         chat.display()
     );
-    let lines_before = read(&chat).lines().count();
+    let lines_before = read_text(&chat).lines().count();
     w.log(&format!(
         "live: {sid} pid {pid} inner {inner} tree {tree:?}"
     ));
@@ -240,7 +196,7 @@ fn qwen_park_unpark_round_trip() {
         r"park-test\$ park unpark \.\s*$",
         Duration::from_secs(10),
     ));
-    let md = read(
+    let md = read_text(
         &sb.park_home
             .join("archive")
             .join(&sid)
@@ -281,12 +237,12 @@ fn qwen_park_unpark_round_trip() {
     // The conversation goes on in the same chat file.
     w.prompt(&pane, "second prompt after the unpark", 2);
     poll(REPLY, || {
-        read(&chat)
+        read_text(&chat)
             .contains("second prompt after the unpark")
             .then_some(())
     })
     .unwrap_or_else(|| panic!("the second turn never reached {}", chat.display()));
-    assert!(read(&chat).lines().count() > lines_before);
+    assert!(read_text(&chat).lines().count() > lines_before);
     let chats: Vec<_> = std::fs::read_dir(chat.parent().unwrap())
         .unwrap()
         .flatten()
@@ -366,7 +322,7 @@ fn two_sessions_in_one_cwd_keep_their_own_ids_and_a_hostile_value_never_runs() {
         let sid = row.session_id.as_deref().unwrap();
         let inner = *tree_of(row.pid.unwrap()).last().unwrap();
         assert_eq!(registry_session(&sb.home, inner).as_deref(), Some(sid));
-        assert!(read(&qwen_transcript(&sb.home, &dir, sid)).contains(prompt));
+        assert!(read_text(&qwen_transcript(&sb.home, &dir, sid)).contains(prompt));
     }
 
     for pane in [&a, &b] {
@@ -386,8 +342,8 @@ fn two_sessions_in_one_cwd_keep_their_own_ids_and_a_hostile_value_never_runs() {
         "the value is one argv element, verbatim: {argv:?}"
     );
     w.prompt(&b, "second session again", 2);
-    assert!(read(&qwen_transcript(&sb.home, &dir, &sb_id)).contains("second session again"));
-    assert!(!read(&qwen_transcript(&sb.home, &dir, &sa)).contains("second session again"));
+    assert!(read_text(&qwen_transcript(&sb.home, &dir, &sb_id)).contains("second session again"));
+    assert!(!read_text(&qwen_transcript(&sb.home, &dir, &sa)).contains("second session again"));
     let pwned: Vec<_> = [dir.clone(), sb.home.clone(), sb.work.clone()]
         .iter()
         .map(|d| d.join("PWNED"))
@@ -407,20 +363,24 @@ fn a_clear_before_the_kill_rolls_back() {
     w.prompt(&pane, "a turn before the clear", 1);
     let live = wait_live(sb, &pane, Status::Idle);
     let sid = live.session_id.clone().unwrap();
-    let tree = tree_of(live.pid.unwrap());
+    let before = tree_of(live.pid.unwrap());
     // A park refused before its claim (the CPU of a Qwen that just replied, under load) is
     // started again: the test needs one that has claimed the session and waits before the kill.
     let mut claimed = None;
     for attempt in 0..8 {
-        let child = park_cmd(sb, &[("PARK_FAULT_PAUSE", "after-archive:4000")])
+        let mut child = park_cmd(sb, &[("PARK_FAULT_PAUSE", "after-archive:4000")])
             .args(["park", &pane, "--json"])
             .stdout(std::process::Stdio::piped())
             .spawn()
             .unwrap();
         let got = poll(Duration::from_secs(15), || {
-            (!entries(sb).is_empty()).then_some(())
+            if !entries(sb).is_empty() {
+                Some(true)
+            } else {
+                child.try_wait().ok().flatten().map(|_| false)
+            }
         });
-        if got.is_some() {
+        if got == Some(true) {
             claimed = Some(child);
             break;
         }
@@ -432,12 +392,20 @@ fn a_clear_before_the_kill_rolls_back() {
         std::thread::sleep(Duration::from_millis(700));
     }
     let child = claimed.expect("a park claimed the session");
+    // The processes that lived through both snapshots: a helper Qwen ran for a moment after its
+    // reply (longer under load) ends by itself and says nothing about the park.
+    let tree: Vec<u32> = tree_of(live.pid.unwrap())
+        .into_iter()
+        .filter(|p| before.contains(p))
+        .collect();
+    let named: Vec<(u32, String)> = tree.iter().map(|&p| (p, argv_of(p).join(" "))).collect();
     submit_prompt(sb, &pane, "/clear", ">");
     let out = child.wait_with_output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(text.contains("changed since the scan"), "{text}");
-    assert!(tree.iter().all(|&p| pid_alive(p)), "nothing was killed");
+    let dead: Vec<_> = named.iter().filter(|(p, _)| !pid_alive(*p)).collect();
+    assert!(dead.is_empty(), "nothing was killed: {dead:?} of {named:?}");
     assert!(entries(sb).is_empty(), "the claim was rolled back");
     let inner = *tree.last().unwrap();
     let now = registry_session(&sb.home, inner);

@@ -34,12 +34,6 @@ impl Setup {
     }
 }
 
-fn outcome(sb: &Sandbox, args: &[&str]) -> (i32, String, Option<String>) {
-    let (c, out) = action(sb, args);
-    let r = out.results.into_iter().next().expect("one result");
-    (c, r.outcome.to_string(), r.reason)
-}
-
 #[test]
 fn park_then_unpark_round_trip_in_a_shell_pane() {
     let s = Setup::new();
