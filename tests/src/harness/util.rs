@@ -82,27 +82,6 @@ impl Rng {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn quoting() {
-        assert_eq!(sh_quote("abc/d-e"), "abc/d-e");
-        assert_eq!(sh_quote("a b"), "'a b'");
-        assert_eq!(sh_quote("it's"), r"'it'\''s'");
-        assert_eq!(sh_quote(""), "''");
-    }
-
-    #[test]
-    fn uuid_shape() {
-        let u = uuid_v4();
-        assert_eq!(u.len(), 36);
-        assert_eq!(&u[14..15], "4");
-        assert_ne!(u, uuid_v4());
-    }
-}
-
 /// Every `<dir>/<pid>.json` (an agent's registry of live processes) as `(pid, parsed content)`,
 /// sorted by pid; unreadable or unparsable files are skipped.
 pub fn pid_json_files(dir: &std::path::Path) -> Vec<(u32, serde_json::Value)> {
@@ -124,4 +103,25 @@ pub fn pid_json_files(dir: &std::path::Path) -> Vec<(u32, serde_json::Value)> {
         .collect();
     out.sort_by_key(|(pid, _)| *pid);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting() {
+        assert_eq!(sh_quote("abc/d-e"), "abc/d-e");
+        assert_eq!(sh_quote("a b"), "'a b'");
+        assert_eq!(sh_quote("it's"), r"'it'\''s'");
+        assert_eq!(sh_quote(""), "''");
+    }
+
+    #[test]
+    fn uuid_shape() {
+        let u = uuid_v4();
+        assert_eq!(u.len(), 36);
+        assert_eq!(&u[14..15], "4");
+        assert_ne!(u, uuid_v4());
+    }
 }
