@@ -22,6 +22,8 @@ pub enum Agent {
     Codex,
     /// Qwen Code 0.24+.
     Qwen,
+    /// GitHub Copilot CLI 1.0+.
+    Copilot,
 }
 
 impl Agent {
@@ -30,6 +32,7 @@ impl Agent {
             Agent::Claude => "claude",
             Agent::Codex => "codex",
             Agent::Qwen => "qwen",
+            Agent::Copilot => "copilot",
         }
     }
 }

@@ -31,6 +31,7 @@ pub mod harness {
     pub mod agents;
     pub mod claude;
     pub mod codex;
+    pub mod copilot;
     pub mod mock;
     pub mod procs;
     pub mod qwen;
@@ -47,6 +48,10 @@ pub use harness::claude::{
 pub use harness::codex::{
     codex_daemon_pids, codex_env, codex_rollouts, seed_codex_home, CodexSeed, CODEX_API_KEY,
     CODEX_API_KEY_ENV,
+};
+pub use harness::copilot::{
+    copilot_events, copilot_locks, copilot_open_sessions, seed_copilot_home, Copilot,
+    COPILOT_VERSION,
 };
 pub use harness::mock::MockServer;
 pub use harness::procs::{descendants, kill_and_reap, pid_alive, processes_referencing, wait_gone};

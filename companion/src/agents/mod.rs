@@ -24,6 +24,7 @@
 
 pub mod claude;
 pub mod codex;
+pub mod copilot;
 pub mod limit;
 pub mod qwen;
 pub mod render;
@@ -354,12 +355,18 @@ pub fn of(a: Agent) -> &'static dyn AgentKind {
         Agent::Claude => &claude::Claude,
         Agent::Codex => &codex::Codex,
         Agent::Qwen => &qwen::Qwen,
+        Agent::Copilot => &copilot::Copilot,
     }
 }
 
 /// Every agent park knows, in a stable order.
-pub fn all() -> [&'static dyn AgentKind; 3] {
-    [&claude::Claude, &codex::Codex, &qwen::Qwen]
+pub fn all() -> [&'static dyn AgentKind; 4] {
+    [
+        &claude::Claude,
+        &codex::Codex,
+        &qwen::Qwen,
+        &copilot::Copilot,
+    ]
 }
 
 /// The latest prompt and reply of `agent`'s transcript bytes, read back from the end.

@@ -11,7 +11,7 @@
 //! deleted through, loose dirs kept loose, unvalidated ids joined into paths, lock files and argv,
 //! `cd` without `--`); the library was fixed and they now guard those rules.
 
-use park::agents::{self, claude, codex, qwen, Agent};
+use park::agents::{self, claude, codex, copilot, qwen, Agent};
 use park::model::entry::{entry_id, valid_entry_id, Entry, EntryState, MuxPlace};
 use park::store::ledger::{write_atomic, Ledger, LedgerError};
 use park::{agents::transcript, ops::unpark, store::archive, store::lock};
@@ -610,11 +610,24 @@ fn qwen_shapes(s: &str) -> Vec<Vec<String>> {
     ]
 }
 
+fn copilot_shapes(s: &str) -> Vec<Vec<String>> {
+    vec![
+        strs(&["--model", s]),
+        vec![format!("--model={s}")],
+        strs(&["--allow-tool", s, s, "--yolo"]),
+        vec![s.to_string()],
+        strs(&["--add-dir", s, "--deny-tool", s]),
+        strs(&["--resume", s, "--session-id", s, "-r", s]),
+        strs(&["-i", s, "-n", s, "-C", s]),
+    ]
+}
+
 fn shapes(agent: Agent, s: &str) -> Vec<Vec<String>> {
     match agent {
         Agent::Claude => claude_shapes(s),
         Agent::Codex => codex_shapes(s),
         Agent::Qwen => qwen_shapes(s),
+        Agent::Copilot => copilot_shapes(s),
     }
 }
 
@@ -623,6 +636,7 @@ fn whitelist_of(agent: Agent) -> (&'static [&'static str], &'static [&'static st
         Agent::Claude => (claude::BOOL_FLAGS, claude::VALUED_FLAGS),
         Agent::Codex => (codex::BOOL_FLAGS, codex::VALUED_FLAGS),
         Agent::Qwen => (qwen::BOOL_FLAGS, qwen::VALUED_FLAGS),
+        Agent::Copilot => (copilot::BOOL_FLAGS, copilot::VALUED_FLAGS),
     }
 }
 
@@ -631,6 +645,7 @@ fn agent_flags(agent: Agent, args: &[String]) -> (Vec<String>, Vec<String>) {
         Agent::Claude => claude::flags(args),
         Agent::Codex => codex::flags(args),
         Agent::Qwen => qwen::flags(args),
+        Agent::Copilot => copilot::flags(args),
     }
 }
 
@@ -767,7 +782,7 @@ fn assert_resume_argv_shape(e: &Entry) -> Vec<String> {
             assert_eq!(argv.last().map(String::as_str), Some(SID));
             &argv[2..argv.len() - 1]
         }
-        Agent::Qwen => {
+        Agent::Qwen | Agent::Copilot => {
             assert_eq!(
                 argv[..3],
                 [e.program.clone(), "--resume".into(), SID.into()],
@@ -785,7 +800,7 @@ fn assert_resume_argv_shape(e: &Entry) -> Vec<String> {
 fn resume_argv_keeps_every_value_whole() {
     let sb = Sandbox::new();
     for s in &sb.corpus {
-        for agent in [Agent::Claude, Agent::Codex, Agent::Qwen] {
+        for agent in [Agent::Claude, Agent::Codex, Agent::Qwen, Agent::Copilot] {
             for flags in shapes(agent, s) {
                 let mut e = baseline(agent);
                 e.flags = flags;
@@ -809,7 +824,7 @@ fn resume_argv_keeps_every_value_whole() {
 fn resume_command_line_round_trips_through_shlex() {
     let sb = Sandbox::new();
     for s in &sb.corpus {
-        for agent in [Agent::Claude, Agent::Codex, Agent::Qwen] {
+        for agent in [Agent::Claude, Agent::Codex, Agent::Qwen, Agent::Copilot] {
             for flags in shapes(agent, s) {
                 let mut e = baseline(agent);
                 e.flags = flags;
@@ -879,7 +894,7 @@ fn resume_command_line_runs_exactly_resume_argv_in_a_shell() {
             fs::create_dir(&bin).unwrap();
             (plain_cwd.clone(), bin)
         };
-        for agent in [Agent::Claude, Agent::Codex, Agent::Qwen] {
+        for agent in [Agent::Claude, Agent::Codex, Agent::Qwen, Agent::Copilot] {
             let p = bin.join(agent.as_str());
             fs::write(&p, RECORDER).unwrap();
             fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
@@ -896,7 +911,7 @@ fn resume_command_line_runs_exactly_resume_argv_in_a_shell() {
     assert!(!shells.is_empty());
     let mut runs = 0;
     for s in &sb.corpus {
-        for agent in [Agent::Claude, Agent::Codex, Agent::Qwen] {
+        for agent in [Agent::Claude, Agent::Codex, Agent::Qwen, Agent::Copilot] {
             for flags in shapes(agent, s) {
                 let mut e = baseline(agent);
                 e.flags = flags;

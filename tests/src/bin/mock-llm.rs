@@ -1,12 +1,18 @@
-//! `mock-llm`: a local stand-in for the Anthropic Messages API and the OpenAI Responses and Chat
-//! Completions APIs, so the REAL `claude`, `codex` and `qwen` CLIs can run offline in tests.
+//! `mock-llm`: a local stand-in for the Anthropic Messages API, the OpenAI Responses and Chat
+//! Completions APIs and the Google Gemini (`v1beta`) API, so the REAL `claude`, `codex`, `qwen`,
+//! `copilot` and `gemini` CLIs can run offline in tests.
 //!
 //! Contract:
-//! * One HTTP/1.1 server on 127.0.0.1 serves both APIs; the path picks the API:
+//! * One HTTP/1.1 server on 127.0.0.1 serves every API; the path picks the API:
 //!   - Anthropic: `POST /v1/messages` (JSON, or SSE when `"stream": true`),
 //!     `POST /v1/messages/count_tokens`, `HEAD /` (Claude's preconnect);
 //!   - OpenAI: `POST /v1/responses` (SSE, or JSON without `stream`), `POST /v1/chat/completions`;
-//!   - both: `GET /v1/models[/<id>]` answers one body carrying the fields of both list shapes.
+//!   - both: `GET /v1/models[/<id>]` answers one body carrying the fields of both list shapes;
+//!   - Gemini (the CLI with `GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:<port>` and any
+//!     `GEMINI_API_KEY`): `POST /v1beta/models/<model>:streamGenerateContent?alt=sse` (SSE, one
+//!     `data:` chunk per word group, the last with `finishReason: "STOP"` and `usageMetadata`),
+//!     `POST …:generateContent` (JSON), `POST …:countTokens` (`{"totalTokens": 42}`),
+//!     `GET /v1beta/models[/<id>]`. Other methods get Google's 404 error shape.
 //!
 //!   Anything else is logged and answered 404.
 //! * Args: `--port N` (0 picks a free port), `--port-file PATH` (the bound port is written there,
@@ -15,21 +21,34 @@
 //!   body saved as `NNNN.json`), `--exit-with-parent` (exit when the spawning process dies, so a
 //!   crashed test never leaves a server behind).
 //! * Replies: `Hello from the mock <API> server (canned reply #N). PARKTEST-OK`, N counting model
-//!   requests. Structured-output requests (Claude's session title, Codex's thread title) get JSON
-//!   whose string fields are `"Mock " + the first words of the user prompt`, so sessions started
-//!   with different prompts get different titles.
+//!   requests (one counter for every API). Structured-output requests (Claude's session title,
+//!   Codex's thread title) get JSON whose string fields are `"Mock " + the first words of the
+//!   user prompt`, so sessions started with different prompts get different titles. Gemini: a
+//!   JSON-mode request (`generationConfig.responseMimeType: application/json`, the CLI's router,
+//!   next-speaker and similar checks) gets an object built from `responseJsonSchema` /
+//!   `responseSchema` (enums: their first value, so the next speaker is `user`; strings: that
+//!   title; numbers: `minimum` or 0); the session-summary request gets the bare title.
 //! * Directives, read from the LAST user message text:
 //!   - `[slow N]`: hold the stream open N seconds (Anthropic `ping` events / SSE comments each
-//!     second) before the text, so the agent shows a busy screen;
+//!     second; Gemini: a blank line, since `@google/genai`'s parser stalls on a `:` comment)
+//!     before the text, so the agent shows a busy screen. Gemini's non-streamed side requests
+//!     are never held;
 //!   - `[tool CMD]`: answer with a tool call running CMD (Claude: `Bash` tool_use; Codex:
 //!     `exec_command` function_call; Chat Completions: a `tool_calls` delta to the request's shell
-//!     tool, Qwen's `run_shell_command`). The follow-up request that carries the tool result gets
+//!     tool, Qwen's `run_shell_command`; Gemini: a `functionCall` part to the shell tool of the
+//!     request's `tools[].functionDeclarations`, the CLI's `run_shell_command`). The follow-up
+//!     request that carries the tool result (Gemini: a `functionResponse` part) gets
 //!     `Tool finished. ` + the canned text, so the turn ends;
 //!   - `[big N]`: the text reply is N KiB (numbered lines with non-ASCII and emoji) before the
 //!     canned line: a huge final answer, the record shape a fixed tail window cannot hold;
 //!   - `[bgtool CMD]`: like `[tool CMD]`, with `run_in_background: true` for Claude and
-//!     `is_background: true` for a Chat Completions shell tool that has it (Codex already keeps
-//!     long commands running as a background terminal, so it is the same as `[tool CMD]`).
+//!     `is_background: true` for a Chat Completions or Gemini shell tool that has it (Codex
+//!     already keeps long commands running as a background terminal, so it is the same as
+//!     `[tool CMD]`).
+//!
+//!   Gemini's last user content starts with the CLI's `<session_context>` block on the first
+//!   prompt; it is left out of the directives and the log. Gemini log lines also carry `model`
+//!   and `gemini_method` (`generateContent`, `streamGenerateContent`, `countTokens`).
 //! * Every connection gets its own thread, so a slow stream never blocks another agent.
 
 use regex::Regex;
@@ -372,11 +391,21 @@ fn handle(req: &Request, out: &mut Out, state: &State) -> io::Result<()> {
             out.empty(200)
         }
         "GET" => {
+            if gemini_models_path(&path).is_some() {
+                rec.insert("api".into(), json!("gemini"));
+            }
             state.log(rec);
             if path.trim_end_matches('/') == "/v1/models" {
                 out.json(200, &models_list())
             } else if let Some(id) = path.strip_prefix("/v1/models/") {
                 out.json(200, &model_entry(id))
+            } else if let Some(rest) = gemini_models_path(&path) {
+                let rest = rest.trim_matches('/');
+                if rest.is_empty() {
+                    out.json(200, &gemini_models_list())
+                } else {
+                    out.json(200, &gemini_model_entry(rest))
+                }
             } else {
                 out.json(404, &not_found(&path))
             }
@@ -406,6 +435,10 @@ fn handle(req: &Request, out: &mut Out, state: &State) -> io::Result<()> {
                 }
                 "/v1/responses" => openai_responses(&body, rec, out, state),
                 "/v1/chat/completions" => openai_chat(&body, rec, out, state),
+                p if gemini_route(p).is_some() => {
+                    let (model, method) = gemini_route(p).unwrap_or_default();
+                    gemini(&body, model, method, rec, out, state)
+                }
                 _ => {
                     state.log(rec);
                     out.json(404, &not_found(&path))
@@ -1108,5 +1141,313 @@ fn openai_chat(
     }
     chunk(out, json!({}), json!("stop"))?;
     out.chunk("data: [DONE]\n\n")?;
+    out.sse_end()
+}
+
+// ---- Google Gemini API (v1beta, as the Gemini CLI's `@google/genai` client calls it) ------------
+
+/// The part of a Gemini model path after `models` (`""`, `/<id>`), for `GET /v1beta/models…`.
+fn gemini_models_path(path: &str) -> Option<&str> {
+    ["/v1beta/models", "/v1alpha/models"]
+        .iter()
+        .find_map(|p| path.strip_prefix(p))
+        .filter(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
+/// `POST /v1beta/models/<model>:<method>` (or `/v1alpha/`, `/v1/`): the model and the method.
+fn gemini_route(path: &str) -> Option<(&str, &str)> {
+    ["/v1beta/models/", "/v1alpha/models/", "/v1/models/"]
+        .iter()
+        .find_map(|p| path.strip_prefix(p))?
+        .rsplit_once(':')
+}
+
+const GEMINI_MODEL_IDS: [&str; 4] = [
+    "gemini-2.5-pro",
+    "gemini-2.5-flash",
+    "gemini-3.5-flash",
+    "gemini-3.5-flash-lite",
+];
+
+fn gemini_model_entry(id: &str) -> Value {
+    let id = id.strip_prefix("models/").unwrap_or(id);
+    json!({
+        "name": format!("models/{id}"), "baseModelId": id, "version": "001", "displayName": id,
+        "description": "mock model", "inputTokenLimit": 1_048_576, "outputTokenLimit": 65_536,
+        "supportedGenerationMethods": ["generateContent", "streamGenerateContent", "countTokens"],
+    })
+}
+
+fn gemini_models_list() -> Value {
+    let models: Vec<Value> = GEMINI_MODEL_IDS
+        .iter()
+        .map(|id| gemini_model_entry(id))
+        .collect();
+    json!({ "models": models })
+}
+
+/// Google's error shape (`error.code/message/status`), which `@google/genai` reports.
+fn gemini_error(code: u16, status: &str, message: &str) -> Value {
+    json!({"error": {"code": code, "message": message, "status": status}})
+}
+
+/// Text of a Gemini `Content`'s parts (thoughts left out).
+fn gemini_parts_text(content: &Value) -> String {
+    content
+        .get("parts")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|p| p.get("thought").and_then(Value::as_bool) != Some(true))
+        .filter_map(|p| p.get("text").and_then(Value::as_str))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The text of the last `role: user` content in `contents` (empty when that content only carries
+/// `functionResponse`s), and whether the LAST content is a tool result.
+fn gemini_last_user(contents: Option<&Value>) -> (String, bool) {
+    let Some(contents) = contents.and_then(Value::as_array) else {
+        return (String::new(), false);
+    };
+    let has_response = |c: &Value| {
+        c.get("parts")
+            .and_then(Value::as_array)
+            .is_some_and(|ps| ps.iter().any(|p| p.get("functionResponse").is_some()))
+    };
+    let tool_result = contents.last().is_some_and(has_response);
+    let user = contents
+        .iter()
+        .rev()
+        .find(|c| c.get("role").and_then(Value::as_str).unwrap_or("user") == "user")
+        .map(gemini_parts_text)
+        .unwrap_or_default();
+    // The CLI sends its `<session_context>` block (date, OS, directory listing) as the first
+    // part of the first prompt; the log should show what the user typed.
+    static CONTEXT: OnceLock<Regex> = OnceLock::new();
+    let context =
+        CONTEXT.get_or_init(|| Regex::new(r"(?s)<session_context>.*?</session_context>").unwrap());
+    (
+        context.replace_all(&user, "").trim().to_string(),
+        tool_result,
+    )
+}
+
+/// A value matching a (JSON or OpenAPI-style) schema: the first `enum` entry (the CLI's
+/// next-speaker check gets `"user"`, its router `"flash"`), `title` for strings, zero values
+/// otherwise, objects filled property by property.
+fn gemini_schema_value(schema: &Value, title: &str, depth: usize) -> Value {
+    if let Some(first) = schema
+        .get("enum")
+        .and_then(Value::as_array)
+        .and_then(|e| e.first())
+    {
+        return first.clone();
+    }
+    let ty = match schema.get("type") {
+        Some(Value::String(t)) => t.to_ascii_lowercase(),
+        // JSON-schema type lists (`["string", "null"]`): the first non-null one.
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|t| *t != "null")
+            .unwrap_or("string")
+            .to_ascii_lowercase(),
+        _ if schema.get("properties").is_some() => "object".into(),
+        _ => "string".into(),
+    };
+    match ty.as_str() {
+        "string" => json!(title),
+        "number" | "integer" => schema.get("minimum").cloned().unwrap_or(json!(0)),
+        "boolean" => json!(false),
+        "array" => json!([]),
+        "object" if depth < 8 => {
+            let props = schema.get("properties").and_then(Value::as_object);
+            Value::Object(
+                props
+                    .into_iter()
+                    .flatten()
+                    .map(|(k, v)| (k.clone(), gemini_schema_value(v, title, depth + 1)))
+                    .collect(),
+            )
+        }
+        "object" => json!({}),
+        _ => Value::Null,
+    }
+}
+
+/// The Gemini CLI's session-summary request (a plain-text side request asking for a one-line
+/// summary of a conversation), answered with `"Mock " + the first words of the first user turn`
+/// instead of the canned text, so sessions started with different prompts get different summaries.
+fn gemini_summary_title(user: &str) -> Option<String> {
+    if !user.contains("Summarize the user's primary intent") {
+        return None;
+    }
+    let conv = user.split_once("Conversation:")?.1;
+    // The first `User:` turn with text (the `<session_context>` turn is already stripped).
+    let first = conv
+        .split("User:")
+        .skip(1)
+        .map(|turn| {
+            let turn = turn.split("\n\nAssistant:").next().unwrap_or(turn);
+            turn.split("\n\nSummary (max").next().unwrap_or(turn).trim()
+        })
+        .find(|turn| !turn.is_empty() && !turn.starts_with("[Function Response"))
+        .unwrap_or("");
+    Some(title_from(first, 5, 60))
+}
+
+/// The shell tool a Gemini request declares (`tools[].functionDeclarations[]`, the CLI's
+/// `run_shell_command`) and the arguments that run `cmd` with it, chosen like the Chat
+/// Completions path does.
+fn gemini_shell_call(
+    tools: Option<&Value>,
+    cmd: &str,
+    background: bool,
+) -> Option<(String, Value)> {
+    let decls: Vec<Value> = tools?
+        .as_array()?
+        .iter()
+        .filter_map(|t| t.get("functionDeclarations").and_then(Value::as_array))
+        .flatten()
+        .map(|d| {
+            let params = d
+                .get("parameters")
+                .or_else(|| d.get("parametersJsonSchema"))
+                .cloned()
+                .unwrap_or(Value::Null);
+            json!({"name": d.get("name"), "parameters": params})
+        })
+        .collect();
+    chat_shell_call(Some(&Value::Array(decls)), cmd, background)
+}
+
+/// Pieces to stream a Gemini text reply in: word groups, or line groups for a `[big N]` reply.
+fn gemini_pieces(text: &str) -> Vec<String> {
+    if text.len() <= 4096 {
+        return word_groups(text, 3);
+    }
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    lines.chunks(32).map(|c| c.concat()).collect()
+}
+
+fn gemini(
+    body: &Value,
+    model: &str,
+    method: &str,
+    mut rec: Map<String, Value>,
+    out: &mut Out,
+    state: &State,
+) -> io::Result<()> {
+    rec.insert("api".into(), json!("gemini"));
+    rec.insert("model".into(), json!(model));
+    rec.insert("gemini_method".into(), json!(method));
+    let (user, tool_result) = gemini_last_user(body.get("contents"));
+    match method {
+        "countTokens" => {
+            rec.insert("kind".into(), json!("count_tokens"));
+            state.log(rec);
+            return out.json(200, &json!({"totalTokens": 42}));
+        }
+        "generateContent" | "streamGenerateContent" => {}
+        _ => {
+            rec.insert("kind".into(), json!("unsupported"));
+            state.log(rec);
+            return out.json(
+                404,
+                &gemini_error(404, "NOT_FOUND", &format!("mock: no method {method}")),
+            );
+        }
+    }
+    let stream = method == "streamGenerateContent";
+    let n = state.replies.fetch_add(1, Ordering::SeqCst) + 1;
+    let d = directives(&user);
+    // `@google/genai` sends the request config as `generationConfig` (older clients: `config`).
+    let gc = body
+        .get("generationConfig")
+        .or_else(|| body.get("config"))
+        .unwrap_or(&Value::Null);
+    let wants_json = gc.get("responseMimeType").and_then(Value::as_str) == Some("application/json");
+    let schema = gc
+        .get("responseJsonSchema")
+        .or_else(|| gc.get("responseSchema"));
+
+    let mut text = format!("Hello from the mock Gemini server (canned reply #{n}). PARKTEST-OK");
+    let mut call = None;
+    let kind = if wants_json {
+        let title = title_from(&user, 4, 30);
+        text = match schema {
+            Some(s) => gemini_schema_value(s, &title, 0).to_string(),
+            None => json!({}).to_string(),
+        };
+        "json"
+    } else if let Some(title) = gemini_summary_title(&user) {
+        text = title;
+        "title"
+    } else if tool_result {
+        text = format!("Tool finished. {text}");
+        "tool_result"
+    } else if let Some((name, args)) = d
+        .tool
+        .as_deref()
+        .and_then(|cmd| gemini_shell_call(body.get("tools"), cmd, d.background))
+    {
+        rec.insert("tool".into(), json!(name));
+        call = Some(json!({"functionCall": {"name": name, "args": args}}));
+        "tool"
+    } else {
+        if d.big_kib > 0 {
+            text = big_text(d.big_kib, &text);
+        }
+        "text"
+    };
+    rec.insert("kind".into(), json!(kind));
+    rec.insert("reply".into(), json!(n));
+    rec.insert("stream".into(), json!(stream));
+    rec.insert("last_user".into(), json!(truncate(&user, 500)));
+    state.log(rec);
+
+    let usage = json!({"promptTokenCount": 10, "candidatesTokenCount": 12, "totalTokenCount": 22});
+    let response = |parts: Value, last: bool| {
+        let mut cand = json!({"content": {"role": "model", "parts": parts}, "index": 0});
+        let mut r = json!({"candidates": [], "modelVersion": model,
+                           "responseId": format!("mock{n}")});
+        if last {
+            cand["finishReason"] = json!("STOP");
+            r["usageMetadata"] = usage.clone();
+        }
+        r["candidates"] = json!([cand]);
+        r
+    };
+    let all_parts = match &call {
+        Some(c) => json!([c]),
+        None => json!([{"text": text}]),
+    };
+    if !stream {
+        // Side requests (router, next-speaker check, summary) are never held by `[slow N]`.
+        return out.json(200, &response(all_parts, true));
+    }
+
+    out.sse_start()?;
+    for _ in 0..d.slow_secs {
+        sleep_ms(1000);
+        // A blank line: an SSE no-op that keeps the connection visibly alive. Not an SSE
+        // comment: `@google/genai` only skips whitespace before `data:`, and a `:` line would
+        // wedge its parser.
+        out.chunk("\n")?;
+    }
+    let data = |out: &mut Out, v: Value| out.chunk(&format!("data: {v}\r\n\r\n"));
+    if call.is_some() {
+        data(out, response(all_parts, true))?;
+    } else {
+        let pieces = gemini_pieces(&text);
+        let last = pieces.len().saturating_sub(1);
+        for (i, p) in pieces.into_iter().enumerate() {
+            data(out, response(json!([{"text": p}]), i == last))?;
+            if i != last {
+                sleep_ms(20);
+            }
+        }
+    }
     out.sse_end()
 }

@@ -31,6 +31,7 @@ use regex::Regex;
 use crate::harness::agents::Agents;
 use crate::harness::claude::claude_env;
 use crate::harness::codex::{codex_daemon_pids, codex_env};
+use crate::harness::copilot::Copilot;
 use crate::harness::mock::MockServer;
 use crate::harness::procs::{kill_and_reap, pid_alive, processes_referencing, start_ticks};
 use crate::harness::qwen::Qwen;
@@ -179,6 +180,13 @@ impl Sandbox {
     /// scratch (the registry's IPC sockets) goes to `tmp/`.
     pub fn qwen_env(&self, qwen: &Qwen, mock: &MockServer) -> Env {
         let mut env = qwen.env(mock, &self.home, &self.path_env);
+        env.push(("TMPDIR".into(), self.tmp.to_string_lossy().into_owned()));
+        env
+    }
+
+    /// The environment for `copilot` against `mock` in this sandbox (see [`Copilot::env`]).
+    pub fn copilot_env(&self, copilot: &Copilot, mock: &MockServer) -> Env {
+        let mut env = copilot.env(mock, &self.home, &self.path_env);
         env.push(("TMPDIR".into(), self.tmp.to_string_lossy().into_owned()));
         env
     }

@@ -17,6 +17,7 @@ mod e2e_auto;
 mod e2e_claude;
 mod e2e_claude_bg;
 mod e2e_codex;
+mod e2e_copilot;
 mod e2e_faults;
 mod e2e_graveyard;
 mod e2e_protect;
