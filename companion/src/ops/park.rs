@@ -552,9 +552,19 @@ pub(crate) fn repair_shell_screen(ctx: &Ctx, p: &Pane) -> bool {
     if !shell_in_foreground(ctx, p) {
         return false;
     }
-    write_tty(&p.tty, TERMINAL_RESET);
+    // `?1049l` only for a pane known to be on the alternate screen (see [`TERMINAL_RESET`]):
+    // zellij reports none, and there a stray one can bring back a stale frame over the prompt.
+    write_tty(
+        &p.tty,
+        if p.alternate_on {
+            TERMINAL_RESET
+        } else {
+            MODES_RESET
+        },
+    );
     let _ = ctx.mux.send_keys(&p.id, &["C-l"]);
-    for _ in 0..20 {
+    // A loaded machine redraws slowly (zellij most): wait up to 3 s for the prompt.
+    for _ in 0..60 {
         std::thread::sleep(Duration::from_millis(50));
         if let Some(now) = find_pane(ctx, &p.id) {
             if shell_prompt_ready(ctx, &now) {
