@@ -24,6 +24,8 @@ pub enum Agent {
     Qwen,
     /// GitHub Copilot CLI 1.0+.
     Copilot,
+    /// Google Gemini CLI.
+    Gemini,
 }
 
 impl Agent {
@@ -33,6 +35,7 @@ impl Agent {
             Agent::Codex => "codex",
             Agent::Qwen => "qwen",
             Agent::Copilot => "copilot",
+            Agent::Gemini => "gemini",
         }
     }
 }

@@ -32,6 +32,7 @@ pub mod harness {
     pub mod claude;
     pub mod codex;
     pub mod copilot;
+    pub mod gemini;
     pub mod mock;
     pub mod procs;
     pub mod qwen;
@@ -52,6 +53,9 @@ pub use harness::codex::{
 pub use harness::copilot::{
     copilot_events, copilot_locks, copilot_open_sessions, seed_copilot_home, Copilot,
     COPILOT_VERSION,
+};
+pub use harness::gemini::{
+    gemini_chat_with, gemini_chats, seed_gemini_home, Gemini, GEMINI_VERSION,
 };
 pub use harness::mock::MockServer;
 pub use harness::procs::{descendants, kill_and_reap, pid_alive, processes_referencing, wait_gone};

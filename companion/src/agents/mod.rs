@@ -25,6 +25,7 @@
 pub mod claude;
 pub mod codex;
 pub mod copilot;
+pub mod gemini;
 pub mod limit;
 pub mod qwen;
 pub mod render;
@@ -346,6 +347,46 @@ pub trait AgentKind: Sync {
     fn limit_screen(&self, _screen: &str, _now: &jiff::Zoned) -> Option<limit::LimitScreen> {
         None
     }
+    /// Runs once the verifier saw a resumed agent running `e`'s session: an agent whose resume
+    /// leaves something behind that would cost the session later cleans it up here. Returns
+    /// what it did, for the log.
+    fn after_resume(&self, _e: &Entry) -> Option<String> {
+        None
+    }
+    /// The opt-in integration park can install into this agent's own config so the agent tells
+    /// park its session (`park integrate <agent>`), when the agent needs one.
+    fn integration(&self) -> Option<&'static dyn Integration> {
+        None
+    }
+}
+
+/// Whether an integration is in place (`park integrate`, `park doctor`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IntegrationState {
+    /// In the agent's config, pointing at a park binary that exists.
+    Installed,
+    /// Not in the agent's config.
+    Missing,
+    /// In the agent's config but unusable (why: the park binary it runs is gone, …).
+    Broken(String),
+    /// The agent's config cannot be read (why); park will not edit it.
+    Unreadable(String),
+}
+
+/// An opt-in integration: a hook or plugin park installs into an agent's config with the user's
+/// consent, which records the agent process's session under `$PARK_HOME/integrations/<agent>/`.
+/// `env` is the environment whose agent config is meant (park's own for `integrate`).
+pub trait Integration: Sync {
+    /// The agent config file it edits.
+    fn file(&self, env: &[(String, String)]) -> Option<PathBuf>;
+    fn state(&self, env: &[(String, String)]) -> IntegrationState;
+    /// Installs it for `park_exe`, merging into the user's config; returns what changed.
+    fn install(&self, env: &[(String, String)], park_exe: &Path) -> Result<String, String>;
+    /// Removes exactly what `install` added; returns what changed.
+    fn remove(&self, env: &[(String, String)]) -> Result<String, String>;
+    /// `park hook <agent>`: records what the agent's hook input says, for the agent process
+    /// that ran the hook (an ancestor of this process), under `home`.
+    fn record(&self, input: &[u8], home: &Path, platform: &dyn Platform) -> Result<(), String>;
 }
 
 /// The one dispatch over [`Agent`]: adding an agent is a folder implementing [`AgentKind`] and a
@@ -356,16 +397,18 @@ pub fn of(a: Agent) -> &'static dyn AgentKind {
         Agent::Codex => &codex::Codex,
         Agent::Qwen => &qwen::Qwen,
         Agent::Copilot => &copilot::Copilot,
+        Agent::Gemini => &gemini::Gemini,
     }
 }
 
 /// Every agent park knows, in a stable order.
-pub fn all() -> [&'static dyn AgentKind; 4] {
+pub fn all() -> [&'static dyn AgentKind; 5] {
     [
         &claude::Claude,
         &codex::Codex,
         &qwen::Qwen,
         &copilot::Copilot,
+        &gemini::Gemini,
     ]
 }
 

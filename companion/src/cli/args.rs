@@ -228,6 +228,23 @@ pub enum Cmd {
         #[arg(long)]
         pane: Option<String>,
     },
+    /// List, install or remove the opt-in integrations some agents need before park can tell
+    /// their sessions apart (Gemini CLI: a SessionStart/SessionEnd hook in ~/.gemini/settings.json
+    /// that records each process's session under $PARK_HOME). Without AGENT: list each one's state.
+    Integrate {
+        /// The agent whose integration to install (or remove with --remove).
+        #[arg(value_parser = clap::builder::PossibleValuesParser::new(park::ops::integrate::names()))]
+        agent: Option<String>,
+        /// Remove exactly what `park integrate AGENT` added.
+        #[arg(long, requires = "agent")]
+        remove: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run by an agent's hook (installed by `park integrate`): records the session on stdin for
+    /// the agent process that ran it. Prints nothing and always exits 0.
+    #[command(hide = true)]
+    Hook { agent: String },
     /// Placeholder kept in a parked pane whose agent was the pane's own process.
     #[command(hide = true)]
     Hold {

@@ -107,6 +107,8 @@ pub fn run(cli: Cli) -> ExitStatus {
             | Cmd::Man
             | Cmd::Doctor { .. }
             | Cmd::Pick { .. }
+            | Cmd::Integrate { .. }
+            | Cmd::Hook { .. }
     );
     let code = {
         let _t = park::support::profile::span("command");
@@ -256,6 +258,31 @@ fn run_cmd(ctx: &Ctx, cmd: Cmd) -> ExitStatus {
             crate::cli::pick::run(ctx, filter.as_deref(), pane.as_deref())
         }
         Cmd::Hold { entry, now } => hold::hold(ctx, &entry, now),
+        Cmd::Integrate {
+            agent,
+            remove,
+            json,
+        } => integrate(ctx, agent.as_deref(), remove, json),
+        Cmd::Hook { agent } => {
+            // Never fails the agent: whatever goes wrong is logged under PARK_HOME, exit 0.
+            let mut input = vec![];
+            let _ = std::io::Read::read_to_end(
+                &mut std::io::Read::take(std::io::stdin(), 1 << 20),
+                &mut input,
+            );
+            if let Some(a) = park::ops::integrate::by_name(&agent) {
+                if let Err(e) =
+                    park::ops::integrate::hook(&ctx.ledger.home, a, &input, ctx.platform.as_ref())
+                {
+                    let _ = std::fs::create_dir_all(ctx.ledger.home.join("integrations"));
+                    let _ = std::fs::write(
+                        ctx.ledger.home.join("integrations").join("hook-error"),
+                        format!("{agent}: {e}\n"),
+                    );
+                }
+            }
+            ExitStatus::Success
+        }
         Cmd::Verify { entry, pid, start } => match unpark::verify(ctx, &entry, pid, start) {
             Ok(()) => ExitStatus::Success,
             Err(e) => {
@@ -264,6 +291,83 @@ fn run_cmd(ctx: &Ctx, cmd: Cmd) -> ExitStatus {
             }
         },
     }
+}
+
+fn integrate(ctx: &Ctx, agent: Option<&str>, remove: bool, json: bool) -> ExitStatus {
+    use park::agents::IntegrationState as S;
+    use park::ops::integrate as i;
+    let env: Vec<(String, String)> = std::env::vars().collect();
+    let home = &ctx.ledger.home;
+    if let Some(name) = agent {
+        let Some(a) = i::by_name(name) else {
+            eprintln!("park integrate: {name} has no integration");
+            return ExitStatus::Usage;
+        };
+        let done = if remove {
+            i::remove(home, &env, a)
+        } else {
+            match std::env::current_exe() {
+                Ok(exe) => i::install(home, &env, a, &exe),
+                Err(e) => Err(format!("cannot tell where park is: {e}")),
+            }
+        };
+        return match done {
+            Ok(said) => {
+                println!("{name}: {said}");
+                ExitStatus::Success
+            }
+            Err(e) => {
+                eprintln!("park integrate {name}: {e}");
+                ExitStatus::Refused
+            }
+        };
+    }
+    let rows = i::list(home, &env);
+    let word = |r: &i::Row| -> (&'static str, String) {
+        match &r.state {
+            S::Installed => ("installed", String::new()),
+            S::Missing => (
+                "not installed",
+                format!("`park integrate {}` to install", r.agent.as_str()),
+            ),
+            S::Broken(w) => ("broken", w.clone()),
+            S::Unreadable(w) => ("unreadable", w.clone()),
+        }
+    };
+    if json {
+        let v: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|r| {
+                let (w, d) = word(r);
+                serde_json::json!({
+                    "agent": r.agent.as_str(),
+                    "file": r.file,
+                    "state": w,
+                    "detail": d,
+                    "installed_by_park": r.installed_by_park,
+                    "problem": i::problem(r),
+                })
+            })
+            .collect();
+        println!(
+            "{}",
+            serde_json::json!({"schema": park_protocol::SCHEMA_VERSION, "integrations": v})
+        );
+    } else {
+        for r in &rows {
+            let (w, d) = word(r);
+            let file = r
+                .file
+                .as_deref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default();
+            println!("{:<9} {w:<14} {file}", r.agent.as_str());
+            if !d.is_empty() {
+                println!("          {d}");
+            }
+        }
+    }
+    ExitStatus::Success
 }
 
 fn doctor(ctx: &Ctx, json: bool) -> ExitStatus {

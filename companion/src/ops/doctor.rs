@@ -98,6 +98,8 @@ pub struct Facts {
     pub config_error: Option<String>,
     /// The config turns automatic work on (autopilot mode, `limit_reset`).
     pub auto_on: bool,
+    /// Each agent integration and its state (`park integrate`).
+    pub integrations: Vec<crate::ops::integrate::Row>,
 }
 
 /// Pure: the findings for a set of facts.
@@ -111,6 +113,19 @@ pub fn diagnose(f: &Facts) -> Report {
     }
     locks(f, &mut out);
     settings(f, &mut out);
+    for r in &f.integrations {
+        if let Some(why) = crate::ops::integrate::problem(r) {
+            let name = r.agent.as_str();
+            out.push(att(
+                "integration",
+                name,
+                format!("the {name} integration: {why}"),
+                Some(format!(
+                    "`park integrate {name}` (or `park integrate --remove {name}` to stop)"
+                )),
+            ));
+        }
+    }
     let ok = !out.iter().any(|x| x.level == Level::Attention);
     Report {
         schema: park_protocol::SCHEMA_VERSION,
@@ -691,6 +706,10 @@ pub fn gather(ctx: &crate::ctx::Ctx) -> Facts {
         archive_bytes: crate::ops::protect::archive_bytes(&ctx.ledger.home),
         config_error: crate::store::config::load(&ctx.ledger.home).err(),
         auto_on: crate::ops::waker::auto_wanted(&ctx.ledger.home),
+        integrations: crate::ops::integrate::list(
+            &ctx.ledger.home,
+            &std::env::vars().collect::<Vec<_>>(),
+        ),
     }
 }
 
@@ -757,6 +776,7 @@ mod tests {
             archive_bytes: 0,
             config_error: None,
             auto_on: false,
+            integrations: vec![],
         }
     }
 
@@ -848,6 +868,31 @@ mod tests {
         e.state = EntryState::Resuming;
         let r = diagnose(&facts(vec![(e, x)]));
         assert!(!codes(&r).iter().any(|(c, _)| *c == "pane-lost"));
+    }
+
+    /// An integration park installed and that is gone or broken since needs attention; one
+    /// never installed does not.
+    #[test]
+    fn a_removed_or_broken_integration_needs_attention() {
+        use crate::agents::{Agent, IntegrationState};
+        use crate::ops::integrate::Row;
+        let row = |state, by_park| Row {
+            agent: Agent::Gemini,
+            file: Some("/h/.gemini/settings.json".into()),
+            state,
+            installed_by_park: by_park,
+        };
+        let mut f = facts(vec![]);
+        f.integrations = vec![row(IntegrationState::Missing, false)];
+        assert!(diagnose(&f).ok);
+        f.integrations = vec![row(IntegrationState::Installed, true)];
+        assert!(diagnose(&f).ok);
+        f.integrations = vec![row(IntegrationState::Missing, true)];
+        let r = diagnose(&f);
+        assert_eq!(codes(&r), vec![("integration", Level::Attention)]);
+        assert!(r.findings[0].message.contains("no longer in"), "{r:?}");
+        f.integrations = vec![row(IntegrationState::Broken("gone".into()), false)];
+        assert!(!diagnose(&f).ok);
     }
 
     #[test]

@@ -8,6 +8,7 @@
 pub mod auto;
 pub mod doctor;
 pub mod forget;
+pub mod integrate;
 pub mod kill;
 pub mod note;
 pub mod park;

@@ -511,6 +511,11 @@ pub fn verify(ctx: &Ctx, eid: &str, pid: u32, start: u64) -> Result<(), String> 
     point("after-verify");
     match outcome {
         Ok(()) => {
+            // What the agent's resume left behind that would cost the session later (Gemini's
+            // orphan stub): cleaned while the entry still holds the session.
+            if let Some(note) = kind.after_resume(&e) {
+                eprintln!("park verify {}: {note}", e.id);
+            }
             let _ = ctx.ledger.remove(&e.id);
             point("before-teardown");
             teardown(ctx, &e);

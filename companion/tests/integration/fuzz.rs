@@ -11,7 +11,7 @@
 //! Cases per target: `PARK_FUZZ_CASES` (default 2000). Each target prints `fuzz <name>: <N> cases`.
 //! Longer runs: `scripts/fuzz 200000`.
 
-use park::agents::{self, claude, codex, copilot, qwen, Agent};
+use park::agents::{self, claude, codex, copilot, gemini, qwen, Agent};
 use park::model::entry::valid_entry_id;
 use park::store::ledger::Ledger;
 use park::{agents::screen, agents::transcript, guards::target, support::duration};
@@ -249,6 +249,7 @@ fn fuzz_flag_whitelists_and_resume_argv() {
             (Agent::Codex, codex::flags(&args)),
             (Agent::Qwen, qwen::flags(&args)),
             (Agent::Copilot, copilot::flags(&args)),
+            (Agent::Gemini, gemini::flags(&args)),
         ] {
             // Idempotent: what was kept passes the whitelist again, unchanged.
             let again = match agent {
@@ -256,6 +257,7 @@ fn fuzz_flag_whitelists_and_resume_argv() {
                 Agent::Codex => codex::flags(&kept).0,
                 Agent::Qwen => qwen::flags(&kept).0,
                 Agent::Copilot => copilot::flags(&kept).0,
+                Agent::Gemini => gemini::flags(&kept).0,
             };
             prop_assert_eq!(&again, &kept);
             // No session flag survives, and every value token is plain.
@@ -280,6 +282,7 @@ fn fuzz_flag_whitelists_and_resume_argv() {
                 Agent::Codex => codex::resume_argv("codex", id, &kept),
                 Agent::Qwen => qwen::resume_argv("qwen", id, &kept),
                 Agent::Copilot => copilot::resume_argv("copilot", id, &kept),
+                Agent::Gemini => gemini::resume_argv("gemini", id, &kept),
             };
             prop_assert_eq!(argv.iter().filter(|a| a.as_str() == id).count(), 1);
         }

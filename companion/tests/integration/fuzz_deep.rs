@@ -21,7 +21,7 @@
 
 use park::agents::screen::{self, ScreenReading};
 use park::agents::transcript::{self, TranscriptInfo};
-use park::agents::{self, claude, codex, copilot, qwen, Agent};
+use park::agents::{self, claude, codex, copilot, gemini, qwen, Agent};
 use park::guards::target::{self, Target};
 use park::model::entry::{Entry, EntryState, MuxPlace};
 use park::store::ledger::{Ledger, LedgerError};
@@ -2250,6 +2250,20 @@ fn fuzz_classify_argv() {
                 Agent::Qwen => {
                     prop_assert!(qwen::interactive(rest));
                     for t in ["-p", "--prompt", "--version", "-v", "--help", "-h"] {
+                        prop_assert!(!rest.iter().any(|a| a == t));
+                    }
+                }
+                Agent::Gemini => {
+                    prop_assert!(gemini::interactive(rest));
+                    for t in [
+                        "-p",
+                        "--prompt",
+                        "--version",
+                        "-v",
+                        "--help",
+                        "-h",
+                        "--list-sessions",
+                    ] {
                         prop_assert!(!rest.iter().any(|a| a == t));
                     }
                 }

@@ -11,7 +11,7 @@
 //! deleted through, loose dirs kept loose, unvalidated ids joined into paths, lock files and argv,
 //! `cd` without `--`); the library was fixed and they now guard those rules.
 
-use park::agents::{self, claude, codex, copilot, qwen, Agent};
+use park::agents::{self, claude, codex, copilot, gemini, qwen, Agent};
 use park::model::entry::{entry_id, valid_entry_id, Entry, EntryState, MuxPlace};
 use park::store::ledger::{write_atomic, Ledger, LedgerError};
 use park::{agents::transcript, ops::unpark, store::archive, store::lock};
@@ -622,12 +622,25 @@ fn copilot_shapes(s: &str) -> Vec<Vec<String>> {
     ]
 }
 
+fn gemini_shapes(s: &str) -> Vec<Vec<String>> {
+    vec![
+        strs(&["-m", s]),
+        vec![format!("--model={s}")],
+        strs(&["--approval-mode", s, "-y"]),
+        vec![s.to_string()],
+        strs(&["--include-directories", s, "--policy", s]),
+        strs(&["--resume", s, "--session-id", s, "-r", s]),
+        strs(&["-i", s, "-w", s, "--session-file", s]),
+    ]
+}
+
 fn shapes(agent: Agent, s: &str) -> Vec<Vec<String>> {
     match agent {
         Agent::Claude => claude_shapes(s),
         Agent::Codex => codex_shapes(s),
         Agent::Qwen => qwen_shapes(s),
         Agent::Copilot => copilot_shapes(s),
+        Agent::Gemini => gemini_shapes(s),
     }
 }
 
@@ -637,6 +650,7 @@ fn whitelist_of(agent: Agent) -> (&'static [&'static str], &'static [&'static st
         Agent::Codex => (codex::BOOL_FLAGS, codex::VALUED_FLAGS),
         Agent::Qwen => (qwen::BOOL_FLAGS, qwen::VALUED_FLAGS),
         Agent::Copilot => (copilot::BOOL_FLAGS, copilot::VALUED_FLAGS),
+        Agent::Gemini => (gemini::BOOL_FLAGS, gemini::VALUED_FLAGS),
     }
 }
 
@@ -646,6 +660,7 @@ fn agent_flags(agent: Agent, args: &[String]) -> (Vec<String>, Vec<String>) {
         Agent::Codex => codex::flags(args),
         Agent::Qwen => qwen::flags(args),
         Agent::Copilot => copilot::flags(args),
+        Agent::Gemini => gemini::flags(args),
     }
 }
 
@@ -782,7 +797,7 @@ fn assert_resume_argv_shape(e: &Entry) -> Vec<String> {
             assert_eq!(argv.last().map(String::as_str), Some(SID));
             &argv[2..argv.len() - 1]
         }
-        Agent::Qwen | Agent::Copilot => {
+        Agent::Qwen | Agent::Copilot | Agent::Gemini => {
             assert_eq!(
                 argv[..3],
                 [e.program.clone(), "--resume".into(), SID.into()],
@@ -800,7 +815,13 @@ fn assert_resume_argv_shape(e: &Entry) -> Vec<String> {
 fn resume_argv_keeps_every_value_whole() {
     let sb = Sandbox::new();
     for s in &sb.corpus {
-        for agent in [Agent::Claude, Agent::Codex, Agent::Qwen, Agent::Copilot] {
+        for agent in [
+            Agent::Claude,
+            Agent::Codex,
+            Agent::Qwen,
+            Agent::Copilot,
+            Agent::Gemini,
+        ] {
             for flags in shapes(agent, s) {
                 let mut e = baseline(agent);
                 e.flags = flags;
@@ -824,7 +845,13 @@ fn resume_argv_keeps_every_value_whole() {
 fn resume_command_line_round_trips_through_shlex() {
     let sb = Sandbox::new();
     for s in &sb.corpus {
-        for agent in [Agent::Claude, Agent::Codex, Agent::Qwen, Agent::Copilot] {
+        for agent in [
+            Agent::Claude,
+            Agent::Codex,
+            Agent::Qwen,
+            Agent::Copilot,
+            Agent::Gemini,
+        ] {
             for flags in shapes(agent, s) {
                 let mut e = baseline(agent);
                 e.flags = flags;
@@ -894,7 +921,13 @@ fn resume_command_line_runs_exactly_resume_argv_in_a_shell() {
             fs::create_dir(&bin).unwrap();
             (plain_cwd.clone(), bin)
         };
-        for agent in [Agent::Claude, Agent::Codex, Agent::Qwen, Agent::Copilot] {
+        for agent in [
+            Agent::Claude,
+            Agent::Codex,
+            Agent::Qwen,
+            Agent::Copilot,
+            Agent::Gemini,
+        ] {
             let p = bin.join(agent.as_str());
             fs::write(&p, RECORDER).unwrap();
             fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
@@ -911,7 +944,13 @@ fn resume_command_line_runs_exactly_resume_argv_in_a_shell() {
     assert!(!shells.is_empty());
     let mut runs = 0;
     for s in &sb.corpus {
-        for agent in [Agent::Claude, Agent::Codex, Agent::Qwen, Agent::Copilot] {
+        for agent in [
+            Agent::Claude,
+            Agent::Codex,
+            Agent::Qwen,
+            Agent::Copilot,
+            Agent::Gemini,
+        ] {
             for flags in shapes(agent, s) {
                 let mut e = baseline(agent);
                 e.flags = flags;

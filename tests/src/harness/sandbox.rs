@@ -32,6 +32,7 @@ use crate::harness::agents::Agents;
 use crate::harness::claude::claude_env;
 use crate::harness::codex::{codex_daemon_pids, codex_env};
 use crate::harness::copilot::Copilot;
+use crate::harness::gemini::Gemini;
 use crate::harness::mock::MockServer;
 use crate::harness::procs::{kill_and_reap, pid_alive, processes_referencing, start_ticks};
 use crate::harness::qwen::Qwen;
@@ -187,6 +188,13 @@ impl Sandbox {
     /// The environment for `copilot` against `mock` in this sandbox (see [`Copilot::env`]).
     pub fn copilot_env(&self, copilot: &Copilot, mock: &MockServer) -> Env {
         let mut env = copilot.env(mock, &self.home, &self.path_env);
+        env.push(("TMPDIR".into(), self.tmp.to_string_lossy().into_owned()));
+        env
+    }
+
+    /// The environment for `gemini` against `mock` in this sandbox (see [`Gemini::env`]).
+    pub fn gemini_env(&self, gemini: &Gemini, mock: &MockServer) -> Env {
+        let mut env = gemini.env(mock, &self.home, &self.path_env);
         env.push(("TMPDIR".into(), self.tmp.to_string_lossy().into_owned()));
         env
     }

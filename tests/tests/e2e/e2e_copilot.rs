@@ -133,13 +133,12 @@ fn wait_live(sb: &Sandbox, pane: &str, status: Status) -> Row {
 fn native_of(pid: u32) -> u32 {
     tree_of(pid)
         .into_iter()
-        .filter(|&p| {
+        .rfind(|&p| {
             argv_of(p)
                 .iter()
                 .take(2)
                 .any(|a| a.ends_with("copilot-linux-x64/copilot") || a.ends_with("/copilot"))
         })
-        .last()
         .unwrap_or(pid)
 }
 

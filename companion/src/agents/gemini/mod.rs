@@ -1,0 +1,428 @@
+//! Google Gemini CLI (`@google/gemini-cli`, 0.61): a session is bound only from what the process
+//! itself says, which Gemini does not say from outside: no per-process file, no open transcript
+//! fd, no session variable in its environment (measured on 0.61.0). Two exact sources:
+//!
+//! * the opt-in integration ([`integrate`], `park integrate gemini`): a `SessionStart`/`SessionEnd`
+//!   hook in Gemini's settings runs `park hook gemini`, which records the hook input's
+//!   `session_id` and `transcript_path` for the Gemini process that ran it, under
+//!   `$PARK_HOME/integrations/gemini/<pid>.json`, with that process's start time (a record of a
+//!   recycled pid never matches). `/clear` ends one session and starts another: the record
+//!   follows.
+//! * argv `--resume <uuid>` (what park's own unpark starts), trusted only while no other session
+//!   began in the project after this process started: a `/clear` in this process, or another
+//!   Gemini in the same cwd, makes it stale or ambiguous, and then the row is untargetable.
+//!
+//! Never "the newest chat of the project" nor mtimes: a new Gemini process writes a summary into
+//! other sessions' files. Without either source the row is untargetable and its reason names
+//! `park integrate gemini`.
+//!
+//! The process chain is `node …/bin/gemini` → `node --max-old-space-size=… …/bin/gemini` (the
+//! relaunched child, `GEMINI_CLI_NO_RELAUNCH=true`); the child runs the session. The parent
+//! ignores SIGTERM and exits with its child, which the kill order (the session process first)
+//! fits. Resume is `gemini --resume <uuid>` in the recorded cwd (resume is per project).
+//!
+//! Gemini's resume bug (gemini-cli #27368/#29198, 0.61.0): a resume writes an orphan stub chat
+//! with the same 8-character suffix, and the next Gemini start in that project deletes both the
+//! stub and the real chat. park archives every transcript it parks, restores a missing one before
+//! an unpark, and removes exactly the orphan once the resumed agent is up ([`Gemini`]'s
+//! `after_resume`).
+
+pub mod files;
+pub mod integrate;
+pub mod screen;
+pub mod transcript;
+
+use super::{AgentProc, Flags, Identity};
+use crate::adapters::platform::proctree::{program_of, ProcTable};
+use crate::adapters::platform::{env_get, Platform};
+use crate::agents::transcript::valid_session_id;
+use std::path::{Path, PathBuf};
+
+const NON_INTERACTIVE: &[&str] = &[
+    "-p",
+    "--prompt",
+    "-v",
+    "--version",
+    "-h",
+    "--help",
+    "--acp",
+    "--experimental-acp",
+    "-l",
+    "--list-extensions",
+    "--list-sessions",
+    "--delete-session",
+    "-o",
+    "--output-format",
+];
+const SUBCOMMANDS: &[&str] = &[
+    "mcp",
+    "extensions",
+    "extension",
+    "skills",
+    "skill",
+    "hooks",
+    "hook",
+    "gemma",
+];
+
+pub const BOOL_FLAGS: &[&str] = &[
+    "-y",
+    "--yolo",
+    "-s",
+    "--sandbox",
+    "--skip-trust",
+    "--screen-reader",
+];
+pub const VALUED_FLAGS: &[&str] = &[
+    "-m",
+    "--model",
+    "--approval-mode",
+    "--policy",
+    "--admin-policy",
+    "--allowed-mcp-server-names",
+    "--allowed-tools",
+    "-e",
+    "--extensions",
+    "--include-directories",
+];
+/// Flags that carry the session or a first prompt (rebuilt from the id, never replayed).
+const SESSION_FLAGS: &[&str] = &[
+    "--resume",
+    "-r",
+    "--session-id",
+    "--session-file",
+    "-i",
+    "--prompt-interactive",
+    "-w",
+    "--worktree",
+];
+
+fn flag_name(a: &str) -> &str {
+    a.split_once('=').map_or(a, |(n, _)| n)
+}
+
+pub fn interactive(args: &[String]) -> bool {
+    !args.iter().any(|a| NON_INTERACTIVE.contains(&flag_name(a)))
+        && !matches!(args.first(), Some(a) if SUBCOMMANDS.contains(&a.as_str()))
+}
+
+fn is_gemini(program: &str) -> bool {
+    program == "gemini"
+}
+
+/// The global dir: `$GEMINI_CLI_HOME/.gemini`, else `$HOME/.gemini`.
+pub fn config_dir(env: &[(String, String)]) -> Option<PathBuf> {
+    if let Some(d) = env_get(env, "GEMINI_CLI_HOME").filter(|d| !d.is_empty()) {
+        return Some(Path::new(d).join(".gemini"));
+    }
+    env_get(env, "HOME").map(|h| Path::new(h).join(".gemini"))
+}
+
+/// The innermost gemini process under `root` (the relaunched child, which runs the session).
+pub(crate) fn session_pid(table: &ProcTable, root: u32) -> u32 {
+    let mut cur = root;
+    loop {
+        let next = table.children(cur).iter().copied().find(|c| {
+            table
+                .get(*c)
+                .is_some_and(|p| program_of(&p.argv).is_some_and(|(n, _)| is_gemini(&n)))
+        });
+        match next {
+            Some(n) => cur = n,
+            None => return cur,
+        }
+    }
+}
+
+/// The session id argv names (`--resume <uuid>`, `--resume=<uuid>`, `--session-id <uuid>`);
+/// `latest` or an index names none.
+pub fn argv_session(args: &[String]) -> Option<String> {
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let (name, inline) = match a.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
+            _ => (a.as_str(), None),
+        };
+        if matches!(name, "--resume" | "-r" | "--session-id") {
+            let v = inline.or_else(|| it.next().cloned())?;
+            return valid_session_id(&v);
+        }
+    }
+    None
+}
+
+pub(crate) const SETUP_HINT: &str =
+    "run `park integrate gemini` (a SessionStart hook) and restart this Gemini, or start it with --resume <id>";
+
+/// A session bound to a process: `(id, transcript the hook named, cwd the hook named, source)`.
+type Bound = (String, Option<PathBuf>, Option<String>, &'static str);
+
+/// The session of Gemini process `a` (see the module doc).
+fn session_of(a: &AgentProc, main_start: u64) -> Result<Bound, String> {
+    let home = crate::support::paths::park_home_from(|k| env_get(&a.env, k).map(str::to_string));
+    if let Ok(home) = &home {
+        match integrate::read_record(home, a.main) {
+            Some(r) if r.start_ticks == main_start => {
+                if r.ended {
+                    return Err("Gemini: its session ended (exiting)".into());
+                }
+                let id = valid_session_id(&r.session_id)
+                    .ok_or("Gemini: the hook recorded no valid session id")?;
+                return Ok((id, r.transcript_path.map(PathBuf::from), r.cwd, "hook"));
+            }
+            // A record of an earlier process with this pid says nothing.
+            _ => {}
+        }
+    }
+    let args = &a.argv[a.prog_index + 1..];
+    let Some(id) = argv_session(args) else {
+        return Err(format!(
+            "Gemini CLI keeps no per-process session record: {SETUP_HINT}"
+        ));
+    };
+    Ok((id, None, None, "argv"))
+}
+
+pub fn identify(a: &AgentProc, main_start: u64, platform: &dyn Platform) -> Identity {
+    let Some(config) = config_dir(&a.env) else {
+        return Identity::untargetable(
+            "Gemini: neither GEMINI_CLI_HOME nor HOME in the process environment",
+        );
+    };
+    let (id, recorded, cwd, source) = match session_of(a, main_start) {
+        Ok(s) => s,
+        Err(why) => return Identity::untargetable(why),
+    };
+    let cwd = cwd.or_else(|| {
+        platform
+            .cwd(a.main)
+            .map(|p| p.to_string_lossy().into_owned())
+    });
+    let Some(cwd) = cwd else {
+        return Identity::untargetable("Gemini: cwd unreadable");
+    };
+    // The hook's path is taken only inside this config's chats; otherwise the real chat of the id.
+    // The real chat of the id (never a resume's orphan stub, which the hook may name), else the
+    // hook's path when it is a chat of this id inside this config.
+    let transcript = transcript::find(&config, &cwd, &id)
+        .or_else(|| recorded.filter(|p| files::is_chat_of(&config, p, &id) && p.is_file()));
+    if source == "argv" {
+        // A session that began in this project after this process started: a /clear here, or
+        // another Gemini in this cwd; argv cannot tell which is this process's.
+        let started = platform
+            .started_secs_ago(main_start)
+            .map(|ago| jiff::Timestamp::now() - jiff::SignedDuration::from_secs(ago as i64));
+        let newer = started.map(|t| files::sessions_started_after(&config, &cwd, t, &id));
+        match newer {
+            Some(n) if n.is_empty() => {}
+            Some(_) => {
+                return Identity::untargetable(format!(
+                    "Gemini: another session began in this project after this process started (a /clear, or another Gemini here): argv no longer tells; {SETUP_HINT}"
+                ))
+            }
+            None => return Identity::untargetable("Gemini: its start time is unreadable"),
+        }
+    }
+    let reason = match &transcript {
+        Some(_) => None,
+        None => Some("no conversation yet (transcript not found): nothing to resume".to_string()),
+    };
+    Identity {
+        session_id: Some(id),
+        source,
+        transcript: transcript.or_else(|| Some(config.join("tmp"))),
+        reason,
+        status_file: None,
+        cwd: Some(cwd),
+        job: None,
+    }
+}
+
+pub fn flags(args: &[String]) -> (Flags, Vec<String>) {
+    super::whitelist(args, BOOL_FLAGS, VALUED_FLAGS, SESSION_FLAGS, 0)
+}
+
+/// argv that resumes `id` (run in the recorded cwd: resume is per project).
+pub fn resume_argv(program: &str, id: &str, flags: &[String]) -> Vec<String> {
+    let mut v = vec![program.to_string(), "--resume".to_string(), id.to_string()];
+    v.extend(flags.iter().cloned());
+    v
+}
+
+/// Gemini CLI behind the [`super::AgentKind`] dispatch.
+pub struct Gemini;
+
+impl super::AgentKind for Gemini {
+    fn agent(&self) -> super::Agent {
+        super::Agent::Gemini
+    }
+    fn runs(&self, program: &str, _path: &str, rest: &[String]) -> bool {
+        is_gemini(program) && interactive(rest)
+    }
+    fn main_pid(&self, table: &ProcTable, root: u32) -> u32 {
+        session_pid(table, root)
+    }
+    fn config_var(&self) -> &'static str {
+        "GEMINI_CLI_HOME"
+    }
+    fn config_home_dir(&self) -> &'static str {
+        ".gemini"
+    }
+    fn default_config_var(&self) -> &'static str {
+        "GEMINI_CLI_HOME"
+    }
+    fn config_dir(&self, env: &[(String, String)]) -> Option<PathBuf> {
+        config_dir(env)
+    }
+    fn flags(&self, args: &[String]) -> (Flags, Vec<String>) {
+        flags(args)
+    }
+    fn resume_argv(&self, program: &str, id: &str, flags: &[String]) -> Vec<String> {
+        resume_argv(program, id, flags)
+    }
+    fn expected_transcript(&self, e: &crate::model::entry::Entry) -> Option<PathBuf> {
+        let config = Path::new(e.config_dir.as_deref()?);
+        transcript::find(config, &e.cwd, &e.session_id).or_else(|| {
+            e.transcript
+                .as_deref()
+                .map(PathBuf::from)
+                .filter(|p| files::is_chat_of(config, p, &e.session_id))
+        })
+    }
+    fn restore_path(
+        &self,
+        e: &crate::model::entry::Entry,
+        config_dir: &Path,
+        sid: &str,
+    ) -> Result<PathBuf, String> {
+        // Back where it was (its name carries its start minute), inside this config's chats.
+        e.transcript
+            .as_deref()
+            .map(PathBuf::from)
+            .filter(|p| files::is_chat_of(config_dir, p, sid))
+            .or_else(|| files::new_path(config_dir, &e.cwd, sid))
+            .ok_or_else(|| {
+                format!(
+                    "Gemini: no chats dir for {} under {}",
+                    e.cwd,
+                    config_dir.display()
+                )
+            })
+    }
+    fn transcript_needs_cwd(&self) -> bool {
+        true
+    }
+    fn transcripts(&self, config_dir: &Path) -> Vec<(String, PathBuf)> {
+        transcript::all(config_dir)
+    }
+    fn parse_transcript(&self, bytes: &[u8]) -> super::transcript::TranscriptInfo {
+        transcript::parse(bytes)
+    }
+    fn message_of(&self, v: &serde_json::Value) -> Option<super::render::Message> {
+        transcript::message_of(v)
+    }
+    fn markdown(&self, bytes: &[u8]) -> super::render::Conversation {
+        transcript::markdown(bytes)
+    }
+    fn read_screen(&self, capture: &str) -> super::screen::ScreenReading {
+        screen::read(capture)
+    }
+    fn screen_escapes(&self) -> bool {
+        false
+    }
+    fn cleanup_days(&self, _config_dir: &Path) -> Option<u64> {
+        // Gemini's session retention is off unless configured; its resume bug deletes chats
+        // regardless, which the archive and `after_resume` cover.
+        None
+    }
+    fn deletes_transcripts(&self) -> bool {
+        true
+    }
+    fn caller_session_vars(&self) -> &'static [&'static str] {
+        // Set for hooks and tool subprocesses by 0.61.0.
+        &["GEMINI_SESSION_ID"]
+    }
+    fn runs_session(
+        &self,
+        e: &crate::model::entry::Entry,
+        pid: u32,
+        _start: u64,
+        platform: &dyn Platform,
+    ) -> bool {
+        // `pid` is what the resume started (`gemini --resume <id>`, the parent); the session
+        // runs in its relaunched child, told by the hook's record or by argv as in a scan.
+        let table = ProcTable::new(platform.processes().unwrap_or_default());
+        let main = session_pid(&table, pid);
+        if main == pid {
+            return false; // not relaunched yet
+        }
+        let Some(p) = table.get(main) else {
+            return false;
+        };
+        let Some((_, idx)) = program_of(&p.argv) else {
+            return false;
+        };
+        let a = AgentProc {
+            agent: super::Agent::Gemini,
+            root: pid,
+            main,
+            prog_index: idx,
+            argv: p.argv.clone(),
+            env: platform.environ(main).unwrap_or_default(),
+            background: false,
+        };
+        session_of(&a, p.start_ticks)
+            .is_ok_and(|(id, ..)| e.fresh_from.is_some() || id.eq_ignore_ascii_case(&e.session_id))
+    }
+    fn settle(&self) -> std::time::Duration {
+        // The resume writes its orphan stub while it starts: give it time before the cleanup.
+        std::time::Duration::from_secs(2)
+    }
+    fn identify_by_files(
+        &self,
+        a: &AgentProc,
+        main_start: u64,
+        platform: &dyn Platform,
+    ) -> Option<Identity> {
+        Some(identify(a, main_start, platform))
+    }
+    fn identify_in_pane(
+        &self,
+        _a: &AgentProc,
+        _title: &str,
+        _screen_plain: &str,
+        _platform: &dyn Platform,
+    ) -> Option<Identity> {
+        None
+    }
+    fn read_transcript_file(
+        &self,
+        path: &Path,
+    ) -> std::io::Result<super::transcript::TranscriptInfo> {
+        transcript::read_file(path)
+    }
+    fn has_status_file(&self) -> bool {
+        false
+    }
+    fn open_turn_is_busy(&self) -> bool {
+        false
+    }
+    fn unidentified_blocks_unpark(&self) -> bool {
+        true
+    }
+    fn after_resume(&self, e: &crate::model::entry::Entry) -> Option<String> {
+        let config = PathBuf::from(e.config_dir.as_deref()?);
+        let real = transcript::find(&config, &e.cwd, &e.session_id)?;
+        let mut gone = vec![];
+        for o in transcript::orphans(&real, &e.session_id) {
+            if std::fs::remove_file(&o).is_ok() {
+                gone.push(o.display().to_string());
+            }
+        }
+        (!gone.is_empty())
+            .then(|| format!("removed Gemini's orphan resume stub {}", gone.join(", ")))
+    }
+    fn integration(&self) -> Option<&'static dyn super::Integration> {
+        Some(&integrate::Hook)
+    }
+}
