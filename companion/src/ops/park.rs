@@ -530,6 +530,15 @@ fn leave_pane_usable(
         }
         std::thread::sleep(Duration::from_millis(50));
     }
+    // An agent that drew inline (no alternate screen: Gemini CLI) leaves its footer under the
+    // shell's new prompt: with the shell in the foreground, have it redraw on a clean screen.
+    if let Some(p) = find_pane(ctx, &pane.id) {
+        if repair_shell_screen(ctx, &p) {
+            let _ = ctx
+                .mux
+                .send_text(&p.id, &format!("{} unpark .", ctx.typed_name(p.pid)));
+        }
+    }
 }
 
 /// The pane's foreground is its interactive shell (whatever its screen shows).

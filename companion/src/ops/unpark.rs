@@ -511,11 +511,6 @@ pub fn verify(ctx: &Ctx, eid: &str, pid: u32, start: u64) -> Result<(), String> 
     point("after-verify");
     match outcome {
         Ok(()) => {
-            // What the agent's resume left behind that would cost the session later (Gemini's
-            // orphan stub): cleaned while the entry still holds the session.
-            if let Some(note) = kind.after_resume(&e) {
-                eprintln!("park verify {}: {note}", e.id);
-            }
             let _ = ctx.ledger.remove(&e.id);
             point("before-teardown");
             teardown(ctx, &e);
@@ -525,6 +520,11 @@ pub fn verify(ctx: &Ctx, eid: &str, pid: u32, start: u64) -> Result<(), String> 
                     .set_pane_option(&e.place.pane, "remain-on-exit", None);
             }
             ctx.publish_status();
+            // What the agent's resume leaves behind that would cost the session later (Gemini's
+            // orphan stub), cleaned by this detached verifier once the session is back.
+            if let Some(note) = kind.after_resume(&e) {
+                eprintln!("park verify {}: {note}", e.id);
+            }
             Ok(())
         }
         Err(why) => {

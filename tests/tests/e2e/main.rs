@@ -19,6 +19,7 @@ mod e2e_claude_bg;
 mod e2e_codex;
 mod e2e_copilot;
 mod e2e_faults;
+mod e2e_gemini;
 mod e2e_graveyard;
 mod e2e_protect;
 mod e2e_qwen;

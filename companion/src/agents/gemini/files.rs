@@ -66,6 +66,14 @@ pub fn sessions_started_after(
     out
 }
 
+/// The chat starts with its header line naming session `id`: what `gemini --resume` looks for.
+/// Another Gemini's start in the project deletes a chat with no conversation yet, and the live
+/// session's next write then creates the file again without its header (measured on 0.61.0);
+/// Gemini cannot resume such a chat ("No previous sessions found for this project").
+pub fn has_header(p: &Path, id: &str) -> bool {
+    first_line(p).is_some_and(|(sid, _)| sid.eq_ignore_ascii_case(id))
+}
+
 /// `sessionId` and `startTime` of a chat's first line.
 fn first_line(p: &Path) -> Option<(String, jiff::Timestamp)> {
     use std::io::{BufRead, Read};
@@ -85,6 +93,28 @@ mod tests {
     use super::*;
 
     const SID: &str = "c3c7b841-2547-4b1f-b7b3-d91104676d61";
+
+    #[test]
+    fn a_chat_without_its_header_is_told() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("c.jsonl");
+        std::fs::write(
+            &p,
+            format!("{{\"sessionId\":\"{SID}\",\"startTime\":\"2026-12-05T15:57:05.901Z\"}}\n"),
+        )
+        .unwrap();
+        assert!(has_header(&p, SID));
+        assert!(!has_header(&p, "d3c7b841-2547-4b1f-b7b3-d91104676d61"));
+        std::fs::write(
+            &p,
+            "{\"id\":\"1\",\"type\":\"user\",\"content\":[{\"text\":\"hi\"}]}\n",
+        )
+        .unwrap();
+        assert!(
+            !has_header(&p, SID),
+            "headless: the first record is a message"
+        );
+    }
 
     #[test]
     fn a_chat_of_a_session_is_only_inside_the_config_chats() {

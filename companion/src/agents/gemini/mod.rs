@@ -151,6 +151,9 @@ pub fn argv_session(args: &[String]) -> Option<String> {
     None
 }
 
+/// How long the verifier waits for the orphan stub a resume writes (see `after_resume`).
+const ORPHAN_WAIT: std::time::Duration = std::time::Duration::from_secs(45);
+
 pub(crate) const SETUP_HINT: &str =
     "run `park integrate gemini` (a SessionStart hook) and restart this Gemini, or start it with --resume <id>";
 
@@ -224,6 +227,10 @@ pub fn identify(a: &AgentProc, main_start: u64, platform: &dyn Platform) -> Iden
         }
     }
     let reason = match &transcript {
+        Some(t) if !files::has_header(t, &id) => Some(format!(
+            "Gemini's chat {} has lost its first line (another Gemini started in this project deleted it while it was new): `gemini --resume` could not find it, so it stays running",
+            t.display()
+        )),
         Some(_) => None,
         None => Some("no conversation yet (transcript not found): nothing to resume".to_string()),
     };
@@ -412,17 +419,312 @@ impl super::AgentKind for Gemini {
     }
     fn after_resume(&self, e: &crate::model::entry::Entry) -> Option<String> {
         let config = PathBuf::from(e.config_dir.as_deref()?);
-        let real = transcript::find(&config, &e.cwd, &e.session_id)?;
-        let mut gone = vec![];
-        for o in transcript::orphans(&real, &e.session_id) {
-            if std::fs::remove_file(&o).is_ok() {
-                gone.push(o.display().to_string());
+        // The resumed Gemini writes its stub once its UI is up (~9 s after the start on a quiet
+        // machine; before its SessionStart hook), which can be after the verifier saw it run the
+        // session from argv: wait for it (this is the detached verifier; a resume within the
+        // chat's own minute writes no separate stub, hence the bound).
+        let deadline = std::time::Instant::now() + ORPHAN_WAIT;
+        loop {
+            if let Some(real) = transcript::find(&config, &e.cwd, &e.session_id) {
+                let mut gone = vec![];
+                for o in transcript::orphans(&real, &e.session_id) {
+                    if std::fs::remove_file(&o).is_ok() {
+                        gone.push(o.display().to_string());
+                    }
+                }
+                if !gone.is_empty() {
+                    return Some(format!(
+                        "removed Gemini's orphan resume stub {}",
+                        gone.join(", ")
+                    ));
+                }
             }
+            if std::time::Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(250));
         }
-        (!gone.is_empty())
-            .then(|| format!("removed Gemini's orphan resume stub {}", gone.join(", ")))
     }
     fn integration(&self) -> Option<&'static dyn super::Integration> {
         Some(&integrate::Hook)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adapters::platform::{Mem, ProcInfo};
+    use crate::agents::AgentKind;
+
+    const SID: &str = "c3c7b841-2547-4b1f-b7b3-d91104676d61";
+    const NEW: &str = "e2d1bfd9-c74b-4887-9125-c7d370009cf6";
+
+    fn v(s: &[&str]) -> Vec<String> {
+        s.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn the_relaunched_cli_is_gemini_and_other_modes_are_not() {
+        assert!(interactive(&v(&[])));
+        assert!(interactive(&v(&["--resume", SID, "-y"])));
+        assert!(
+            interactive(&v(&["fix the bug"])),
+            "a first prompt, interactive"
+        );
+        assert!(!interactive(&v(&["-p", "hi"])));
+        assert!(!interactive(&v(&["--list-sessions"])));
+        assert!(!interactive(&v(&["mcp", "list"])));
+        assert!(!interactive(&v(&["hooks", "migrate"])));
+        assert_eq!(argv_session(&v(&["--resume", SID])).as_deref(), Some(SID));
+        assert_eq!(
+            argv_session(&v(&[&format!("--resume={SID}")])).as_deref(),
+            Some(SID)
+        );
+        assert_eq!(argv_session(&v(&["--resume", "latest"])), None);
+        assert_eq!(argv_session(&v(&["-r", "3"])), None);
+        assert_eq!(argv_session(&v(&["--session-id", "$(id)"])), None);
+    }
+
+    #[test]
+    fn flags_keep_the_whitelist_and_drop_sessions_prompts_and_hostile_values() {
+        let (k, d) = flags(&v(&[
+            "--resume",
+            SID,
+            "--approval-mode",
+            "auto_edit",
+            "-m",
+            "gemini-2.5-pro",
+            "-i",
+            "first prompt",
+            "--policy",
+            "x\n$(id)",
+            "--evil",
+            "a positional prompt",
+        ]));
+        assert_eq!(
+            k,
+            v(&["--approval-mode", "auto_edit", "-m", "gemini-2.5-pro"])
+        );
+        assert!(d.contains(&"--evil".to_string()));
+        assert_eq!(
+            resume_argv("gemini", SID, &k),
+            v(&[
+                "gemini",
+                "--resume",
+                SID,
+                "--approval-mode",
+                "auto_edit",
+                "-m",
+                "gemini-2.5-pro"
+            ])
+        );
+    }
+
+    /// 70 `node …/bin/gemini` → 77 the relaunched child; the chats as given.
+    struct One {
+        home: PathBuf,
+        ago: u64,
+    }
+    impl Platform for One {
+        fn processes(&self) -> std::io::Result<Vec<ProcInfo>> {
+            let p = |pid: u32, ppid: u32, argv: &[&str]| ProcInfo {
+                pid,
+                ppid,
+                pgid: 70,
+                sid: 1,
+                tpgid: -1,
+                start_ticks: 5000 + u64::from(pid),
+                state: 'S',
+                cpu_ticks: 0,
+                rss_bytes: 4096,
+                argv: v(argv),
+                comm: "node".into(),
+            };
+            Ok(vec![
+                p(70, 1, &["node", "/p/.bin/gemini", "--resume", SID]),
+                p(
+                    77,
+                    70,
+                    &[
+                        "node",
+                        "--max-old-space-size=8000",
+                        "/p/.bin/gemini",
+                        "--resume",
+                        SID,
+                    ],
+                ),
+            ])
+        }
+        fn process(&self, pid: u32) -> Option<ProcInfo> {
+            self.processes().ok()?.into_iter().find(|p| p.pid == pid)
+        }
+        fn environ(&self, _pid: u32) -> Option<Vec<(String, String)>> {
+            Some(vec![("HOME".into(), self.home.to_string_lossy().into())])
+        }
+        fn cwd(&self, _pid: u32) -> Option<PathBuf> {
+            Some(PathBuf::from("/w/p"))
+        }
+        fn open_files(&self, _pid: u32) -> Vec<PathBuf> {
+            vec![]
+        }
+        fn memory(&self, _pid: u32) -> Option<Mem> {
+            None
+        }
+        fn status_mem(&self, _pid: u32) -> Option<(u64, u64)> {
+            None
+        }
+        fn clock_ticks_per_sec(&self) -> u64 {
+            100
+        }
+        fn started_secs_ago(&self, _start_ticks: u64) -> Option<u64> {
+            Some(self.ago)
+        }
+    }
+
+    fn chat(config: &Path, name: &str, sid: &str, start: &str, body: &str) -> PathBuf {
+        let dir = config.join("tmp/p/chats");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(config.join("projects.json"), r#"{"projects":{"/w/p":"p"}}"#).unwrap();
+        let path = dir.join(name);
+        std::fs::write(
+            &path,
+            format!("{{\"sessionId\":\"{sid}\",\"projectHash\":\"x\",\"startTime\":\"{start}\",\"lastUpdated\":\"{start}\",\"kind\":\"main\"}}\n{body}"),
+        )
+        .unwrap();
+        path
+    }
+
+    /// The hook's record of this very process decides; a record of a recycled pid or an ended
+    /// session does not; argv is taken only while no other session began in the project since
+    /// the process started; with neither, the reason names the integration.
+    #[test]
+    fn identity_comes_from_the_hook_record_or_a_still_fresh_argv() {
+        let d = tempfile::tempdir().unwrap();
+        let home = d.path().to_path_buf();
+        let config = home.join(".gemini");
+        let park_home = home.join(".local/state/park");
+        let mut p = One {
+            home: home.clone(),
+            ago: 600,
+        };
+        let a = AgentProc {
+            agent: super::super::Agent::Gemini,
+            root: 70,
+            main: 77,
+            prog_index: 1,
+            argv: v(&["node", "--max-old-space-size=8000", "/p/.bin/gemini"]),
+            env: vec![("HOME".into(), home.to_string_lossy().into())],
+            background: false,
+        };
+        let id = identify(&a, 5077, &p);
+        assert!(id.session_id.is_none());
+        assert!(id.reason.unwrap().contains("park integrate gemini"));
+
+        let two_hours_ago =
+            (jiff::Timestamp::now() - jiff::SignedDuration::from_hours(2)).to_string();
+        let real = chat(
+            &config,
+            "session-2026-12-05T15-57-c3c7b841.jsonl",
+            SID,
+            &two_hours_ago,
+            "{\"id\":\"1\",\"timestamp\":\"2026-12-05T15:57:13.043Z\",\"type\":\"user\",\"content\":[{\"text\":\"hello\"}]}\n",
+        );
+        let write = |r: &integrate::Record| {
+            let dir = integrate::records_dir(&park_home);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(
+                dir.join(format!("{}.json", r.pid)),
+                serde_json::to_vec(r).unwrap(),
+            )
+            .unwrap();
+        };
+        let mut rec = integrate::Record {
+            pid: 77,
+            start_ticks: 5077,
+            session_id: SID.into(),
+            transcript_path: Some(real.to_string_lossy().into()),
+            cwd: Some("/w/p".into()),
+            event: "SessionStart".into(),
+            ended: false,
+        };
+        write(&rec);
+        let id = identify(&a, 5077, &p);
+        assert_eq!(
+            (id.session_id.as_deref(), id.source),
+            (Some(SID), "hook"),
+            "{id:?}"
+        );
+        assert_eq!(id.transcript.as_deref(), Some(real.as_path()));
+        assert_eq!(id.reason, None);
+        assert!(
+            identify(&a, 5078, &p).session_id.is_none(),
+            "a recycled pid's record"
+        );
+        rec.ended = true;
+        write(&rec);
+        assert!(
+            identify(&a, 5077, &p).session_id.is_none(),
+            "an ended session"
+        );
+        rec.ended = false;
+        rec.session_id = "$(rm -rf ~)".into();
+        write(&rec);
+        assert!(identify(&a, 5077, &p).session_id.is_none(), "a hostile id");
+        std::fs::remove_dir_all(integrate::records_dir(&park_home)).unwrap();
+
+        // argv, while no other session began here since the process started (10 min ago): one
+        // that began an hour ago is not in the way, one that began now is.
+        let b = AgentProc {
+            argv: v(&[
+                "node",
+                "--max-old-space-size=8000",
+                "/p/.bin/gemini",
+                "--resume",
+                SID,
+            ]),
+            ..a.clone()
+        };
+        let hour_ago = (jiff::Timestamp::now() - jiff::SignedDuration::from_hours(1)).to_string();
+        let other = chat(
+            &config,
+            "session-2026-12-05T16-18-e2d1bfd9.jsonl",
+            NEW,
+            &hour_ago,
+            "",
+        );
+        let id = identify(&b, 5077, &p);
+        assert_eq!(
+            (id.session_id.as_deref(), id.source),
+            (Some(SID), "argv"),
+            "{id:?}"
+        );
+        assert_eq!(id.transcript.as_deref(), Some(real.as_path()));
+        std::fs::remove_file(other).unwrap();
+        let now = jiff::Timestamp::now().to_string();
+        chat(
+            &config,
+            "session-2026-12-05T16-18-e2d1bfd9.jsonl",
+            NEW,
+            &now,
+            "",
+        );
+        let id = identify(&b, 5077, &p);
+        assert!(
+            id.session_id.is_none(),
+            "a /clear or another Gemini since: {id:?}"
+        );
+        assert!(id.reason.unwrap().contains("park integrate gemini"));
+        p.ago = 0;
+
+        // The verifier asks about the parent it started; the child runs the session.
+        let mut e = crate::model::entry::Entry::sample(super::super::Agent::Gemini, SID);
+        e.config_dir = Some(config.to_string_lossy().into());
+        write(&integrate::Record {
+            session_id: SID.into(),
+            ..rec.clone()
+        });
+        assert!(Gemini.runs_session(&e, 70, 5070, &p));
+        e.session_id = NEW.into();
+        assert!(!Gemini.runs_session(&e, 70, 5070, &p));
     }
 }
