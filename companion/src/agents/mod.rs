@@ -11,12 +11,13 @@
 //! 1. a variant in `park_protocol::Agent` (its `as_str` is the name in `--json` and the ledger);
 //! 2. a folder `agents/<name>/` with `mod.rs`: its flag whitelist and a unit struct implementing
 //!    every required [`AgentKind`] method (`runs`: which processes are its sessions; config dir
-//!    and variable, `flags`, `resume_argv`,
-//!    `expected_transcript`, `restore_path`, `transcripts`, `parse_transcript`, `markdown`,
-//!    `read_screen`, `identify_by_files` / `identify_in_pane`, `read_transcript_file`,
-//!    `has_status_file`, `open_turn_is_busy`, `cleanup_days`, `unidentified_blocks_unpark`,
-//!    `runs_session`, `settle`) and the optional ones it needs (`writer_lock`,
-//!    `left_running_note`, `cleanup_setting`, `prompt_history`);
+//!    and variable, `flags`, `resume_argv`, `expected_transcript`, `restore_path`, `transcripts`,
+//!    `parse_transcript`, `markdown`, `message_of`, `read_screen`, `identify_by_files`,
+//!    `read_transcript_file`, `has_status_file`, `open_turn_is_busy`, `cleanup_days`,
+//!    `runs_session`) and the optional ones it needs (`identify_in_pane`, `screen_escapes`,
+//!    `settle`, `unidentified_blocks_unpark` (safe default: true), `writer_lock`,
+//!    `left_running_note`, `cleanup_setting`, `prompt_history`, `caller_session_vars`,
+//!    `deletes_transcripts`, `after_resume`, `integration`);
 //! 3. one line each in [`of`] and [`all`].
 //!
 //! The shared readers (`screen`, `transcript`, `render`) hold the per-agent parsers the kinds
@@ -287,11 +288,13 @@ pub trait AgentKind: Sync {
     /// Identity from the pane's title and plain screen, for agents that need them (Codex).
     fn identify_in_pane(
         &self,
-        a: &AgentProc,
-        title: &str,
-        screen_plain: &str,
-        platform: &dyn Platform,
-    ) -> Option<Identity>;
+        _a: &AgentProc,
+        _title: &str,
+        _screen_plain: &str,
+        _platform: &dyn Platform,
+    ) -> Option<Identity> {
+        None
+    }
     fn read_transcript_file(&self, path: &Path) -> std::io::Result<transcript::TranscriptInfo>;
     /// Whether it writes a status file whose `status` park trusts (busy, waiting, shell, idle).
     fn has_status_file(&self) -> bool;
@@ -301,7 +304,9 @@ pub trait AgentKind: Sync {
     /// Reads a capture of its pane (with escapes when [`AgentKind::screen_escapes`]).
     fn read_screen(&self, capture: &str) -> screen::ScreenReading;
     /// Whether its screen is read with escape sequences (Codex marks its composer with styles).
-    fn screen_escapes(&self) -> bool;
+    fn screen_escapes(&self) -> bool {
+        false
+    }
     /// After how many days the agent deletes transcripts of this config dir (`None`: never).
     fn cleanup_days(&self, config_dir: &Path) -> Option<u64>;
     /// The cleanup period as the user wrote it in the config dir's settings, if the agent has one
@@ -334,15 +339,20 @@ pub trait AgentKind: Sync {
     fn runs_session(&self, e: &Entry, pid: u32, start: u64, platform: &dyn Platform) -> bool;
     /// How long [`AgentKind::runs_session`] must hold before the start counts: zero when the
     /// agent's own file confirms it, a moment for an agent that only shows its id in argv.
-    fn settle(&self) -> std::time::Duration;
+    fn settle(&self) -> std::time::Duration {
+        std::time::Duration::ZERO
+    }
     /// What a park of this agent leaves running on purpose (a shared daemon), said in the result;
     /// `None` when the kill freed everything.
     fn left_running_note(&self, _table: &ProcTable, _config_dir: &Path) -> Option<String> {
         None
     }
     /// Whether a running process of this agent that could not be identified could be running
-    /// any session of its config dir (then an unpark cannot rule out a second writer).
-    fn unidentified_blocks_unpark(&self) -> bool;
+    /// any session of its config dir (then an unpark cannot rule out a second writer). The
+    /// default is the safe answer.
+    fn unidentified_blocks_unpark(&self) -> bool {
+        true
+    }
     /// The usage-limit screen this agent shows in `screen` (a plain capture), with its reset.
     fn limit_screen(&self, _screen: &str, _now: &jiff::Zoned) -> Option<limit::LimitScreen> {
         None

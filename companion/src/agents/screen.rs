@@ -608,11 +608,12 @@ pub fn bare_shell_prompt(plain: &str) -> bool {
     p.contains(['@', ':', '/', '~', '\\', ']', ')']) || re(&WORD, r"^[A-Za-z][\w.-]*$").is_match(p)
 }
 
+/// What the agents' screen-reader tests share: their real captures and the idle reading.
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
+pub(crate) mod test_kit {
+    use super::ScreenReading;
 
+    /// The text of `companion/tests/fixtures/<name>` (a real capture), built in.
     macro_rules! fixture {
         ($name:literal) => {
             include_str!(concat!(
@@ -622,13 +623,23 @@ mod tests {
             ))
         };
     }
+    pub(crate) use fixture;
 
-    fn idle() -> ScreenReading {
+    /// An empty composer, nothing else: at rest.
+    pub(crate) fn idle() -> ScreenReading {
         ScreenReading {
             composer_seen: true,
             ..Default::default()
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    use super::test_kit::{fixture, idle};
 
     fn with_draft(d: &str) -> ScreenReading {
         ScreenReading {

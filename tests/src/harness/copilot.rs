@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 
 use crate::harness::agents::Agents;
 use crate::harness::mock::MockServer;
-use crate::harness::util::Env;
+use crate::harness::util::{path_with_first, Env};
 
 /// The pinned `@github/copilot` version.
 pub const COPILOT_VERSION: &str = "1.0.102";
@@ -51,17 +51,7 @@ impl Copilot {
     /// The environment for `copilot` against `mock` with HOME=`home`; `path` is the pane's PATH,
     /// which gets Copilot's bin dir first.
     pub fn env(&self, mock: &MockServer, home: &Path, path: &str) -> Env {
-        let mut dirs: Vec<PathBuf> = self
-            .bin
-            .parent()
-            .map(Path::to_path_buf)
-            .into_iter()
-            .collect();
-        dirs.extend(std::env::split_paths(path));
-        let path = std::env::join_paths(dirs)
-            .expect("PATH entries")
-            .to_string_lossy()
-            .into_owned();
+        let path = path_with_first(self.bin.parent().map(Path::to_path_buf), path);
         [
             ("HOME", home.to_string_lossy().into_owned()),
             ("PATH", path),

@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 
 use crate::harness::agents::Agents;
 use crate::harness::mock::MockServer;
-use crate::harness::util::Env;
+use crate::harness::util::{path_with_first, Env};
 
 /// The pinned `@qwen-code/qwen-code` version.
 pub const QWEN_VERSION: &str = "0.24.4";
@@ -63,13 +63,12 @@ impl Qwen {
     /// The environment for `qwen` against `mock` with HOME=`home`; `path` is the pane's PATH,
     /// which gets Qwen's bin dir and its node first.
     pub fn env(&self, mock: &MockServer, home: &Path, path: &str) -> Env {
-        let mut dirs: Vec<PathBuf> = self.node_dir.iter().cloned().collect();
-        dirs.extend(self.bin.parent().map(Path::to_path_buf));
-        dirs.extend(std::env::split_paths(path));
-        let path = std::env::join_paths(dirs)
-            .expect("PATH entries")
-            .to_string_lossy()
-            .into_owned();
+        let first = self
+            .node_dir
+            .iter()
+            .cloned()
+            .chain(self.bin.parent().map(Path::to_path_buf));
+        let path = path_with_first(first, path);
         [
             ("HOME", home.to_string_lossy().into_owned()),
             ("PATH", path),

@@ -105,6 +105,16 @@ pub fn pid_json_files(dir: &std::path::Path) -> Vec<(u32, serde_json::Value)> {
     out
 }
 
+/// `path` (a PATH value) with `first` put in front: the PATH a pane gets for an agent's bin dir.
+pub fn path_with_first(first: impl IntoIterator<Item = std::path::PathBuf>, path: &str) -> String {
+    let mut dirs: Vec<std::path::PathBuf> = first.into_iter().collect();
+    dirs.extend(std::env::split_paths(path));
+    std::env::join_paths(dirs)
+        .expect("PATH entries")
+        .to_string_lossy()
+        .into_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

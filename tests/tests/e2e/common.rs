@@ -386,3 +386,66 @@ pub fn argvs(pids: &[u32]) -> Vec<String> {
 pub fn read_text(p: &Path) -> String {
     std::fs::read_to_string(p).unwrap_or_default()
 }
+
+/// Tears a sandbox and its mock down and asserts nothing survived: no process of the sandbox,
+/// none of `also_dead`, no mock server.
+pub fn teardown(mut sb: Sandbox, mock: MockServer, also_dead: &[u32]) {
+    let root = sb.root.clone();
+    let survivors = sb.cleanup();
+    assert!(survivors.is_empty(), "survived cleanup: {survivors:?}");
+    let left = processes_referencing(&root);
+    assert!(
+        left.is_empty(),
+        "processes still refer to the sandbox: {left:?}"
+    );
+    for &p in also_dead {
+        assert!(!pid_alive(p), "pid {p} still alive after cleanup");
+    }
+    let mock_pid = mock.pid();
+    drop(mock);
+    assert!(!pid_alive(mock_pid), "mock-llm {mock_pid} still alive");
+}
+
+/// Prints a pane's non-empty lines under a heading (what the test saw, for the log).
+pub fn show_pane(sb: &Sandbox, pane: &str, what: &str) {
+    let screen = sb.capture(pane);
+    let lines: Vec<&str> = screen.lines().filter(|l| !l.trim().is_empty()).collect();
+    eprintln!("--- {what}: pane {pane} ---\n{}\n---", lines.join("\n"));
+}
+
+/// Starts `park park <pane> --json` paused `pause_ms` after its archive
+/// (`PARK_FAULT_PAUSE=after-archive:<ms>`, debug builds), again while a park is refused before
+/// its claim (the CPU of an agent that just replied, under load), and returns the one that
+/// claimed the session and now waits before its kill.
+pub fn park_paused_after_claim(
+    sb: &Sandbox,
+    pane: &str,
+    pause_ms: u32,
+    log: impl Fn(&str),
+) -> std::process::Child {
+    for attempt in 0..8 {
+        let pause = format!("after-archive:{pause_ms}");
+        let mut child = park_cmd(sb, &[("PARK_FAULT_PAUSE", &pause)])
+            .args(["park", pane, "--json"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let got = poll(Duration::from_secs(15), || {
+            if !entries(sb).is_empty() {
+                Some(true)
+            } else {
+                child.try_wait().ok().flatten().map(|_| false)
+            }
+        });
+        if got == Some(true) {
+            return child;
+        }
+        let out = child.wait_with_output().unwrap();
+        log(&format!(
+            "attempt {attempt}: no claim: {}",
+            String::from_utf8_lossy(&out.stdout)
+        ));
+        std::thread::sleep(Duration::from_millis(700));
+    }
+    panic!("no park claimed the session of {pane}");
+}

@@ -27,6 +27,8 @@ use std::time::{Duration, Instant};
 const START: Duration = Duration::from_secs(90);
 const REPLY: Duration = Duration::from_secs(60);
 const CPU_SETTLE: Duration = Duration::from_secs(60);
+/// How long the /clear test's park waits after its claim, before its kill.
+const PAUSE_MS: u32 = 5000;
 const REPLY_RE: &str = r"canned reply #\d+\)\. PARKTEST-OK";
 /// The empty composer's placeholder: the TUI is up and accepts input.
 const READY_RE: &str = r"(?m)^ >   Type your message or @path/to/file";
@@ -102,27 +104,12 @@ impl World {
     }
 
     fn show(&self, pane: &str, what: &str) {
-        let screen = self.sb.capture(pane);
-        let lines: Vec<&str> = screen.lines().filter(|l| !l.trim().is_empty()).collect();
-        eprintln!("--- {what}: pane {pane} ---\n{}\n---", lines.join("\n"));
+        show_pane(&self.sb, pane, what);
     }
 
+    /// Tears the world down and asserts nothing survived.
     fn finish(self, also_dead: &[u32]) {
-        let World { mut sb, mock, .. } = self;
-        let root = sb.root.clone();
-        let survivors = sb.cleanup();
-        assert!(survivors.is_empty(), "survived cleanup: {survivors:?}");
-        let left = processes_referencing(&root);
-        assert!(
-            left.is_empty(),
-            "processes still refer to the sandbox: {left:?}"
-        );
-        for &p in also_dead {
-            assert!(!pid_alive(p), "pid {p} still alive after cleanup");
-        }
-        let mock_pid = mock.pid();
-        drop(mock);
-        assert!(!pid_alive(mock_pid), "mock-llm {mock_pid} still alive");
+        teardown(self.sb, self.mock, also_dead);
     }
 }
 
@@ -437,32 +424,7 @@ fn a_gemini_clear_before_the_kill_rolls_back() {
     let live = wait_live(sb, &pane, Status::Idle);
     let sid = live.session_id.clone().unwrap();
     let before = tree_of(live.pid.unwrap());
-    let mut claimed = None;
-    for attempt in 0..8 {
-        let mut child = park_cmd(sb, &[("PARK_FAULT_PAUSE", "after-archive:5000")])
-            .args(["park", &pane, "--json"])
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let got = poll(Duration::from_secs(15), || {
-            if !entries(sb).is_empty() {
-                Some(true)
-            } else {
-                child.try_wait().ok().flatten().map(|_| false)
-            }
-        });
-        if got == Some(true) {
-            claimed = Some(child);
-            break;
-        }
-        let out = child.wait_with_output().unwrap();
-        w.log(&format!(
-            "attempt {attempt}: no claim: {}",
-            String::from_utf8_lossy(&out.stdout)
-        ));
-        std::thread::sleep(Duration::from_millis(700));
-    }
-    let child = claimed.expect("a park claimed the session");
+    let child = park_paused_after_claim(sb, &pane, PAUSE_MS, |m| w.log(m));
     let tree: Vec<u32> = tree_of(live.pid.unwrap())
         .into_iter()
         .filter(|p| before.contains(p))

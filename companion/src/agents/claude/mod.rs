@@ -370,9 +370,6 @@ impl super::AgentKind for Claude {
     fn read_screen(&self, capture: &str) -> super::screen::ScreenReading {
         super::screen::read_claude(capture)
     }
-    fn screen_escapes(&self) -> bool {
-        false
-    }
     fn cleanup_days(&self, config_dir: &Path) -> Option<u64> {
         Some(cleanup_days(config_dir))
     }
@@ -406,9 +403,6 @@ impl super::AgentKind for Claude {
                         .is_some_and(|s| platform.proc_start_matches(start, s))
             })
     }
-    fn settle(&self) -> std::time::Duration {
-        std::time::Duration::ZERO
-    }
     fn prompt_history(&self) -> Option<&'static str> {
         Some("history.jsonl")
     }
@@ -419,15 +413,6 @@ impl super::AgentKind for Claude {
         platform: &dyn Platform,
     ) -> Option<Identity> {
         Some(identify(a, main_start, platform))
-    }
-    fn identify_in_pane(
-        &self,
-        _a: &AgentProc,
-        _title: &str,
-        _screen_plain: &str,
-        _platform: &dyn Platform,
-    ) -> Option<Identity> {
-        None
     }
     fn read_transcript_file(
         &self,

@@ -438,9 +438,6 @@ impl super::AgentKind for Copilot {
     fn read_screen(&self, capture: &str) -> super::screen::ScreenReading {
         screen::read(capture)
     }
-    fn screen_escapes(&self) -> bool {
-        false
-    }
     fn cleanup_days(&self, _config_dir: &Path) -> Option<u64> {
         // Copilot keeps sessions until the user deletes them (`copilot sessions`).
         None
@@ -464,9 +461,6 @@ impl super::AgentKind for Copilot {
             e.fresh_from.is_some() || id.eq_ignore_ascii_case(&e.session_id)
         })
     }
-    fn settle(&self) -> std::time::Duration {
-        std::time::Duration::ZERO
-    }
     fn identify_by_files(
         &self,
         a: &AgentProc,
@@ -474,15 +468,6 @@ impl super::AgentKind for Copilot {
         platform: &dyn Platform,
     ) -> Option<Identity> {
         Some(identify(a, platform))
-    }
-    fn identify_in_pane(
-        &self,
-        _a: &AgentProc,
-        _title: &str,
-        _screen_plain: &str,
-        _platform: &dyn Platform,
-    ) -> Option<Identity> {
-        None
     }
     fn read_transcript_file(
         &self,

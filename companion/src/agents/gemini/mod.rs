@@ -334,9 +334,6 @@ impl super::AgentKind for Gemini {
     fn read_screen(&self, capture: &str) -> super::screen::ScreenReading {
         screen::read(capture)
     }
-    fn screen_escapes(&self) -> bool {
-        false
-    }
     fn cleanup_days(&self, _config_dir: &Path) -> Option<u64> {
         // Gemini's session retention is off unless configured; its resume bug deletes chats
         // regardless, which the archive and `after_resume` cover.
@@ -393,15 +390,6 @@ impl super::AgentKind for Gemini {
     ) -> Option<Identity> {
         Some(identify(a, main_start, platform))
     }
-    fn identify_in_pane(
-        &self,
-        _a: &AgentProc,
-        _title: &str,
-        _screen_plain: &str,
-        _platform: &dyn Platform,
-    ) -> Option<Identity> {
-        None
-    }
     fn read_transcript_file(
         &self,
         path: &Path,
@@ -413,9 +401,6 @@ impl super::AgentKind for Gemini {
     }
     fn open_turn_is_busy(&self) -> bool {
         false
-    }
-    fn unidentified_blocks_unpark(&self) -> bool {
-        true
     }
     fn after_resume(&self, e: &crate::model::entry::Entry) -> Option<String> {
         let config = PathBuf::from(e.config_dir.as_deref()?);

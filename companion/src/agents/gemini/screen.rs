@@ -538,22 +538,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    macro_rules! fixture {
-        ($name:literal) => {
-            include_str!(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/tests/fixtures/",
-                $name
-            ))
-        };
-    }
-
-    fn idle() -> ScreenReading {
-        ScreenReading {
-            composer_seen: true,
-            ..Default::default()
-        }
-    }
+    use crate::agents::screen::test_kit::{fixture, idle};
 
     fn busy() -> ScreenReading {
         ScreenReading {

@@ -253,9 +253,6 @@ impl super::AgentKind for Qwen {
     fn read_screen(&self, capture: &str) -> super::screen::ScreenReading {
         screen::read(capture)
     }
-    fn screen_escapes(&self) -> bool {
-        false
-    }
     fn cleanup_days(&self, _config_dir: &Path) -> Option<u64> {
         // Qwen Code keeps chats until the user deletes them.
         None
@@ -298,9 +295,6 @@ impl super::AgentKind for Qwen {
                     })
             })
     }
-    fn settle(&self) -> std::time::Duration {
-        std::time::Duration::ZERO
-    }
     fn identify_by_files(
         &self,
         a: &AgentProc,
@@ -308,15 +302,6 @@ impl super::AgentKind for Qwen {
         platform: &dyn Platform,
     ) -> Option<Identity> {
         Some(identify(a, main_start, platform))
-    }
-    fn identify_in_pane(
-        &self,
-        _a: &AgentProc,
-        _title: &str,
-        _screen_plain: &str,
-        _platform: &dyn Platform,
-    ) -> Option<Identity> {
-        None
     }
     fn read_transcript_file(
         &self,

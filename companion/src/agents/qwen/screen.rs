@@ -174,22 +174,7 @@ fn dialog(lines: &[&str]) -> Option<String> {
 mod tests {
     use super::*;
 
-    macro_rules! fixture {
-        ($name:literal) => {
-            include_str!(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/tests/fixtures/",
-                $name
-            ))
-        };
-    }
-
-    fn idle() -> ScreenReading {
-        ScreenReading {
-            composer_seen: true,
-            ..Default::default()
-        }
-    }
+    use crate::agents::screen::test_kit::{fixture, idle};
 
     #[test]
     fn idle_screens_read_idle_at_every_width() {
