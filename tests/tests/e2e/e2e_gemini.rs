@@ -239,7 +239,9 @@ fn gemini_park_unpark_round_trip_survives_the_resume_bug() {
         entries(sb).is_empty().then_some(())
     })
     .unwrap_or_else(|| panic!("the verifier did not clear the entry: {:?}", entries(sb)));
-    // The resume wrote an orphan stub, and the verifier removes it; only the real chat is left.
+    // The resume writes an orphan stub (~9 s after its start), and the verifier removes it; only
+    // the real chat is left. (This poll can pass before the stub is written: the proof is the
+    // other Gemini start below, which deletes the conversation when the stub stays.)
     poll(Duration::from_secs(60), || {
         (chats_of(sb, &sid) == vec![real.clone()]).then_some(())
     })
