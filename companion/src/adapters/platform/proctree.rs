@@ -46,6 +46,25 @@ impl ProcTable {
         self.children.get(&pid).map(|v| v.as_slice()).unwrap_or(&[])
     }
 
+    /// The last process of the chain from `root` down through first children that `is` accepts
+    /// (a wrapper's innermost copy of the same program: the one that runs the session).
+    pub fn innermost(&self, root: u32, is: impl Fn(&ProcInfo) -> bool) -> u32 {
+        let mut cur = root;
+        // Bounded: a ppid loop in a corrupt table never hangs a scan.
+        for _ in 0..64 {
+            let next = self
+                .children(cur)
+                .iter()
+                .copied()
+                .find(|c| self.get(*c).is_some_and(&is));
+            match next {
+                Some(n) => cur = n,
+                None => break,
+            }
+        }
+        cur
+    }
+
     /// `pid` and every descendant by ppid links, parents before children.
     /// `prune` stops the walk at a process (it and its subtree are left out).
     pub fn tree(&self, pid: u32, prune: &dyn Fn(&ProcInfo) -> bool) -> Vec<u32> {

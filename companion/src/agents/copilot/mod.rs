@@ -140,18 +140,9 @@ pub fn config_dir(env: &[(String, String)]) -> Option<PathBuf> {
 
 /// The innermost copilot process under `root` (the native one, which runs the session).
 pub(crate) fn session_pid(table: &ProcTable, root: u32) -> u32 {
-    let mut cur = root;
-    loop {
-        let next = table.children(cur).iter().copied().find(|c| {
-            table
-                .get(*c)
-                .is_some_and(|p| program_of(&p.argv).is_some_and(|(n, _)| is_copilot(&n)))
-        });
-        match next {
-            Some(n) => cur = n,
-            None => return cur,
-        }
-    }
+    table.innermost(root, |p| {
+        program_of(&p.argv).is_some_and(|(n, _)| is_copilot(&n))
+    })
 }
 
 /// What the open files of process `pid` say about its session.
@@ -216,21 +207,32 @@ pub fn logged_session(log: &str) -> Option<String> {
     cur
 }
 
-/// A log is read up to this many bytes from its end (its lines are short and the
-/// registrations come with each session change, so the latest one is near the end or the
-/// log is small).
+/// A log is read from its end in windows growing from 64 KiB to this bound, until one holds a
+/// registration line: a scan reads a few KiB of a long log, not all of it.
 const LOG_TAIL: u64 = 8 << 20;
 
 fn read_log(path: &Path) -> Option<String> {
     use std::io::{Read, Seek, SeekFrom};
     let mut f = std::fs::File::open(path).ok()?;
     let len = f.metadata().ok()?.len();
-    if len > LOG_TAIL {
-        f.seek(SeekFrom::Start(len - LOG_TAIL)).ok()?;
+    let mut window = 64 << 10;
+    loop {
+        let from = len.saturating_sub(window);
+        f.seek(SeekFrom::Start(from)).ok()?;
+        let mut buf = vec![];
+        (&mut f).take(window).read_to_end(&mut buf).ok()?;
+        let mut text = String::from_utf8_lossy(&buf).into_owned();
+        if from > 0 {
+            // The window's first line is cut: never read half a registration.
+            text = text
+                .split_once('\n')
+                .map_or(String::new(), |(_, rest)| rest.to_string());
+        }
+        if from == 0 || window >= LOG_TAIL || text.contains("egistering foreground session: ") {
+            return Some(text);
+        }
+        window *= 4;
     }
-    let mut buf = vec![];
-    f.read_to_end(&mut buf).ok()?;
-    Some(String::from_utf8_lossy(&buf).into_owned())
 }
 
 /// The session process `pid` runs, from its open files: `Ok((id, session dir or None, source))`
@@ -605,6 +607,22 @@ mod tests {
         assert_eq!(logged_session(&exiting), None, "exiting: no session");
         let hostile = "x [INFO] Registering foreground session: $(rm -rf ~)\n";
         assert_eq!(logged_session(hostile), None);
+    }
+
+    /// A long log is read from its end; the registration far back is still found.
+    #[test]
+    fn a_long_log_is_read_from_its_end_until_a_registration() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("process-1-7.log");
+        let filler = "t [INFO] something unrelated happened here\n".repeat(20_000);
+        let text = format!("t [INFO] Registering foreground session: {SID}\n{filler}");
+        std::fs::write(&p, &text).unwrap();
+        assert_eq!(logged_session(&read_log(&p).unwrap()).as_deref(), Some(SID));
+        let text = format!("{text}t [INFO] Unregistering foreground session: {SID}\nt [INFO] Registering foreground session: {NEW}\n");
+        std::fs::write(&p, &text).unwrap();
+        let tail = read_log(&p).unwrap();
+        assert!(tail.len() < text.len(), "only a tail is read");
+        assert_eq!(logged_session(&tail).as_deref(), Some(NEW));
     }
 
     #[test]

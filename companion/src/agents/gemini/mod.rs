@@ -120,18 +120,9 @@ pub fn config_dir(env: &[(String, String)]) -> Option<PathBuf> {
 
 /// The innermost gemini process under `root` (the relaunched child, which runs the session).
 pub(crate) fn session_pid(table: &ProcTable, root: u32) -> u32 {
-    let mut cur = root;
-    loop {
-        let next = table.children(cur).iter().copied().find(|c| {
-            table
-                .get(*c)
-                .is_some_and(|p| program_of(&p.argv).is_some_and(|(n, _)| is_gemini(&n)))
-        });
-        match next {
-            Some(n) => cur = n,
-            None => return cur,
-        }
-    }
+    table.innermost(root, |p| {
+        program_of(&p.argv).is_some_and(|(n, _)| is_gemini(&n))
+    })
 }
 
 /// The session id argv names (`--resume <uuid>`, `--resume=<uuid>`, `--session-id <uuid>`);

@@ -88,18 +88,9 @@ pub fn runtime_dir(env: &[(String, String)]) -> Option<PathBuf> {
 
 /// The innermost qwen process under `root` (the one that runs the session).
 pub(crate) fn session_pid(table: &ProcTable, root: u32) -> u32 {
-    let mut cur = root;
-    loop {
-        let next = table.children(cur).iter().copied().find(|c| {
-            table
-                .get(*c)
-                .is_some_and(|p| program_of(&p.argv).is_some_and(|(n, i)| is_qwen(&n, &p.argv[i])))
-        });
-        match next {
-            Some(n) => cur = n,
-            None => return cur,
-        }
-    }
+    table.innermost(root, |p| {
+        program_of(&p.argv).is_some_and(|(n, i)| is_qwen(&n, &p.argv[i]))
+    })
 }
 
 fn read_record(config: &Path, pid: u32) -> Option<registry::Record> {
