@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::ok;
+use crate::common::{ok, submit_prompt};
 use park_e2e::*;
 
 const START: Duration = Duration::from_secs(60);
@@ -96,7 +96,7 @@ fn claude_real_cli_in_tmux() {
     );
     // The idle footer (bypass mode replaces "? for shortcuts").
     ok(sb.wait_for(&pane, "bypass permissions on", START));
-    sb.type_line(&pane, "hello from the park smoke test");
+    submit_prompt(&sb, &pane, "hello from the park smoke test", "❯");
     ok(sb.wait_for(&pane, r"canned reply #\d+\)\. PARKTEST-OK", REPLY));
 
     let transcript = claude_transcript(&sb.home, &proj, &sid);
@@ -170,7 +170,8 @@ fn codex_no_daemon_in_tmux() {
     );
     ok(sb.wait_for(&pane, "Ask Codex to do anything", START));
     let pid = sb.pane_pid(&pane).expect("pane pid");
-    sb.type_line(&pane, "hello codex without daemon");
+    // Retyped if Codex dropped the keys while it was still starting (seen twice in CI).
+    submit_prompt(&sb, &pane, "hello codex without daemon", "›");
     ok(sb.wait_for(&pane, r"canned reply #\d+\)\. PARKTEST-OK", REPLY));
 
     let rollout = poll(secs(15), || {
@@ -225,7 +226,7 @@ fn codex_daemon_with_thread_id_title() {
     sb.type_line(&pane, "codex");
     ok(sb.wait_for(&pane, "Ask Codex to do anything", CODEX_DAEMON_START));
     eprintln!("codex daemon smoke: TUI ready after {:?}", t0.elapsed());
-    sb.type_line(&pane, "hello codex daemon");
+    submit_prompt(&sb, &pane, "hello codex daemon", "›");
     ok(sb.wait_for(&pane, r"canned reply #\d+\)\. PARKTEST-OK", REPLY));
 
     let rollout = poll(secs(15), || {
