@@ -26,6 +26,8 @@ pub enum Agent {
     Copilot,
     /// Google Gemini CLI.
     Gemini,
+    /// OpenCode (`opencode-ai`) and its fork Kilo (`@kilocode/cli`).
+    Opencode,
 }
 
 impl Agent {
@@ -36,6 +38,7 @@ impl Agent {
             Agent::Qwen => "qwen",
             Agent::Copilot => "copilot",
             Agent::Gemini => "gemini",
+            Agent::Opencode => "opencode",
         }
     }
 }

@@ -15,6 +15,7 @@
 //!    `parse_transcript`, `markdown`, `message_of`, `read_screen`, `identify_by_files`,
 //!    `read_transcript_file`, `has_status_file`, `open_turn_is_busy`, `cleanup_days`,
 //!    `runs_session`) and the optional ones it needs (`identify_in_pane`, `screen_escapes`,
+//!    `read_transcript` and `transcript_bytes` (sessions in a database), `config_var_value`,
 //!    `settle`, `unidentified_blocks_unpark` (safe default: true), `writer_lock`,
 //!    `left_running_note`, `cleanup_setting`, `prompt_history`, `caller_session_vars`,
 //!    `deletes_transcripts`, `after_resume`, `integration`);
@@ -28,7 +29,9 @@ pub mod codex;
 pub mod copilot;
 pub mod gemini;
 pub mod limit;
+pub mod opencode;
 pub mod qwen;
+pub mod records;
 pub mod render;
 pub mod screen;
 pub mod transcript;
@@ -252,6 +255,11 @@ pub trait AgentKind: Sync {
     fn default_config_var(&self) -> &'static str;
     /// The config dir a process with this environment uses.
     fn config_dir(&self, env: &[(String, String)]) -> Option<PathBuf>;
+    /// The value [`AgentKind::config_var`] takes to make the agent use config dir `dir` (the dir
+    /// itself, unless the variable names its parent, as `XDG_DATA_HOME` does for OpenCode).
+    fn config_var_value(&self, dir: &Path) -> Option<PathBuf> {
+        Some(dir.to_path_buf())
+    }
     /// The variable to record for a process with this environment (see `default_config_var`).
     fn config_var_of(&self, env: &[(String, String)]) -> &'static str {
         if env_get(env, self.config_var()).is_some_and(|v| !v.is_empty()) {
@@ -296,6 +304,19 @@ pub trait AgentKind: Sync {
         None
     }
     fn read_transcript_file(&self, path: &Path) -> std::io::Result<transcript::TranscriptInfo>;
+    /// What a scan knows of an identified session's transcript: its file, read cheaply; an
+    /// agent whose sessions live in a database reads the session by id.
+    fn read_transcript(&self, ident: &Identity) -> Option<transcript::TranscriptInfo> {
+        ident
+            .transcript
+            .as_ref()
+            .and_then(|t| self.read_transcript_file(t).ok())
+    }
+    /// The session's transcript, whole, as the archive keeps it: the file at `path` (a database
+    /// agent exports session `session_id` from the database at `path`).
+    fn transcript_bytes(&self, path: &Path, _session_id: &str) -> std::io::Result<Vec<u8>> {
+        std::fs::read(path)
+    }
     /// Whether it writes a status file whose `status` park trusts (busy, waiting, shell, idle).
     fn has_status_file(&self) -> bool;
     /// Whether an open turn in its transcript means busy even without a fresh write (its
@@ -408,17 +429,19 @@ pub fn of(a: Agent) -> &'static dyn AgentKind {
         Agent::Qwen => &qwen::Qwen,
         Agent::Copilot => &copilot::Copilot,
         Agent::Gemini => &gemini::Gemini,
+        Agent::Opencode => &opencode::Opencode,
     }
 }
 
 /// Every agent park knows, in a stable order.
-pub fn all() -> [&'static dyn AgentKind; 5] {
+pub fn all() -> [&'static dyn AgentKind; 6] {
     [
         &claude::Claude,
         &codex::Codex,
         &qwen::Qwen,
         &copilot::Copilot,
         &gemini::Gemini,
+        &opencode::Opencode,
     ]
 }
 

@@ -783,9 +783,14 @@ fn base36(mut n: u64) -> String {
     String::from_utf8(out).unwrap_or_default()
 }
 
-/// A canonical UUID (8-4-4-4-12 ASCII hex digits, any case), returned lowercased; anything else
-/// (path pieces, shell metacharacters, whitespace, other lengths, non-ASCII digits) is `None`.
+/// A canonical UUID (8-4-4-4-12 ASCII hex digits, any case), returned lowercased, or a prefixed
+/// id `ses_` + 20 to 40 ASCII letters or digits, returned as it is (its case matters); anything
+/// else (path pieces, shell metacharacters, whitespace, other lengths, non-ASCII digits) is `None`.
 pub fn valid_session_id(s: &str) -> Option<String> {
+    if let Some(rest) = s.strip_prefix("ses_") {
+        let ok = (20..=40).contains(&rest.len()) && rest.bytes().all(|b| b.is_ascii_alphanumeric());
+        return ok.then(|| s.to_string());
+    }
     let b = s.as_bytes();
     if b.len() != 36 {
         return None;

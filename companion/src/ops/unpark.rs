@@ -411,7 +411,10 @@ pub fn config_env(e: &Entry) -> Vec<(String, String)> {
             .parent()
             .map(|h| vec![("HOME".to_string(), h.to_string_lossy().into_owned())])
             .unwrap_or_default(),
-        _ => vec![(var.to_string(), dir.to_string())],
+        _ => kind
+            .config_var_value(Path::new(dir))
+            .map(|v| vec![(var.to_string(), v.to_string_lossy().into_owned())])
+            .unwrap_or_default(),
     }
 }
 

@@ -279,10 +279,7 @@ fn paneless(
     let kind = agents::of(a.agent);
     let (ident, tinfo) = match kind.identify_by_files(&a, main_start, platform) {
         Some(ident) => {
-            let tinfo = ident
-                .transcript
-                .as_ref()
-                .and_then(|t| kind.read_transcript_file(t).ok());
+            let tinfo = kind.read_transcript(&ident);
             (ident, tinfo)
         }
         None => (Identity::untargetable("not identified yet"), None),
@@ -342,11 +339,7 @@ fn with_pane(
         platform,
     ) {
         f.ident = ident;
-        f.tinfo = f
-            .ident
-            .transcript
-            .as_ref()
-            .and_then(|t| kind.read_transcript_file(t).ok());
+        f.tinfo = kind.read_transcript(&f.ident);
     }
     let reading = screen_text.map(|s| kind.read_screen(s));
     let fresh_write = f

@@ -21,7 +21,9 @@
 //!   body saved as `NNNN.json`), `--exit-with-parent` (exit when the spawning process dies, so a
 //!   crashed test never leaves a server behind).
 //! * Replies: `Hello from the mock <API> server (canned reply #N). PARKTEST-OK`, N counting model
-//!   requests (one counter for every API). Structured-output requests (Claude's session title,
+//!   requests (one counter for every API). OpenCode's title request (a Chat Completions request
+//!   whose system prompt starts "You are a title generator") gets the bare title below, never
+//!   held by `[slow N]`. Structured-output requests (Claude's session title,
 //!   Codex's thread title) get JSON whose string fields are `"Mock " + the first words of the
 //!   user prompt`, so sessions started with different prompts get different titles. Gemini: a
 //!   JSON-mode request (`generationConfig.responseMimeType: application/json`, the CLI's router,
@@ -1068,7 +1070,14 @@ fn openai_chat(
         .and_then(Value::as_str);
     let cid = format!("chatcmpl-mock{}", rand_hex(10));
     rec.insert("api".into(), json!("openai-chat"));
-    if let (Some(cmd), Some("user")) = (&d.tool, last_role) {
+    // OpenCode names a session with a side request whose system prompt asks for a title: it
+    // gets `Mock <first words>`, at once, so sessions started with different prompts differ.
+    let title_request = messages
+        .and_then(|m| m.first())
+        .filter(|m| m.get("role").and_then(Value::as_str) == Some("system"))
+        .and_then(|m| m.get("content").and_then(Value::as_str))
+        .is_some_and(|c| c.starts_with("You are a title generator"));
+    if let (Some(cmd), Some("user"), false) = (&d.tool, last_role, title_request) {
         if let Some((name, args)) = chat_shell_call(body.get("tools"), cmd, d.background) {
             rec.insert("kind".into(), json!("tool_call"));
             rec.insert("tool".into(), json!(name));
@@ -1107,13 +1116,19 @@ fn openai_chat(
     } else {
         ""
     };
-    let text =
-        format!("{after_tool}Hello from the mock OpenAI server (canned reply #{n}). PARKTEST-OK");
-    rec.insert("kind".into(), json!("text"));
+    let text = if title_request {
+        title_from(&user, 5, 60)
+    } else {
+        format!("{after_tool}Hello from the mock OpenAI server (canned reply #{n}). PARKTEST-OK")
+    };
+    rec.insert(
+        "kind".into(),
+        json!(if title_request { "title" } else { "text" }),
+    );
     rec.insert("reply".into(), json!(n));
     rec.insert("last_user".into(), json!(truncate(&user, 500)));
     state.log(rec);
-    if d.slow_secs > 0 {
+    if d.slow_secs > 0 && !title_request {
         thread::sleep(Duration::from_secs(d.slow_secs));
     }
     if body.get("stream").and_then(Value::as_bool) != Some(true) {

@@ -44,9 +44,7 @@ pub fn records_dir(home: &Path) -> PathBuf {
 }
 
 pub fn read_record(home: &Path, pid: u32) -> Option<Record> {
-    let bytes = std::fs::read(records_dir(home).join(format!("{pid}.json"))).ok()?;
-    let r: Record = serde_json::from_slice(&bytes).ok()?;
-    (r.pid == pid).then_some(r)
+    crate::agents::records::read(&records_dir(home), pid).filter(|r: &Record| r.pid == pid)
 }
 
 /// Gemini's user settings file for `env`.
@@ -339,31 +337,14 @@ impl Integration for Hook {
             ended: event == "SessionEnd",
             event,
         };
-        let dir = records_dir(home);
-        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        // Records of processes that are gone are dropped here, so the dir stays small.
-        if let Ok(rd) = std::fs::read_dir(&dir) {
-            for f in rd.flatten() {
-                let name = f.file_name().to_string_lossy().into_owned();
-                let pid = name
-                    .strip_suffix(".json")
-                    .and_then(|p| p.parse::<u32>().ok());
-                if let Some(pid) = pid.filter(|p| *p != rec.pid) {
-                    let stale = match read_record(home, pid) {
-                        Some(r) => platform
-                            .process(pid)
-                            .is_none_or(|p| p.start_ticks != r.start_ticks),
-                        None => true,
-                    };
-                    if stale {
-                        let _ = std::fs::remove_file(f.path());
-                    }
-                }
-            }
-        }
         let bytes = serde_json::to_vec(&rec).map_err(|e| e.to_string())?;
-        crate::support::fs::write_atomic(&dir.join(format!("{}.json", rec.pid)), &bytes)
-            .map_err(|e| e.to_string())
+        crate::agents::records::write(&records_dir(home), rec.pid, &bytes, |pid| {
+            read_record(home, pid).is_none_or(|r| {
+                platform
+                    .process(pid)
+                    .is_none_or(|p| p.start_ticks != r.start_ticks)
+            })
+        })
     }
 }
 

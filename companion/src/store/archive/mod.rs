@@ -123,7 +123,9 @@ pub fn archive(home: &Path, e: &Entry, parking: bool) -> Result<Archived, Ledger
             .as_deref()
             .ok_or_else(|| other(&d, "no transcript path"))?,
     );
-    let bytes = std::fs::read(&src).map_err(|err| LedgerError::Io(src.clone(), err))?;
+    let bytes = crate::agents::of(e.agent)
+        .transcript_bytes(&src, &sid)
+        .map_err(|err| LedgerError::Io(src.clone(), err))?;
     let dst = d.join("transcript.jsonl");
     write_atomic(&dst, &bytes)?;
     // The copy must hold the session's latest turns: its tail equals the source's tail as read.

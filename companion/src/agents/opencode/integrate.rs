@@ -1,0 +1,337 @@
+//! `park integrate opencode`: a plugin in OpenCode's global config
+//! (`$XDG_CONFIG_HOME/opencode/plugin/park.js`, else `~/.config/opencode/plugin/park.js`) that
+//! tells park which session each OpenCode process runs. OpenCode loads it inside the process
+//! (`process.pid` is the TUI's; measured on 1.18.33) and hands it every bus event: a main
+//! session's `session.created` and each user `message.updated` name the session the process is
+//! on, `session.status` says busy or idle, `permission.asked`/`permission.replied` a permission
+//! prompt; sub-agent sessions (`info.parentID`) are told apart. When the session or its state
+//! changes, the plugin runs `<park> hook opencode` with `{session_id, status, event}` on stdin,
+//! one at a time in event order; `park hook opencode` writes
+//! `$PARK_HOME/integrations/opencode/<pid>.json` for its OpenCode parent, with its start time.
+//!
+//! Contract:
+//! * install writes exactly that one file (replaced atomically) and only over a file that is
+//!   park's (its first line); remove deletes exactly it; a file of the same name that is not
+//!   park's is never touched, and the error says so.
+//! * the plugin never fails OpenCode: every step is in `try`, a missing park binary is ignored.
+//! * switching sessions in the TUI (`/sessions`) without a prompt fires no event: the record then
+//!   names the previous session, which is why identity also checks the pane's title.
+
+use super::super::{Integration, IntegrationState};
+use crate::adapters::platform::proctree::program_of;
+use crate::adapters::platform::Platform;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+const FIRST_LINE: &str = "// park integration for OpenCode (`park integrate opencode`; `park integrate --remove opencode` removes it)";
+
+/// One `integrations/opencode/<pid>.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    pub pid: u32,
+    pub start_ticks: u64,
+    /// The main session the process is on (`None` once it was deleted).
+    pub session_id: Option<String>,
+    /// `busy`, `idle` or `waiting` (a permission prompt).
+    pub status: String,
+    pub event: String,
+}
+
+pub fn records_dir(home: &Path) -> PathBuf {
+    home.join("integrations").join("opencode")
+}
+
+pub fn read_record(home: &Path, pid: u32) -> Option<Record> {
+    crate::agents::records::read(&records_dir(home), pid).filter(|r: &Record| r.pid == pid)
+}
+
+/// The plugin file for `env`.
+pub fn plugin_file(env: &[(String, String)]) -> Option<PathBuf> {
+    super::config_home(env).map(|d| d.join("plugin").join("park.js"))
+}
+
+/// The plugin's source for `park_exe`.
+pub fn plugin_source(park_exe: &Path) -> String {
+    let exe = serde_json::to_string(&park_exe.to_string_lossy()).unwrap_or_default();
+    format!(
+        r#"{FIRST_LINE}
+// It tells park which session this OpenCode process is on and whether it is busy, so that
+// `park` can free its memory and resume exactly this session later. It never blocks OpenCode.
+import {{ spawn }} from "node:child_process";
+
+const PARK = {exe};
+
+export const ParkIntegration = async () => {{
+  const subagents = new Set();
+  let current = null;
+  let status = "idle";
+  let sent = "";
+  let chain = Promise.resolve();
+  const tell = (event) => {{
+    const key = `${{current}}|${{status}}`;
+    if (key === sent) return;
+    sent = key;
+    const line = JSON.stringify({{ session_id: current, status, event }});
+    chain = chain.then(
+      () =>
+        new Promise((done) => {{
+          try {{
+            const p = spawn(PARK, ["hook", "opencode"], {{ stdio: ["pipe", "ignore", "ignore"] }});
+            p.on("error", () => done());
+            p.on("close", () => done());
+            p.stdin.on("error", () => {{}});
+            p.stdin.end(line);
+          }} catch {{
+            done();
+          }}
+        }}),
+    );
+  }};
+  return {{
+    event: async ({{ event }}) => {{
+      try {{
+        const p = event.properties || {{}};
+        switch (event.type) {{
+          case "session.created": {{
+            const info = p.info || {{}};
+            if (info.parentID) {{
+              subagents.add(info.id);
+              return;
+            }}
+            current = info.id;
+            status = "idle";
+            tell(event.type);
+            return;
+          }}
+          case "message.updated": {{
+            const info = p.info || {{}};
+            if (info.role !== "user" || subagents.has(info.sessionID)) return;
+            if (info.sessionID && info.sessionID !== current) {{
+              current = info.sessionID;
+              tell(event.type);
+            }}
+            return;
+          }}
+          case "session.status": {{
+            if (p.sessionID !== current) return;
+            const t = p.status && p.status.type;
+            if (status === "waiting" && t !== "idle") return;
+            status = t === "idle" ? "idle" : "busy";
+            tell(event.type);
+            return;
+          }}
+          case "permission.asked": {{
+            if (p.sessionID !== current && !subagents.has(p.sessionID)) return;
+            status = "waiting";
+            tell(event.type);
+            return;
+          }}
+          case "permission.replied": {{
+            if (status !== "waiting") return;
+            status = "busy";
+            tell(event.type);
+            return;
+          }}
+          case "session.deleted": {{
+            const info = p.info || {{}};
+            if (info.id !== current) return;
+            current = null;
+            status = "idle";
+            tell(event.type);
+            return;
+          }}
+        }}
+      }} catch {{}}
+    }},
+  }};
+}};
+"#
+    )
+}
+
+/// The park binary a plugin file runs, if the file is park's.
+fn plugin_exe(text: &str) -> Option<PathBuf> {
+    if text.lines().next() != Some(FIRST_LINE) {
+        return None;
+    }
+    let line = text.lines().find(|l| l.starts_with("const PARK = "))?;
+    let lit = line.strip_prefix("const PARK = ")?.strip_suffix(';')?;
+    serde_json::from_str::<String>(lit).ok().map(PathBuf::from)
+}
+
+/// The state of a plugin file's text (pure; `exists` tells whether a park binary is there).
+pub fn state_of(text: Option<&str>, exists: impl Fn(&Path) -> bool) -> IntegrationState {
+    let Some(text) = text else {
+        return IntegrationState::Missing;
+    };
+    match plugin_exe(text) {
+        Some(exe) if exists(&exe) => IntegrationState::Installed,
+        Some(exe) => IntegrationState::Broken(format!(
+            "the plugin runs {}, which is not there any more: run `park integrate opencode` again",
+            exe.display()
+        )),
+        None => IntegrationState::Unreadable(
+            "a plugin named park.js that park did not write is in the way; not touching it".into(),
+        ),
+    }
+}
+
+fn read_plugin(path: &Path) -> Result<Option<String>, String> {
+    match std::fs::read_to_string(path) {
+        Ok(t) => Ok(Some(t)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+    }
+}
+
+/// What `park hook opencode` reads on stdin.
+#[derive(Debug, Deserialize)]
+struct Input {
+    session_id: Option<String>,
+    status: Option<String>,
+    event: Option<String>,
+}
+
+/// The OpenCode process that ran the hook: the nearest opencode ancestor of `from`.
+fn opencode_ancestor(
+    platform: &dyn Platform,
+    from: u32,
+) -> Option<crate::adapters::platform::ProcInfo> {
+    let mut pid = from;
+    for _ in 0..4 {
+        let p = platform.process(pid)?;
+        if program_of(&p.argv).is_some_and(|(n, _)| super::is_opencode(&n)) {
+            return Some(p);
+        }
+        pid = p.ppid;
+    }
+    None
+}
+
+/// OpenCode's plugin integration.
+pub struct Plugin;
+
+impl Integration for Plugin {
+    fn file(&self, env: &[(String, String)]) -> Option<PathBuf> {
+        plugin_file(env)
+    }
+    fn state(&self, env: &[(String, String)]) -> IntegrationState {
+        let Some(path) = plugin_file(env) else {
+            return IntegrationState::Unreadable("neither XDG_CONFIG_HOME nor HOME is set".into());
+        };
+        match read_plugin(&path) {
+            Ok(t) => state_of(t.as_deref(), |p| p.is_file()),
+            Err(e) => IntegrationState::Unreadable(e),
+        }
+    }
+    fn install(&self, env: &[(String, String)], park_exe: &Path) -> Result<String, String> {
+        let path = plugin_file(env).ok_or("neither XDG_CONFIG_HOME nor HOME is set")?;
+        let want = plugin_source(park_exe);
+        match read_plugin(&path)? {
+            Some(t) if t == want => return Ok(format!("already in {}", path.display())),
+            Some(t) if plugin_exe(&t).is_none() => {
+                return Err(format!(
+                    "{} exists and is not park's; not touching it",
+                    path.display()
+                ))
+            }
+            _ => {}
+        }
+        let dir = path.parent().ok_or("plugin file has no directory")?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        crate::support::fs::write_atomic(&path, want.as_bytes())
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        Ok(format!(
+            "wrote the plugin {} (it runs `{} hook opencode`); restart running OpenCode processes to load it",
+            path.display(),
+            park_exe.display()
+        ))
+    }
+    fn remove(&self, env: &[(String, String)]) -> Result<String, String> {
+        let path = plugin_file(env).ok_or("neither XDG_CONFIG_HOME nor HOME is set")?;
+        match read_plugin(&path)? {
+            None => Ok(format!("nothing to remove: no {}", path.display())),
+            Some(t) if plugin_exe(&t).is_none() => {
+                Err(format!("{} is not park's; not touching it", path.display()))
+            }
+            Some(_) => {
+                std::fs::remove_file(&path)
+                    .map_err(|e| format!("cannot remove {}: {e}", path.display()))?;
+                Ok(format!("removed park's plugin {}", path.display()))
+            }
+        }
+    }
+    fn record(&self, input: &[u8], home: &Path, platform: &dyn Platform) -> Result<(), String> {
+        let inp: Input = serde_json::from_slice(input).map_err(|e| format!("hook input: {e}"))?;
+        let session_id = match inp.session_id {
+            Some(s) => Some(super::valid_id(&s).ok_or("hook input holds no valid session id")?),
+            None => None,
+        };
+        let status = match inp.status.as_deref() {
+            Some(s @ ("busy" | "idle" | "waiting")) => s.to_string(),
+            _ => return Err("hook input holds no valid status".into()),
+        };
+        let me = platform
+            .process(std::process::id())
+            .ok_or("own process unreadable")?;
+        let o =
+            opencode_ancestor(platform, me.ppid).ok_or("no OpenCode process above this hook")?;
+        let rec = Record {
+            pid: o.pid,
+            start_ticks: o.start_ticks,
+            session_id,
+            status,
+            event: inp.event.unwrap_or_default(),
+        };
+        let bytes = serde_json::to_vec(&rec).map_err(|e| e.to_string())?;
+        crate::agents::records::write(&records_dir(home), rec.pid, &bytes, |pid| {
+            read_record(home, pid).is_none_or(|r| {
+                platform
+                    .process(pid)
+                    .is_none_or(|p| p.start_ticks != r.start_ticks)
+            })
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_plugin_names_its_park_and_only_parks_own_file_is_ever_replaced_or_removed() {
+        let exe = Path::new("/opt/it's \"park\"/park");
+        let src = plugin_source(exe);
+        assert_eq!(plugin_exe(&src).as_deref(), Some(exe));
+        assert_eq!(state_of(Some(&src), |_| true), IntegrationState::Installed);
+        assert!(matches!(
+            state_of(Some(&src), |_| false),
+            IntegrationState::Broken(_)
+        ));
+        assert_eq!(state_of(None, |_| true), IntegrationState::Missing);
+        assert!(matches!(
+            state_of(Some("export const Mine = 1;\n"), |_| true),
+            IntegrationState::Unreadable(_)
+        ));
+
+        let d = tempfile::tempdir().unwrap();
+        let env = vec![("HOME".to_string(), d.path().to_string_lossy().into_owned())];
+        let path = plugin_file(&env).unwrap();
+        assert_eq!(path, d.path().join(".config/opencode/plugin/park.js"));
+        let said = Plugin.install(&env, exe).unwrap();
+        assert!(said.contains("wrote"), "{said}");
+        assert!(Plugin.install(&env, exe).unwrap().contains("already"));
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), src);
+        Plugin.remove(&env).unwrap();
+        assert!(!path.exists());
+        // Someone else's park.js is never overwritten or removed.
+        std::fs::write(&path, "export const Mine = 1;\n").unwrap();
+        assert!(Plugin.install(&env, exe).is_err());
+        assert!(Plugin.remove(&env).is_err());
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "export const Mine = 1;\n"
+        );
+    }
+}
