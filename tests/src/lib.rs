@@ -34,6 +34,7 @@ pub mod harness {
     pub mod copilot;
     pub mod gemini;
     pub mod mock;
+    pub mod opencode;
     pub mod procs;
     pub mod qwen;
     pub mod sandbox;
@@ -58,6 +59,10 @@ pub use harness::gemini::{
     gemini_chat_with, gemini_chats, seed_gemini_home, Gemini, GEMINI_VERSION,
 };
 pub use harness::mock::MockServer;
+pub use harness::opencode::{
+    opencode_db, opencode_messages, opencode_sessions, seed_opencode_home, Opencode,
+    OPENCODE_VERSION,
+};
 pub use harness::procs::{descendants, kill_and_reap, pid_alive, processes_referencing, wait_gone};
 pub use harness::qwen::{
     qwen_encode_cwd, qwen_registry, qwen_transcript, seed_qwen_home, Qwen, QWEN_VERSION,

@@ -34,6 +34,7 @@ use crate::harness::codex::{codex_daemon_pids, codex_env};
 use crate::harness::copilot::Copilot;
 use crate::harness::gemini::Gemini;
 use crate::harness::mock::MockServer;
+use crate::harness::opencode::Opencode;
 use crate::harness::procs::{kill_and_reap, pid_alive, processes_referencing, start_ticks};
 use crate::harness::qwen::Qwen;
 use crate::harness::util::{poll, sh_quote, Env};
@@ -195,6 +196,13 @@ impl Sandbox {
     /// The environment for `gemini` against `mock` in this sandbox (see [`Gemini::env`]).
     pub fn gemini_env(&self, gemini: &Gemini, mock: &MockServer) -> Env {
         let mut env = gemini.env(mock, &self.home, &self.path_env);
+        env.push(("TMPDIR".into(), self.tmp.to_string_lossy().into_owned()));
+        env
+    }
+
+    /// The environment for `opencode` in this sandbox (see [`Opencode::env`]).
+    pub fn opencode_env(&self, opencode: &Opencode) -> Env {
+        let mut env = opencode.env(&self.home, &self.path_env);
         env.push(("TMPDIR".into(), self.tmp.to_string_lossy().into_owned()));
         env
     }

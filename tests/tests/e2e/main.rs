@@ -21,6 +21,7 @@ mod e2e_copilot;
 mod e2e_faults;
 mod e2e_gemini;
 mod e2e_graveyard;
+mod e2e_opencode;
 mod e2e_protect;
 mod e2e_qwen;
 mod e2e_zellij;
