@@ -229,8 +229,9 @@ pub enum Cmd {
         pane: Option<String>,
     },
     /// List, install or remove the opt-in integrations some agents need before park can tell
-    /// their sessions apart (Gemini CLI: a SessionStart/SessionEnd hook in ~/.gemini/settings.json
-    /// that records each process's session under $PARK_HOME). Without AGENT: list each one's state.
+    /// their sessions apart (Gemini CLI: a SessionStart/SessionEnd hook in ~/.gemini/settings.json;
+    /// OpenCode: a plugin, ~/.config/opencode/plugin/park.js; each records its process's session
+    /// under $PARK_HOME). Without AGENT: list each one's state.
     Integrate {
         /// The agent whose integration to install (or remove with --remove).
         #[arg(value_parser = clap::builder::PossibleValuesParser::new(park::ops::integrate::names()))]

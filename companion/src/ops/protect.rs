@@ -203,7 +203,10 @@ pub(crate) fn config_dirs(
     let kind = crate::agents::of(agent);
     let (var, sub) = (kind.config_var(), kind.config_home_dir());
     if let Some(d) = env(var) {
-        out.push((PathBuf::from(d), var.to_string()));
+        // The agent's own rule for the variable (it may name the dir's parent: XDG_DATA_HOME).
+        if let Some(dir) = kind.config_dir(&[(var.to_string(), d)]) {
+            out.push((dir, var.to_string()));
+        }
     }
     if let Some(h) = env("HOME") {
         let v = kind.default_config_var();

@@ -11,7 +11,7 @@
 //! Cases per target: `PARK_FUZZ_CASES` (default 2000). Each target prints `fuzz <name>: <N> cases`.
 //! Longer runs: `scripts/fuzz 200000`.
 
-use park::agents::{self, claude, codex, copilot, gemini, qwen, Agent};
+use park::agents::{self, claude, codex, copilot, gemini, opencode, qwen, Agent};
 use park::model::entry::valid_entry_id;
 use park::store::ledger::Ledger;
 use park::{agents::screen, agents::transcript, guards::target, support::duration};
@@ -250,6 +250,7 @@ fn fuzz_flag_whitelists_and_resume_argv() {
             (Agent::Qwen, qwen::flags(&args)),
             (Agent::Copilot, copilot::flags(&args)),
             (Agent::Gemini, gemini::flags(&args)),
+            (Agent::Opencode, opencode::flags(&args)),
         ] {
             // Idempotent: what was kept passes the whitelist again, unchanged.
             let again = match agent {
@@ -258,6 +259,7 @@ fn fuzz_flag_whitelists_and_resume_argv() {
                 Agent::Qwen => qwen::flags(&kept).0,
                 Agent::Copilot => copilot::flags(&kept).0,
                 Agent::Gemini => gemini::flags(&kept).0,
+                Agent::Opencode => opencode::flags(&kept).0,
             };
             prop_assert_eq!(&again, &kept);
             // No session flag survives, and every value token is plain.
@@ -265,8 +267,15 @@ fn fuzz_flag_whitelists_and_resume_argv() {
                 prop_assert!(
                     !matches!(
                         k.as_str(),
-                        "--resume" | "-r" | "--session-id" | "-c" | "--continue"
-                    ),
+                        "--resume"
+                            | "-r"
+                            | "--session-id"
+                            | "-c"
+                            | "--continue"
+                            | "-s"
+                            | "--session"
+                            | "--fork"
+                    ) || agent != Agent::Opencode && k == "-s",
                     "{k}"
                 );
                 if !k.starts_with('-') {
@@ -283,6 +292,7 @@ fn fuzz_flag_whitelists_and_resume_argv() {
                 Agent::Qwen => qwen::resume_argv("qwen", id, &kept),
                 Agent::Copilot => copilot::resume_argv("copilot", id, &kept),
                 Agent::Gemini => gemini::resume_argv("gemini", id, &kept),
+                Agent::Opencode => opencode::resume_argv("opencode", id, &kept),
             };
             prop_assert_eq!(argv.iter().filter(|a| a.as_str() == id).count(), 1);
         }

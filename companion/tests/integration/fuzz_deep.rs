@@ -21,7 +21,7 @@
 
 use park::agents::screen::{self, ScreenReading};
 use park::agents::transcript::{self, TranscriptInfo};
-use park::agents::{self, claude, codex, copilot, gemini, qwen, Agent};
+use park::agents::{self, claude, codex, copilot, gemini, opencode, qwen, Agent};
 use park::guards::target::{self, Target};
 use park::model::entry::{Entry, EntryState, MuxPlace};
 use park::store::ledger::{Ledger, LedgerError};
@@ -2273,6 +2273,12 @@ fn fuzz_classify_argv() {
                         prop_assert!(!rest.iter().any(|a| a == t));
                     }
                 }
+                Agent::Opencode => {
+                    prop_assert!(opencode::interactive(rest));
+                    for t in ["--version", "-v", "--help", "-h"] {
+                        prop_assert!(!rest.iter().any(|a| a == t));
+                    }
+                }
             }
             let base = Path::new(&argv[idx])
                 .file_name()
@@ -2282,6 +2288,7 @@ fn fuzz_classify_argv() {
                 base.contains("claude")
                     || base.contains("codex")
                     || base.contains("qwen")
+                    || base.contains("opencode")
                     || argv[idx].contains("/@anthropic-ai/claude-code/")
                     || argv[idx].contains("/@qwen-code/qwen-code/"),
                 "classified {:?} as {:?}",

@@ -11,7 +11,7 @@
 //! deleted through, loose dirs kept loose, unvalidated ids joined into paths, lock files and argv,
 //! `cd` without `--`); the library was fixed and they now guard those rules.
 
-use park::agents::{self, claude, codex, copilot, gemini, qwen, Agent};
+use park::agents::{self, claude, codex, copilot, gemini, opencode, qwen, Agent};
 use park::model::entry::{entry_id, valid_entry_id, Entry, EntryState, MuxPlace};
 use park::store::ledger::{write_atomic, Ledger, LedgerError};
 use park::{agents::transcript, ops::unpark, store::archive, store::lock};
@@ -634,6 +634,18 @@ fn gemini_shapes(s: &str) -> Vec<Vec<String>> {
     ]
 }
 
+fn opencode_shapes(s: &str) -> Vec<Vec<String>> {
+    vec![
+        strs(&["-m", s]),
+        vec![format!("--model={s}")],
+        strs(&["--agent", s, "--auto"]),
+        vec![s.to_string()],
+        strs(&["--mdns-domain", s, "--cors", s, "--cors", s]),
+        strs(&["-s", s, "--session", s, "--prompt", s, "--fork"]),
+        strs(&["--port", s, "--hostname", s, "-c"]),
+    ]
+}
+
 fn shapes(agent: Agent, s: &str) -> Vec<Vec<String>> {
     match agent {
         Agent::Claude => claude_shapes(s),
@@ -641,6 +653,7 @@ fn shapes(agent: Agent, s: &str) -> Vec<Vec<String>> {
         Agent::Qwen => qwen_shapes(s),
         Agent::Copilot => copilot_shapes(s),
         Agent::Gemini => gemini_shapes(s),
+        Agent::Opencode => opencode_shapes(s),
     }
 }
 
@@ -651,6 +664,7 @@ fn whitelist_of(agent: Agent) -> (&'static [&'static str], &'static [&'static st
         Agent::Qwen => (qwen::BOOL_FLAGS, qwen::VALUED_FLAGS),
         Agent::Copilot => (copilot::BOOL_FLAGS, copilot::VALUED_FLAGS),
         Agent::Gemini => (gemini::BOOL_FLAGS, gemini::VALUED_FLAGS),
+        Agent::Opencode => (opencode::BOOL_FLAGS, opencode::VALUED_FLAGS),
     }
 }
 
@@ -661,6 +675,7 @@ fn agent_flags(agent: Agent, args: &[String]) -> (Vec<String>, Vec<String>) {
         Agent::Qwen => qwen::flags(args),
         Agent::Copilot => copilot::flags(args),
         Agent::Gemini => gemini::flags(args),
+        Agent::Opencode => opencode::flags(args),
     }
 }
 
@@ -805,6 +820,14 @@ fn assert_resume_argv_shape(e: &Entry) -> Vec<String> {
             );
             &argv[3..]
         }
+        Agent::Opencode => {
+            assert_eq!(
+                argv[..3],
+                [e.program.clone(), "-s".into(), SID.into()],
+                "{e:?}"
+            );
+            &argv[3..]
+        }
     };
     assert_eq!(flags, kept.as_slice());
     assert_kept_is_clean(e.agent, &e.flags, flags);
@@ -821,6 +844,7 @@ fn resume_argv_keeps_every_value_whole() {
             Agent::Qwen,
             Agent::Copilot,
             Agent::Gemini,
+            Agent::Opencode,
         ] {
             for flags in shapes(agent, s) {
                 let mut e = baseline(agent);
@@ -851,6 +875,7 @@ fn resume_command_line_round_trips_through_shlex() {
             Agent::Qwen,
             Agent::Copilot,
             Agent::Gemini,
+            Agent::Opencode,
         ] {
             for flags in shapes(agent, s) {
                 let mut e = baseline(agent);
@@ -927,6 +952,7 @@ fn resume_command_line_runs_exactly_resume_argv_in_a_shell() {
             Agent::Qwen,
             Agent::Copilot,
             Agent::Gemini,
+            Agent::Opencode,
         ] {
             let p = bin.join(agent.as_str());
             fs::write(&p, RECORDER).unwrap();
@@ -950,6 +976,7 @@ fn resume_command_line_runs_exactly_resume_argv_in_a_shell() {
             Agent::Qwen,
             Agent::Copilot,
             Agent::Gemini,
+            Agent::Opencode,
         ] {
             for flags in shapes(agent, s) {
                 let mut e = baseline(agent);

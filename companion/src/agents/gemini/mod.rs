@@ -272,6 +272,10 @@ impl super::AgentKind for Gemini {
     fn config_dir(&self, env: &[(String, String)]) -> Option<PathBuf> {
         config_dir(env)
     }
+    fn config_var_value(&self, dir: &Path) -> Option<PathBuf> {
+        // GEMINI_CLI_HOME names the directory that holds `.gemini`.
+        dir.parent().map(Path::to_path_buf)
+    }
     fn flags(&self, args: &[String]) -> (Flags, Vec<String>) {
         flags(args)
     }
@@ -437,6 +441,14 @@ mod tests {
 
     fn v(s: &[&str]) -> Vec<String> {
         s.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn gemini_cli_home_names_the_parent_of_the_config_dir() {
+        let env = vec![("GEMINI_CLI_HOME".to_string(), "/g".to_string())];
+        let dir = config_dir(&env).unwrap();
+        assert_eq!(dir, PathBuf::from("/g/.gemini"));
+        assert_eq!(Gemini.config_var_value(&dir), Some(PathBuf::from("/g")));
     }
 
     #[test]
