@@ -26,8 +26,10 @@ pub enum Agent {
     Copilot,
     /// Google Gemini CLI.
     Gemini,
-    /// OpenCode (`opencode-ai`) and its fork Kilo (`@kilocode/cli`).
+    /// OpenCode (`opencode-ai`).
     Opencode,
+    /// Kilo CLI (`@kilocode/cli`), a fork of OpenCode.
+    Kilo,
 }
 
 impl Agent {
@@ -39,6 +41,7 @@ impl Agent {
             Agent::Copilot => "copilot",
             Agent::Gemini => "gemini",
             Agent::Opencode => "opencode",
+            Agent::Kilo => "kilo",
         }
     }
 }

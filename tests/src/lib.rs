@@ -60,7 +60,7 @@ pub use harness::gemini::{
 };
 pub use harness::mock::MockServer;
 pub use harness::opencode::{
-    opencode_db, opencode_messages, opencode_sessions, seed_opencode_home, Opencode,
+    opencode_messages, opencode_sessions, seed_opencode_home, OcCli, Opencode, KILO_VERSION,
     OPENCODE_VERSION,
 };
 pub use harness::procs::{descendants, kill_and_reap, pid_alive, processes_referencing, wait_gone};

@@ -28,6 +28,7 @@ pub mod claude;
 pub mod codex;
 pub mod copilot;
 pub mod gemini;
+pub mod kilo;
 pub mod limit;
 pub mod opencode;
 pub mod qwen;
@@ -429,19 +430,21 @@ pub fn of(a: Agent) -> &'static dyn AgentKind {
         Agent::Qwen => &qwen::Qwen,
         Agent::Copilot => &copilot::Copilot,
         Agent::Gemini => &gemini::Gemini,
-        Agent::Opencode => &opencode::Opencode,
+        Agent::Opencode => &opencode::OPENCODE,
+        Agent::Kilo => &kilo::KILO,
     }
 }
 
 /// Every agent park knows, in a stable order.
-pub fn all() -> [&'static dyn AgentKind; 6] {
+pub fn all() -> [&'static dyn AgentKind; 7] {
     [
         &claude::Claude,
         &codex::Codex,
         &qwen::Qwen,
         &copilot::Copilot,
         &gemini::Gemini,
-        &opencode::Opencode,
+        &opencode::OPENCODE,
+        &kilo::KILO,
     ]
 }
 

@@ -93,7 +93,7 @@ pub(crate) fn before_start(ev: &Evidence) -> Verdict {
             .map(|u| u.pid)
             .collect();
         if !unknown.is_empty() {
-            return Verdict::Refused(format!("{} running Claude process(es) with this config dir (pids {unknown:?}) could not be identified, so a second process on this session cannot be ruled out", unknown.len()));
+            return Verdict::Refused(format!("{} running {} process(es) with this config dir (pids {unknown:?}) could not be identified, so a second process on this session cannot be ruled out", unknown.len(), e.agent.as_str()));
         }
     }
     Verdict::Go

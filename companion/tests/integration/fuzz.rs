@@ -251,6 +251,7 @@ fn fuzz_flag_whitelists_and_resume_argv() {
             (Agent::Copilot, copilot::flags(&args)),
             (Agent::Gemini, gemini::flags(&args)),
             (Agent::Opencode, opencode::flags(&args)),
+            (Agent::Kilo, opencode::flags(&args)),
         ] {
             // Idempotent: what was kept passes the whitelist again, unchanged.
             let again = match agent {
@@ -259,7 +260,7 @@ fn fuzz_flag_whitelists_and_resume_argv() {
                 Agent::Qwen => qwen::flags(&kept).0,
                 Agent::Copilot => copilot::flags(&kept).0,
                 Agent::Gemini => gemini::flags(&kept).0,
-                Agent::Opencode => opencode::flags(&kept).0,
+                Agent::Opencode | Agent::Kilo => opencode::flags(&kept).0,
             };
             prop_assert_eq!(&again, &kept);
             // No session flag survives, and every value token is plain.
@@ -275,7 +276,7 @@ fn fuzz_flag_whitelists_and_resume_argv() {
                             | "-s"
                             | "--session"
                             | "--fork"
-                    ) || agent != Agent::Opencode && k == "-s",
+                    ) || !matches!(agent, Agent::Opencode | Agent::Kilo) && k == "-s",
                     "{k}"
                 );
                 if !k.starts_with('-') {
@@ -293,6 +294,7 @@ fn fuzz_flag_whitelists_and_resume_argv() {
                 Agent::Copilot => copilot::resume_argv("copilot", id, &kept),
                 Agent::Gemini => gemini::resume_argv("gemini", id, &kept),
                 Agent::Opencode => opencode::resume_argv("opencode", id, &kept),
+                Agent::Kilo => opencode::resume_argv("kilo", id, &kept),
             };
             prop_assert_eq!(argv.iter().filter(|a| a.as_str() == id).count(), 1);
         }

@@ -2273,7 +2273,7 @@ fn fuzz_classify_argv() {
                         prop_assert!(!rest.iter().any(|a| a == t));
                     }
                 }
-                Agent::Opencode => {
+                Agent::Opencode | Agent::Kilo => {
                     prop_assert!(opencode::interactive(rest));
                     for t in ["--version", "-v", "--help", "-h"] {
                         prop_assert!(!rest.iter().any(|a| a == t));
@@ -2289,6 +2289,7 @@ fn fuzz_classify_argv() {
                     || base.contains("codex")
                     || base.contains("qwen")
                     || base.contains("opencode")
+                    || base.contains("kilo")
                     || argv[idx].contains("/@anthropic-ai/claude-code/")
                     || argv[idx].contains("/@qwen-code/qwen-code/"),
                 "classified {:?} as {:?}",

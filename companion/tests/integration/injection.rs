@@ -653,7 +653,7 @@ fn shapes(agent: Agent, s: &str) -> Vec<Vec<String>> {
         Agent::Qwen => qwen_shapes(s),
         Agent::Copilot => copilot_shapes(s),
         Agent::Gemini => gemini_shapes(s),
-        Agent::Opencode => opencode_shapes(s),
+        Agent::Opencode | Agent::Kilo => opencode_shapes(s),
     }
 }
 
@@ -664,7 +664,7 @@ fn whitelist_of(agent: Agent) -> (&'static [&'static str], &'static [&'static st
         Agent::Qwen => (qwen::BOOL_FLAGS, qwen::VALUED_FLAGS),
         Agent::Copilot => (copilot::BOOL_FLAGS, copilot::VALUED_FLAGS),
         Agent::Gemini => (gemini::BOOL_FLAGS, gemini::VALUED_FLAGS),
-        Agent::Opencode => (opencode::BOOL_FLAGS, opencode::VALUED_FLAGS),
+        Agent::Opencode | Agent::Kilo => (opencode::BOOL_FLAGS, opencode::VALUED_FLAGS),
     }
 }
 
@@ -675,7 +675,7 @@ fn agent_flags(agent: Agent, args: &[String]) -> (Vec<String>, Vec<String>) {
         Agent::Qwen => qwen::flags(args),
         Agent::Copilot => copilot::flags(args),
         Agent::Gemini => gemini::flags(args),
-        Agent::Opencode => opencode::flags(args),
+        Agent::Opencode | Agent::Kilo => opencode::flags(args),
     }
 }
 
@@ -820,7 +820,7 @@ fn assert_resume_argv_shape(e: &Entry) -> Vec<String> {
             );
             &argv[3..]
         }
-        Agent::Opencode => {
+        Agent::Opencode | Agent::Kilo => {
             assert_eq!(
                 argv[..3],
                 [e.program.clone(), "-s".into(), SID.into()],
@@ -845,6 +845,7 @@ fn resume_argv_keeps_every_value_whole() {
             Agent::Copilot,
             Agent::Gemini,
             Agent::Opencode,
+            Agent::Kilo,
         ] {
             for flags in shapes(agent, s) {
                 let mut e = baseline(agent);
@@ -876,6 +877,7 @@ fn resume_command_line_round_trips_through_shlex() {
             Agent::Copilot,
             Agent::Gemini,
             Agent::Opencode,
+            Agent::Kilo,
         ] {
             for flags in shapes(agent, s) {
                 let mut e = baseline(agent);
@@ -953,6 +955,7 @@ fn resume_command_line_runs_exactly_resume_argv_in_a_shell() {
             Agent::Copilot,
             Agent::Gemini,
             Agent::Opencode,
+            Agent::Kilo,
         ] {
             let p = bin.join(agent.as_str());
             fs::write(&p, RECORDER).unwrap();
@@ -977,6 +980,7 @@ fn resume_command_line_runs_exactly_resume_argv_in_a_shell() {
             Agent::Copilot,
             Agent::Gemini,
             Agent::Opencode,
+            Agent::Kilo,
         ] {
             for flags in shapes(agent, s) {
                 let mut e = baseline(agent);

@@ -22,8 +22,8 @@
 //!   crashed test never leaves a server behind).
 //! * Replies: `Hello from the mock <API> server (canned reply #N). PARKTEST-OK`, N counting model
 //!   requests (one counter for every API). OpenCode's title request (a Chat Completions request
-//!   whose system prompt starts "You are a title generator") gets the bare title below, never
-//!   held by `[slow N]`. Structured-output requests (Claude's session title,
+//!   whose system prompt starts "You are a title generator"; Kilo's lists the prompts as
+//!   `1. <prompt>`) gets the bare title below, never held by `[slow N]`. Structured-output requests (Claude's session title,
 //!   Codex's thread title) get JSON whose string fields are `"Mock " + the first words of the
 //!   user prompt`, so sessions started with different prompts get different titles. Gemini: a
 //!   JSON-mode request (`generationConfig.responseMimeType: application/json`, the CLI's router,
@@ -1117,7 +1117,25 @@ fn openai_chat(
         ""
     };
     let text = if title_request {
-        title_from(&user, 5, 60)
+        // The conversation's first prompt, not the request's own "Generate a title …" line.
+        let prompt = messages
+            .into_iter()
+            .flatten()
+            .rev()
+            .filter(|m| m.get("role").and_then(Value::as_str) == Some("user"))
+            .map(|m| content_text(m.get("content").unwrap_or(&Value::Null)))
+            .find(|t| {
+                !t.trim_start()
+                    .starts_with("Generate a title for this conversation")
+            })
+            // Kilo sends one message that lists the prompts ("1. <first prompt>").
+            .or_else(|| {
+                user.lines()
+                    .find_map(|l| l.strip_prefix("1. "))
+                    .map(str::to_string)
+            })
+            .unwrap_or_else(|| user.clone());
+        title_from(&prompt, 5, 60)
     } else {
         format!("{after_tool}Hello from the mock OpenAI server (canned reply #{n}). PARKTEST-OK")
     };

@@ -8,6 +8,8 @@
 //! changes, the plugin runs `<park> hook opencode` with `{session_id, status, event}` on stdin,
 //! one at a time in event order; `park hook opencode` writes
 //! `$PARK_HOME/integrations/opencode/<pid>.json` for its OpenCode parent, with its start time.
+//! A fork that only renames OpenCode (Kilo) gets the same plugin under its own names
+//! (`~/.config/kilo/plugin/park.js`, `park hook kilo`, `integrations/kilo/`).
 //!
 //! Contract:
 //! * install writes exactly that one file (replaced atomically) and only over a file that is
@@ -18,12 +20,20 @@
 //!   names the previous session, which is why identity also checks the pane's title.
 
 use super::super::{Integration, IntegrationState};
+use super::Flavor;
 use crate::adapters::platform::proctree::program_of;
 use crate::adapters::platform::Platform;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-const FIRST_LINE: &str = "// park integration for OpenCode (`park integrate opencode`; `park integrate --remove opencode` removes it)";
+/// The plugin file's first line, by which park knows the file is its own.
+fn first_line(f: &Flavor) -> String {
+    let a = f.agent.as_str();
+    format!(
+        "// park integration for {} (`park integrate {a}`; `park integrate --remove {a}` removes it)",
+        f.name
+    )
+}
 
 /// One `integrations/opencode/<pid>.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -37,26 +47,29 @@ pub struct Record {
     pub event: String,
 }
 
-pub fn records_dir(home: &Path) -> PathBuf {
-    home.join("integrations").join("opencode")
+pub fn records_dir(home: &Path, f: &Flavor) -> PathBuf {
+    home.join("integrations").join(f.agent.as_str())
 }
 
-pub fn read_record(home: &Path, pid: u32) -> Option<Record> {
-    crate::agents::records::read(&records_dir(home), pid).filter(|r: &Record| r.pid == pid)
+pub fn read_record(dir: &Path, pid: u32) -> Option<Record> {
+    crate::agents::records::read(dir, pid).filter(|r: &Record| r.pid == pid)
 }
 
 /// The plugin file for `env`.
-pub fn plugin_file(env: &[(String, String)]) -> Option<PathBuf> {
-    super::config_home(env).map(|d| d.join("plugin").join("park.js"))
+pub fn plugin_file(f: &Flavor, env: &[(String, String)]) -> Option<PathBuf> {
+    f.config_home(env).map(|d| d.join("plugin").join("park.js"))
 }
 
 /// The plugin's source for `park_exe`.
-pub fn plugin_source(park_exe: &Path) -> String {
+pub fn plugin_source(f: &Flavor, park_exe: &Path) -> String {
     let exe = serde_json::to_string(&park_exe.to_string_lossy()).unwrap_or_default();
+    let first = first_line(f);
+    let agent = f.agent.as_str();
+    let name = f.name;
     format!(
-        r#"{FIRST_LINE}
-// It tells park which session this OpenCode process is on and whether it is busy, so that
-// `park` can free its memory and resume exactly this session later. It never blocks OpenCode.
+        r#"{first}
+// It tells park which session this {name} process is on and whether it is busy, so that
+// `park` can free its memory and resume exactly this session later. It never blocks {name}.
 import {{ spawn }} from "node:child_process";
 
 const PARK = {exe};
@@ -76,7 +89,7 @@ export const ParkIntegration = async () => {{
       () =>
         new Promise((done) => {{
           try {{
-            const p = spawn(PARK, ["hook", "opencode"], {{ stdio: ["pipe", "ignore", "ignore"] }});
+            const p = spawn(PARK, ["hook", "{agent}"], {{ stdio: ["pipe", "ignore", "ignore"] }});
             p.on("error", () => done());
             p.on("close", () => done());
             p.stdin.on("error", () => {{}});
@@ -150,8 +163,8 @@ export const ParkIntegration = async () => {{
 }
 
 /// The park binary a plugin file runs, if the file is park's.
-fn plugin_exe(text: &str) -> Option<PathBuf> {
-    if text.lines().next() != Some(FIRST_LINE) {
+fn plugin_exe(f: &Flavor, text: &str) -> Option<PathBuf> {
+    if text.lines().next() != Some(first_line(f).as_str()) {
         return None;
     }
     let line = text.lines().find(|l| l.starts_with("const PARK = "))?;
@@ -160,15 +173,20 @@ fn plugin_exe(text: &str) -> Option<PathBuf> {
 }
 
 /// The state of a plugin file's text (pure; `exists` tells whether a park binary is there).
-pub fn state_of(text: Option<&str>, exists: impl Fn(&Path) -> bool) -> IntegrationState {
+pub fn state_of(
+    f: &Flavor,
+    text: Option<&str>,
+    exists: impl Fn(&Path) -> bool,
+) -> IntegrationState {
     let Some(text) = text else {
         return IntegrationState::Missing;
     };
-    match plugin_exe(text) {
+    match plugin_exe(f, text) {
         Some(exe) if exists(&exe) => IntegrationState::Installed,
         Some(exe) => IntegrationState::Broken(format!(
-            "the plugin runs {}, which is not there any more: run `park integrate opencode` again",
-            exe.display()
+            "the plugin runs {}, which is not there any more: run `park integrate {}` again",
+            exe.display(),
+            f.agent.as_str()
         )),
         None => IntegrationState::Unreadable(
             "a plugin named park.js that park did not write is in the way; not touching it".into(),
@@ -192,15 +210,16 @@ struct Input {
     event: Option<String>,
 }
 
-/// The OpenCode process that ran the hook: the nearest opencode ancestor of `from`.
-fn opencode_ancestor(
+/// The process that ran the hook: the nearest ancestor of `from` that runs `f`'s program.
+fn ancestor(
+    f: &Flavor,
     platform: &dyn Platform,
     from: u32,
 ) -> Option<crate::adapters::platform::ProcInfo> {
     let mut pid = from;
     for _ in 0..4 {
         let p = platform.process(pid)?;
-        if program_of(&p.argv).is_some_and(|(n, _)| super::is_opencode(&n)) {
+        if program_of(&p.argv).is_some_and(|(n, _)| f.runs_as(&n)) {
             return Some(p);
         }
         pid = p.ppid;
@@ -208,28 +227,28 @@ fn opencode_ancestor(
     None
 }
 
-/// OpenCode's plugin integration.
-pub struct Plugin;
+/// The plugin integration of OpenCode or a fork.
+pub struct Plugin(pub &'static Flavor);
 
 impl Integration for Plugin {
     fn file(&self, env: &[(String, String)]) -> Option<PathBuf> {
-        plugin_file(env)
+        plugin_file(self.0, env)
     }
     fn state(&self, env: &[(String, String)]) -> IntegrationState {
-        let Some(path) = plugin_file(env) else {
+        let Some(path) = plugin_file(self.0, env) else {
             return IntegrationState::Unreadable("neither XDG_CONFIG_HOME nor HOME is set".into());
         };
         match read_plugin(&path) {
-            Ok(t) => state_of(t.as_deref(), |p| p.is_file()),
+            Ok(t) => state_of(self.0, t.as_deref(), |p| p.is_file()),
             Err(e) => IntegrationState::Unreadable(e),
         }
     }
     fn install(&self, env: &[(String, String)], park_exe: &Path) -> Result<String, String> {
-        let path = plugin_file(env).ok_or("neither XDG_CONFIG_HOME nor HOME is set")?;
-        let want = plugin_source(park_exe);
+        let path = plugin_file(self.0, env).ok_or("neither XDG_CONFIG_HOME nor HOME is set")?;
+        let want = plugin_source(self.0, park_exe);
         match read_plugin(&path)? {
             Some(t) if t == want => return Ok(format!("already in {}", path.display())),
-            Some(t) if plugin_exe(&t).is_none() => {
+            Some(t) if plugin_exe(self.0, &t).is_none() => {
                 return Err(format!(
                     "{} exists and is not park's; not touching it",
                     path.display()
@@ -243,16 +262,18 @@ impl Integration for Plugin {
         crate::support::fs::write_atomic(&path, want.as_bytes())
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         Ok(format!(
-            "wrote the plugin {} (it runs `{} hook opencode`); restart running OpenCode processes to load it",
+            "wrote the plugin {} (it runs `{} hook {}`); restart running {} processes to load it",
             path.display(),
-            park_exe.display()
+            park_exe.display(),
+            self.0.agent.as_str(),
+            self.0.name
         ))
     }
     fn remove(&self, env: &[(String, String)]) -> Result<String, String> {
-        let path = plugin_file(env).ok_or("neither XDG_CONFIG_HOME nor HOME is set")?;
+        let path = plugin_file(self.0, env).ok_or("neither XDG_CONFIG_HOME nor HOME is set")?;
         match read_plugin(&path)? {
             None => Ok(format!("nothing to remove: no {}", path.display())),
-            Some(t) if plugin_exe(&t).is_none() => {
+            Some(t) if plugin_exe(self.0, &t).is_none() => {
                 Err(format!("{} is not park's; not touching it", path.display()))
             }
             Some(_) => {
@@ -275,8 +296,8 @@ impl Integration for Plugin {
         let me = platform
             .process(std::process::id())
             .ok_or("own process unreadable")?;
-        let o =
-            opencode_ancestor(platform, me.ppid).ok_or("no OpenCode process above this hook")?;
+        let o = ancestor(self.0, platform, me.ppid)
+            .ok_or_else(|| format!("no {} process above this hook", self.0.name))?;
         let rec = Record {
             pid: o.pid,
             start_ticks: o.start_ticks,
@@ -285,8 +306,9 @@ impl Integration for Plugin {
             event: inp.event.unwrap_or_default(),
         };
         let bytes = serde_json::to_vec(&rec).map_err(|e| e.to_string())?;
-        crate::agents::records::write(&records_dir(home), rec.pid, &bytes, |pid| {
-            read_record(home, pid).is_none_or(|r| {
+        let dir = records_dir(home, self.0);
+        crate::agents::records::write(&dir, rec.pid, &bytes, |pid| {
+            read_record(&dir, pid).is_none_or(|r| {
                 platform
                     .process(pid)
                     .is_none_or(|p| p.start_ticks != r.start_ticks)
@@ -302,33 +324,37 @@ mod tests {
     #[test]
     fn the_plugin_names_its_park_and_only_parks_own_file_is_ever_replaced_or_removed() {
         let exe = Path::new("/opt/it's \"park\"/park");
-        let src = plugin_source(exe);
-        assert_eq!(plugin_exe(&src).as_deref(), Some(exe));
-        assert_eq!(state_of(Some(&src), |_| true), IntegrationState::Installed);
+        let f = &super::super::OPENCODE_FLAVOR;
+        let src = plugin_source(f, exe);
+        assert_eq!(plugin_exe(f, &src).as_deref(), Some(exe));
+        assert_eq!(
+            state_of(f, Some(&src), |_| true),
+            IntegrationState::Installed
+        );
         assert!(matches!(
-            state_of(Some(&src), |_| false),
+            state_of(f, Some(&src), |_| false),
             IntegrationState::Broken(_)
         ));
-        assert_eq!(state_of(None, |_| true), IntegrationState::Missing);
+        assert_eq!(state_of(f, None, |_| true), IntegrationState::Missing);
         assert!(matches!(
-            state_of(Some("export const Mine = 1;\n"), |_| true),
+            state_of(f, Some("export const Mine = 1;\n"), |_| true),
             IntegrationState::Unreadable(_)
         ));
 
         let d = tempfile::tempdir().unwrap();
         let env = vec![("HOME".to_string(), d.path().to_string_lossy().into_owned())];
-        let path = plugin_file(&env).unwrap();
+        let path = plugin_file(f, &env).unwrap();
         assert_eq!(path, d.path().join(".config/opencode/plugin/park.js"));
-        let said = Plugin.install(&env, exe).unwrap();
+        let said = Plugin(f).install(&env, exe).unwrap();
         assert!(said.contains("wrote"), "{said}");
-        assert!(Plugin.install(&env, exe).unwrap().contains("already"));
+        assert!(Plugin(f).install(&env, exe).unwrap().contains("already"));
         assert_eq!(std::fs::read_to_string(&path).unwrap(), src);
-        Plugin.remove(&env).unwrap();
+        Plugin(f).remove(&env).unwrap();
         assert!(!path.exists());
         // Someone else's park.js is never overwritten or removed.
         std::fs::write(&path, "export const Mine = 1;\n").unwrap();
-        assert!(Plugin.install(&env, exe).is_err());
-        assert!(Plugin.remove(&env).is_err());
+        assert!(Plugin(f).install(&env, exe).is_err());
+        assert!(Plugin(f).remove(&env).is_err());
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),
             "export const Mine = 1;\n"

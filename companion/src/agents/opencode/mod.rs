@@ -17,6 +17,9 @@
 //!
 //! Resume: `opencode -s <id>` in the session's directory, never `--fork`. SIGTERM is graceful
 //! (it prints `Continue  opencode -s <id>`). OpenCode never deletes sessions by itself.
+//!
+//! Forks of OpenCode that only rename it (Kilo: `agents/kilo/`) are the same [`Kind`] with their
+//! own [`Flavor`]: program names, directories, database file, titles.
 
 pub mod db;
 pub mod integrate;
@@ -24,10 +27,12 @@ pub mod screen;
 pub mod transcript;
 
 use super::{AgentProc, Flags, Identity};
+use crate::adapters::platform::proctree::{program_of, ProcTable};
 use crate::adapters::platform::{env_get, Platform};
 use crate::model::entry::Entry;
 use std::path::{Path, PathBuf};
 
+/// Subcommands of OpenCode and its forks (Kilo adds `console` … `help`).
 const SUBCOMMANDS: &[&str] = &[
     "completion",
     "acp",
@@ -52,6 +57,15 @@ const SUBCOMMANDS: &[&str] = &[
     "plugin",
     "plug",
     "db",
+    "console",
+    "cloud",
+    "roll-call",
+    "profile",
+    "remote",
+    "daemon",
+    "config",
+    "worktree",
+    "help",
 ];
 const NON_INTERACTIVE: &[&str] = &["-h", "--help", "-v", "--version"];
 
@@ -74,17 +88,84 @@ pub const VALUED_FLAGS: &[&str] = &[
     "--log-level",
     "--replay-limit",
 ];
-/// Flags that carry the session or a first prompt (rebuilt from the id, never replayed).
-const SESSION_FLAGS: &[&str] = &["-s", "--session", "--prompt"];
+/// Flags that carry the session, a first prompt or a place to create (rebuilt from the id and the
+/// session's directory, never replayed).
+const SESSION_FLAGS: &[&str] = &["-s", "--session", "--prompt", "--worktree"];
 
 /// How long a session title shows in the terminal title before OpenCode cuts it with `…`.
 const TITLE_CHARS: usize = 37;
 
-pub(crate) const SETUP_HINT: &str =
-    "run `park integrate opencode` (a plugin that tells park its session) and restart this OpenCode, or start it with -s <id>";
+/// What tells OpenCode and a fork that only renames it apart.
+pub struct Flavor {
+    pub agent: super::Agent,
+    /// How reasons name it.
+    pub name: &'static str,
+    /// Program names of its processes (a node wrapper's and the native binary's).
+    pub programs: &'static [&'static str],
+    /// Its directory under the XDG data and config dirs.
+    pub dir: &'static str,
+    /// `.local/share/<dir>`.
+    pub data_home: &'static str,
+    pub db_file: &'static str,
+    /// The variable that overrides the database file.
+    pub db_var: &'static str,
+    /// The terminal title inside a session, before the session's title.
+    pub title_prefix: &'static str,
+    /// The terminal title on its home screen (and for a session not titled yet).
+    pub home_title: &'static str,
+    pub title_var: &'static str,
+}
 
-pub fn is_opencode(program: &str) -> bool {
-    matches!(program, "opencode" | "opencode.exe")
+pub static OPENCODE_FLAVOR: Flavor = Flavor {
+    agent: super::Agent::Opencode,
+    name: "OpenCode",
+    programs: &["opencode", "opencode.exe"],
+    dir: "opencode",
+    data_home: ".local/share/opencode",
+    db_file: "opencode.db",
+    db_var: "OPENCODE_DB",
+    title_prefix: "OC | ",
+    home_title: "OpenCode",
+    title_var: "OPENCODE_DISABLE_TERMINAL_TITLE",
+};
+
+impl Flavor {
+    pub fn runs_as(&self, program: &str) -> bool {
+        self.programs.contains(&program)
+    }
+
+    fn setup_hint(&self) -> String {
+        format!(
+            "run `park integrate {}` (a plugin that tells park its session) and restart this {}, or start it with -s <id>",
+            self.agent.as_str(),
+            self.name
+        )
+    }
+
+    fn env_dir(&self, env: &[(String, String)], var: &str, home_sub: &str) -> Option<PathBuf> {
+        match env_get(env, var).filter(|v| v.starts_with('/')) {
+            Some(d) => Some(Path::new(d).join(self.dir)),
+            None => env_get(env, "HOME").map(|h| Path::new(h).join(home_sub).join(self.dir)),
+        }
+    }
+
+    /// Its data dir (the "config dir" park records): the database and logs.
+    pub fn config_dir(&self, env: &[(String, String)]) -> Option<PathBuf> {
+        self.env_dir(env, "XDG_DATA_HOME", ".local/share")
+    }
+
+    /// Its global config dir (where plugins live).
+    pub fn config_home(&self, env: &[(String, String)]) -> Option<PathBuf> {
+        self.env_dir(env, "XDG_CONFIG_HOME", ".config")
+    }
+
+    /// The database a process with this environment uses.
+    pub fn db_path(&self, env: &[(String, String)]) -> Option<PathBuf> {
+        if let Some(db) = env_get(env, self.db_var).filter(|v| v.starts_with('/')) {
+            return Some(PathBuf::from(db));
+        }
+        self.config_dir(env).map(|d| d.join(self.db_file))
+    }
 }
 
 /// Whether `args` start the TUI (not a subcommand, help or version).
@@ -111,31 +192,6 @@ pub fn valid_id(s: &str) -> Option<String> {
     s.starts_with("ses_")
         .then(|| crate::agents::transcript::valid_session_id(s))
         .flatten()
-}
-
-fn env_dir(env: &[(String, String)], var: &str, home_sub: &str) -> Option<PathBuf> {
-    match env_get(env, var).filter(|v| v.starts_with('/')) {
-        Some(d) => Some(Path::new(d).join("opencode")),
-        None => env_get(env, "HOME").map(|h| Path::new(h).join(home_sub)),
-    }
-}
-
-/// OpenCode's data dir (the "config dir" park records): its database and logs.
-pub fn config_dir(env: &[(String, String)]) -> Option<PathBuf> {
-    env_dir(env, "XDG_DATA_HOME", ".local/share/opencode")
-}
-
-/// OpenCode's global config dir (where plugins live).
-pub fn config_home(env: &[(String, String)]) -> Option<PathBuf> {
-    env_dir(env, "XDG_CONFIG_HOME", ".config/opencode")
-}
-
-/// The database a process with this environment uses.
-pub fn db_path(env: &[(String, String)]) -> Option<PathBuf> {
-    if let Some(db) = env_get(env, "OPENCODE_DB").filter(|v| v.starts_with('/')) {
-        return Some(PathBuf::from(db));
-    }
-    config_dir(env).map(|d| d.join("opencode.db"))
 }
 
 /// The session `-s/--session` names in argv.
@@ -168,12 +224,14 @@ pub fn title_shows(shown: &str, title: &str) -> bool {
 /// What the record or argv says about a process: `(id, source, status)`.
 type Claim = (String, &'static str, Option<String>);
 
-fn claim(a: &AgentProc, start_ticks: u64) -> Result<Claim, String> {
+fn claim(f: &Flavor, a: &AgentProc, start_ticks: u64) -> Result<Claim, String> {
     let home = crate::support::paths::park_home_from(|k| env_get(&a.env, k).map(str::to_string));
     if let Ok(home) = &home {
-        if let Some(r) = integrate::read_record(home, a.main) {
+        if let Some(r) = integrate::read_record(&integrate::records_dir(home, f), a.main) {
             if r.start_ticks == start_ticks {
-                let id = r.session_id.ok_or("OpenCode: its session was deleted")?;
+                let id = r
+                    .session_id
+                    .ok_or_else(|| format!("{}: its session was deleted", f.name))?;
                 return Ok((id, "plugin", Some(r.status)));
             }
         }
@@ -181,20 +239,27 @@ fn claim(a: &AgentProc, start_ticks: u64) -> Result<Claim, String> {
     let args = &a.argv[a.prog_index + 1..];
     argv_session(args)
         .map(|id| (id, "argv", None))
-        .ok_or_else(|| format!("OpenCode keeps no per-process session record: {SETUP_HINT}"))
+        .ok_or_else(|| {
+            format!(
+                "{} keeps no per-process session record: {}",
+                f.name,
+                f.setup_hint()
+            )
+        })
 }
 
-/// The identity of OpenCode process `a` in a pane titled `title` (see the module doc).
-pub fn identify(a: &AgentProc, title: &str, platform: &dyn Platform) -> Identity {
-    let Some(db) = db_path(&a.env) else {
-        return Identity::untargetable(
-            "OpenCode: neither XDG_DATA_HOME nor HOME in its environment",
-        );
+/// The identity of OpenCode (or fork) process `a` in a pane titled `title` (see the module doc).
+pub fn identify(f: &Flavor, a: &AgentProc, title: &str, platform: &dyn Platform) -> Identity {
+    let name = f.name;
+    let Some(db) = f.db_path(&a.env) else {
+        return Identity::untargetable(format!(
+            "{name}: neither XDG_DATA_HOME nor HOME in its environment"
+        ));
     };
     let Some(start) = platform.process(a.main).map(|p| p.start_ticks) else {
-        return Identity::untargetable("OpenCode: the process is gone");
+        return Identity::untargetable(format!("{name}: the process is gone"));
     };
-    let (id, source, status) = match claim(a, start) {
+    let (id, source, status) = match claim(f, a, start) {
         Ok(c) => c,
         Err(why) => return Identity::untargetable(why),
     };
@@ -202,14 +267,14 @@ pub fn identify(a: &AgentProc, title: &str, platform: &dyn Platform) -> Identity
         Ok(Some(r)) => r,
         Ok(None) => {
             return Identity::untargetable(format!(
-                "OpenCode: session {id} is not in {} (no prompt yet?)",
+                "{name}: session {id} is not in {} (no prompt yet?)",
                 db.display()
             ))
         }
-        Err(why) => return Identity::untargetable(format!("OpenCode: {why}")),
+        Err(why) => return Identity::untargetable(format!("{name}: {why}")),
     };
     if row.parent_id.is_some() {
-        return Identity::untargetable("OpenCode: the recorded session is a sub-agent's");
+        return Identity::untargetable(format!("{name}: the recorded session is a sub-agent's"));
     }
     if source == "argv" {
         let started_ms = platform
@@ -219,15 +284,18 @@ pub fn identify(a: &AgentProc, title: &str, platform: &dyn Platform) -> Identity
             Some(Ok(newer)) if newer.is_empty() => {}
             Some(Ok(_)) => {
                 return Identity::untargetable(format!(
-                    "OpenCode: another session began in {} after this process started (a /new, or another OpenCode there): argv no longer tells; {SETUP_HINT}",
-                    row.directory
+                    "{name}: another session began in {} after this process started (a /new, or another {name} there): argv no longer tells; {}",
+                    row.directory,
+                    f.setup_hint()
                 ))
             }
-            Some(Err(why)) => return Identity::untargetable(format!("OpenCode: {why}")),
-            None => return Identity::untargetable("OpenCode: its start time is unreadable"),
+            Some(Err(why)) => return Identity::untargetable(format!("{name}: {why}")),
+            None => {
+                return Identity::untargetable(format!("{name}: its start time is unreadable"))
+            }
         }
     }
-    if let Err(why) = title_agrees(title, &row, &db) {
+    if let Err(why) = title_agrees(f, title, &row, &db) {
         return Identity::untargetable(why);
     }
     Identity {
@@ -242,29 +310,33 @@ pub fn identify(a: &AgentProc, title: &str, platform: &dyn Platform) -> Identity
 }
 
 /// The pane's title must show `row`'s session and no other's.
-fn title_agrees(title: &str, row: &db::SessionRow, db: &Path) -> Result<(), String> {
-    if title == "OpenCode" {
-        return Err("OpenCode shows its home screen (a new session without a prompt yet): nothing there to resume".into());
-    }
-    let Some(shown) = title.strip_prefix("OC | ") else {
+fn title_agrees(f: &Flavor, title: &str, row: &db::SessionRow, db: &Path) -> Result<(), String> {
+    let name = f.name;
+    if title == f.home_title {
         return Err(format!(
-            "OpenCode's terminal title ({title:?}) does not name a session (OPENCODE_DISABLE_TERMINAL_TITLE?): park cannot confirm which session the pane shows"
+            "{name} shows its home screen (or a session not titled yet): park cannot confirm a session there"
+        ));
+    }
+    let Some(shown) = title.strip_prefix(f.title_prefix) else {
+        return Err(format!(
+            "{name}'s terminal title ({title:?}) does not name a session ({}?): park cannot confirm which session the pane shows",
+            f.title_var
         ));
     };
     if !title_shows(shown, &row.title) {
         return Err(format!(
-            "the pane shows the OpenCode session {shown:?}, not {:?} (switched with /sessions?): park will not guess",
+            "the pane shows the {name} session {shown:?}, not {:?} (switched with /sessions?): park will not guess",
             row.title
         ));
     }
     let twins = db::titled(db, &row.id)
-        .map_err(|why| format!("OpenCode: {why}"))?
+        .map_err(|why| format!("{name}: {why}"))?
         .into_iter()
         .filter(|t| title_shows(shown, t))
         .count();
     if twins > 0 {
         return Err(format!(
-            "two OpenCode sessions show as {shown:?}: park cannot tell which one the pane shows"
+            "two {name} sessions show as {shown:?}: park cannot tell which one the pane shows"
         ));
     }
     Ok(())
@@ -281,35 +353,54 @@ pub fn resume_argv(program: &str, id: &str, flags: &[String]) -> Vec<String> {
     v
 }
 
-fn entry_db(e: &Entry) -> Option<PathBuf> {
-    e.transcript.as_deref().map(PathBuf::from).or_else(|| {
-        e.config_dir
-            .as_deref()
-            .map(|d| Path::new(d).join("opencode.db"))
-    })
+/// OpenCode (or a fork, by its [`Flavor`]) behind the [`super::AgentKind`] dispatch.
+pub struct Kind {
+    pub flavor: &'static Flavor,
+    pub plugin: &'static integrate::Plugin,
 }
 
-/// OpenCode behind the [`super::AgentKind`] dispatch.
-pub struct Opencode;
+static OPENCODE_PLUGIN: integrate::Plugin = integrate::Plugin(&OPENCODE_FLAVOR);
 
-impl super::AgentKind for Opencode {
+/// OpenCode itself.
+pub static OPENCODE: Kind = Kind {
+    flavor: &OPENCODE_FLAVOR,
+    plugin: &OPENCODE_PLUGIN,
+};
+
+impl Kind {
+    fn entry_db(&self, e: &Entry) -> Option<PathBuf> {
+        e.transcript.as_deref().map(PathBuf::from).or_else(|| {
+            e.config_dir
+                .as_deref()
+                .map(|d| Path::new(d).join(self.flavor.db_file))
+        })
+    }
+}
+
+impl super::AgentKind for Kind {
     fn agent(&self) -> super::Agent {
-        super::Agent::Opencode
+        self.flavor.agent
     }
     fn runs(&self, program: &str, _path: &str, rest: &[String]) -> bool {
-        is_opencode(program) && interactive(rest)
+        self.flavor.runs_as(program) && interactive(rest)
+    }
+    fn main_pid(&self, table: &ProcTable, root: u32) -> u32 {
+        // A node wrapper (Kilo's) runs the native binary as its child.
+        table.innermost(root, |p| {
+            program_of(&p.argv).is_some_and(|(n, _)| self.flavor.runs_as(&n))
+        })
     }
     fn config_var(&self) -> &'static str {
         "XDG_DATA_HOME"
     }
     fn config_home_dir(&self) -> &'static str {
-        ".local/share/opencode"
+        self.flavor.data_home
     }
     fn default_config_var(&self) -> &'static str {
         "XDG_DATA_HOME"
     }
     fn config_dir(&self, env: &[(String, String)]) -> Option<PathBuf> {
-        config_dir(env)
+        self.flavor.config_dir(env)
     }
     fn config_var_value(&self, dir: &Path) -> Option<PathBuf> {
         dir.parent().map(Path::to_path_buf)
@@ -321,20 +412,22 @@ impl super::AgentKind for Opencode {
         resume_argv(program, id, flags)
     }
     fn expected_transcript(&self, e: &Entry) -> Option<PathBuf> {
-        let db = entry_db(e)?;
+        let db = self.entry_db(e)?;
         db::session(&db, &e.session_id).ok()??;
         Some(db)
     }
     fn restore_path(&self, _e: &Entry, _config_dir: &Path, sid: &str) -> Result<PathBuf, String> {
+        let program = self.flavor.agent.as_str();
         Err(format!(
-            "OpenCode keeps sessions in its database, which park never writes: put it back with `jq -s '{{info: .[0].info, messages: [.[1:][] | {{info, parts}}]}}' transcript.jsonl > {sid}.json && opencode import {sid}.json` in park's archive of it"
+            "{} keeps sessions in its database, which park never writes: put it back with `jq -s '{{info: .[0].info, messages: [.[1:][] | {{info, parts}}]}}' transcript.jsonl > {sid}.json && {program} import {sid}.json` in park's archive of it",
+            self.flavor.name
         ))
     }
     fn transcript_needs_cwd(&self) -> bool {
         false
     }
     fn transcripts(&self, config_dir: &Path) -> Vec<(String, PathBuf)> {
-        let db = config_dir.join("opencode.db");
+        let db = config_dir.join(self.flavor.db_file);
         db::all(&db)
             .unwrap_or_default()
             .into_iter()
@@ -365,23 +458,29 @@ impl super::AgentKind for Opencode {
     fn cleanup_days(&self, _config_dir: &Path) -> Option<u64> {
         None
     }
-    fn runs_session(&self, e: &Entry, pid: u32, start: u64, platform: &dyn Platform) -> bool {
-        let Some(p) = platform.process(pid) else {
+    fn runs_session(&self, e: &Entry, pid: u32, _start: u64, platform: &dyn Platform) -> bool {
+        let table = ProcTable::new(platform.processes().unwrap_or_default());
+        let Some(root) = table.get(pid) else {
             return false;
         };
-        let Some((_, idx)) = crate::adapters::platform::proctree::program_of(&p.argv) else {
+        let Some((_, idx)) = program_of(&root.argv) else {
+            return false;
+        };
+        let main = self.main_pid(&table, pid);
+        let Some(start) = table.get(main).map(|p| p.start_ticks) else {
             return false;
         };
         let a = AgentProc {
-            agent: super::Agent::Opencode,
+            agent: self.flavor.agent,
             root: pid,
-            main: pid,
+            main,
             prog_index: idx,
-            argv: p.argv.clone(),
-            env: platform.environ(pid).unwrap_or_default(),
+            argv: root.argv.clone(),
+            env: platform.environ(main).unwrap_or_default(),
             background: false,
         };
-        claim(&a, start).is_ok_and(|(id, ..)| e.fresh_from.is_some() || id == e.session_id)
+        claim(self.flavor, &a, start)
+            .is_ok_and(|(id, ..)| e.fresh_from.is_some() || id == e.session_id)
     }
     fn settle(&self) -> std::time::Duration {
         // Only argv names the session until the first prompt: alive with it for 2 s.
@@ -402,14 +501,14 @@ impl super::AgentKind for Opencode {
         _screen_plain: &str,
         platform: &dyn Platform,
     ) -> Option<Identity> {
-        Some(identify(a, title, platform))
+        Some(identify(self.flavor, a, title, platform))
     }
     fn read_transcript_file(
         &self,
         _path: &Path,
     ) -> std::io::Result<super::transcript::TranscriptInfo> {
         Err(std::io::Error::other(
-            "an OpenCode session is read from its database by id",
+            "a session of OpenCode or a fork is read from its database by id",
         ))
     }
     fn has_status_file(&self) -> bool {
@@ -420,7 +519,7 @@ impl super::AgentKind for Opencode {
         false
     }
     fn integration(&self) -> Option<&'static dyn super::Integration> {
-        Some(&integrate::Plugin)
+        Some(self.plugin)
     }
 }
 

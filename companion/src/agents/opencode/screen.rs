@@ -17,7 +17,8 @@
 
 use crate::agents::screen::ScreenReading;
 
-const PLACEHOLDER: &str = "Ask anything…";
+/// The empty box's placeholder on the home screen (`Ask anything…`; Kilo: `Ask anything...`).
+const PLACEHOLDER: &str = "Ask anything";
 
 /// The `(column, line index)` of the composer's closing `╹`, lowest on screen.
 fn closing(lines: &[&str]) -> Option<(usize, usize)> {

@@ -11,7 +11,7 @@ fn v(s: &[&str]) -> Vec<String> {
 
 #[test]
 fn the_tui_is_opencode_and_its_subcommands_are_not() {
-    let k = Opencode;
+    let k = &OPENCODE;
     let runs = |args: &[&str]| k.runs("opencode", "/x/opencode", &v(args));
     assert!(runs(&[]));
     assert!(runs(&["-s", A]));
@@ -113,24 +113,24 @@ fn the_data_dir_follows_xdg_and_the_database_opencode_db() {
             .collect()
     };
     assert_eq!(
-        config_dir(&env(&[("HOME", "/h")])),
+        OPENCODE_FLAVOR.config_dir(&env(&[("HOME", "/h")])),
         Some(PathBuf::from("/h/.local/share/opencode"))
     );
     assert_eq!(
-        config_dir(&env(&[("HOME", "/h"), ("XDG_DATA_HOME", "/x")])),
+        OPENCODE_FLAVOR.config_dir(&env(&[("HOME", "/h"), ("XDG_DATA_HOME", "/x")])),
         Some(PathBuf::from("/x/opencode"))
     );
     assert_eq!(
-        config_home(&env(&[("HOME", "/h")])),
+        OPENCODE_FLAVOR.config_home(&env(&[("HOME", "/h")])),
         Some(PathBuf::from("/h/.config/opencode"))
     );
     assert_eq!(
-        db_path(&env(&[("HOME", "/h"), ("OPENCODE_DB", "/d/o.db")])),
+        OPENCODE_FLAVOR.db_path(&env(&[("HOME", "/h"), ("OPENCODE_DB", "/d/o.db")])),
         Some(PathBuf::from("/d/o.db"))
     );
     // The variable that brings a resume back to the data dir is its parent.
     assert_eq!(
-        Opencode.config_var_value(Path::new("/x/opencode")),
+        OPENCODE.config_var_value(Path::new("/x/opencode")),
         Some(PathBuf::from("/x"))
     );
 }
@@ -196,7 +196,7 @@ fn proc_of(p: &One) -> AgentProc {
 }
 
 fn record(park_home: &Path, r: &integrate::Record) {
-    let dir = integrate::records_dir(park_home);
+    let dir = integrate::records_dir(park_home, &OPENCODE_FLAVOR);
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(
         dir.join(format!("{}.json", r.pid)),
@@ -239,7 +239,7 @@ fn identity_needs_the_record_or_a_fresh_argv_and_a_title_that_agrees() {
     };
     let t_a = "OC | Mock fix the parser please";
 
-    let id = identify(&proc_of(&p), t_a, &p);
+    let id = identify(&OPENCODE_FLAVOR, &proc_of(&p), t_a, &p);
     assert!(id.session_id.is_none());
     assert!(id.reason.unwrap().contains("park integrate opencode"));
 
@@ -252,7 +252,7 @@ fn identity_needs_the_record_or_a_fresh_argv_and_a_title_that_agrees() {
         event: "session.status".into(),
     };
     record(&park_home, &rec);
-    let id = identify(&proc_of(&p), t_a, &p);
+    let id = identify(&OPENCODE_FLAVOR, &proc_of(&p), t_a, &p);
     assert_eq!(
         (id.session_id.as_deref(), id.source),
         (Some(A), "plugin"),
@@ -271,7 +271,7 @@ fn identity_needs_the_record_or_a_fresh_argv_and_a_title_that_agrees() {
         ("OC | Mock something else", "not"),
         ("vm", "does not name a session"),
     ] {
-        let id = identify(&proc_of(&p), title, &p);
+        let id = identify(&OPENCODE_FLAVOR, &proc_of(&p), title, &p);
         assert!(id.session_id.is_none(), "{title}");
         assert!(
             id.reason.as_deref().unwrap().contains(why),
@@ -281,20 +281,22 @@ fn identity_needs_the_record_or_a_fresh_argv_and_a_title_that_agrees() {
     // A recycled pid's record says nothing.
     rec.start_ticks = 1;
     record(&park_home, &rec);
-    assert!(identify(&proc_of(&p), t_a, &p).session_id.is_none());
+    assert!(identify(&OPENCODE_FLAVOR, &proc_of(&p), t_a, &p)
+        .session_id
+        .is_none());
     rec.start_ticks = 5070;
     // A record naming a session the database does not hold (yet).
     rec.session_id = Some(B.into());
     record(&park_home, &rec);
-    assert!(identify(&proc_of(&p), t_a, &p)
+    assert!(identify(&OPENCODE_FLAVOR, &proc_of(&p), t_a, &p)
         .reason
         .unwrap()
         .contains("not in"));
-    std::fs::remove_dir_all(integrate::records_dir(&park_home)).unwrap();
+    std::fs::remove_dir_all(integrate::records_dir(&park_home, &OPENCODE_FLAVOR)).unwrap();
 
     // argv: taken while no other main session began in the directory since the start.
     p.argv = v(&["opencode", "-s", A]);
-    let id = identify(&proc_of(&p), t_a, &p);
+    let id = identify(&OPENCODE_FLAVOR, &proc_of(&p), t_a, &p);
     assert_eq!(
         (id.session_id.as_deref(), id.source),
         (Some(A), "argv"),
@@ -302,7 +304,7 @@ fn identity_needs_the_record_or_a_fresh_argv_and_a_title_that_agrees() {
     );
     assert_eq!(id.status_file, None);
     db::tests::add_session(&c, B, None, "/w/p", "Mock another one", now - 60_000);
-    let id = identify(&proc_of(&p), t_a, &p);
+    let id = identify(&OPENCODE_FLAVOR, &proc_of(&p), t_a, &p);
     assert!(
         id.reason.unwrap().contains("another session began"),
         "a /new and a prompt"
@@ -310,7 +312,9 @@ fn identity_needs_the_record_or_a_fresh_argv_and_a_title_that_agrees() {
     // Begun before this process started: not this process's.
     p.ago = 30;
     assert_eq!(
-        identify(&proc_of(&p), t_a, &p).session_id.as_deref(),
+        identify(&OPENCODE_FLAVOR, &proc_of(&p), t_a, &p)
+            .session_id
+            .as_deref(),
         Some(A)
     );
 
@@ -323,7 +327,7 @@ fn identity_needs_the_record_or_a_fresh_argv_and_a_title_that_agrees() {
         "Mock fix the parser please",
         now - 7_200_000,
     );
-    let id = identify(&proc_of(&p), t_a, &p);
+    let id = identify(&OPENCODE_FLAVOR, &proc_of(&p), t_a, &p);
     assert!(
         id.reason
             .as_deref()
@@ -342,7 +346,7 @@ fn a_resumed_process_runs_the_session_its_argv_or_record_names() {
         ago: 5,
     };
     let mut e = crate::model::entry::Entry::sample(super::super::Agent::Opencode, A);
-    assert!(Opencode.runs_session(&e, 70, 5070, &p));
+    assert!(OPENCODE.runs_session(&e, 70, 5070, &p));
     e.session_id = B.into();
-    assert!(!Opencode.runs_session(&e, 70, 5070, &p));
+    assert!(!OPENCODE.runs_session(&e, 70, 5070, &p));
 }
