@@ -9,7 +9,7 @@
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use serde_json::{json, Value};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// One `session` row (times in milliseconds since the epoch).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,6 +21,12 @@ pub struct SessionRow {
     pub title: String,
     pub time_created: i64,
     pub time_updated: i64,
+}
+
+/// One read-only connection to a database: a scan's checks of one process share it.
+pub struct Db {
+    c: Connection,
+    path: PathBuf,
 }
 
 fn open(db: &Path) -> Result<Connection, String> {
@@ -50,143 +56,155 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRow> {
     })
 }
 
-/// The session `id`, if the database holds it.
-pub fn session(db: &Path, id: &str) -> Result<Option<SessionRow>, String> {
-    let c = open(db)?;
-    c.query_row(
-        &format!("SELECT {SESSION_COLS} FROM session WHERE id = ?1"),
-        [id],
-        row,
-    )
-    .optional()
-    .map_err(|e| format!("{}: {e}", db.display()))
-}
-
-/// Main (not sub-agent) sessions of `directory` created at or after `after_ms`, but `except`.
-pub fn created_since(
-    db: &Path,
-    directory: &str,
-    after_ms: i64,
-    except: &str,
-) -> Result<Vec<String>, String> {
-    let c = open(db)?;
-    let mut st = c
-        .prepare(
-            "SELECT id FROM session WHERE directory = ?1 AND time_created >= ?2 AND id <> ?3 AND parent_id IS NULL",
-        )
-        .map_err(|e| e.to_string())?;
-    let ids = st
-        .query_map(rusqlite::params![directory, after_ms, except], |r| {
-            r.get::<_, String>(0)
+impl Db {
+    /// Opens `path` read-only (`Err`: missing or unreadable).
+    pub fn open(path: &Path) -> Result<Db, String> {
+        Ok(Db {
+            c: open(path)?,
+            path: path.to_path_buf(),
         })
-        .map_err(|e| e.to_string())?
-        .filter_map(Result::ok)
-        .collect();
-    Ok(ids)
-}
+    }
 
-/// Every main session in the database: `(id, directory)`.
-pub fn all(db: &Path) -> Result<Vec<(String, String)>, String> {
-    let c = open(db)?;
-    let mut st = c
-        .prepare("SELECT id, directory FROM session WHERE parent_id IS NULL ORDER BY time_created")
-        .map_err(|e| e.to_string())?;
-    let v = st
-        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
-        .map_err(|e| e.to_string())?
-        .filter_map(Result::ok)
-        .collect();
-    Ok(v)
-}
-
-fn parse_data(s: &str) -> Value {
-    serde_json::from_str(s).unwrap_or_else(|_| json!({"unreadable": s}))
-}
-
-/// Titles of the main sessions other than `except` (the pane-title check's ambiguity test).
-pub fn titled(db: &Path, except: &str) -> Result<Vec<String>, String> {
-    let c = open(db)?;
-    let mut st = c
-        .prepare("SELECT title FROM session WHERE parent_id IS NULL AND id <> ?1")
-        .map_err(|e| e.to_string())?;
-    let v = st
-        .query_map([except], |r| r.get::<_, String>(0))
-        .map_err(|e| e.to_string())?
-        .filter_map(Result::ok)
-        .collect();
-    Ok(v)
-}
-
-/// The session as park's transcript JSONL (see `transcript`): a `session` line, then one
-/// `message` line per message in creation order, with its parts. `window`: only the first
-/// message and the latest `n` (what a scan needs), else all.
-pub fn export(db: &Path, id: &str, window: Option<usize>) -> Result<Vec<u8>, String> {
-    let mut c = open(db)?;
-    let tx = c.transaction().map_err(|e| e.to_string())?;
-    let s = tx
-        .query_row(
+    /// The session `id`, if the database holds it.
+    pub fn session(&self, id: &str) -> Result<Option<SessionRow>, String> {
+        let (c, db) = (&self.c, &self.path);
+        c.query_row(
             &format!("SELECT {SESSION_COLS} FROM session WHERE id = ?1"),
             [id],
             row,
         )
         .optional()
-        .map_err(|e| e.to_string())?
-        .ok_or_else(|| format!("OpenCode session {id} is not in {}", db.display()))?;
-    let mut out = Vec::new();
-    let head = json!({"type": "session", "info": {
-        "id": s.id, "parentID": s.parent_id, "directory": s.directory, "title": s.title,
-        "time": {"created": s.time_created, "updated": s.time_updated}}});
-    out.extend_from_slice(head.to_string().as_bytes());
-    out.push(b'\n');
-    let ids: Vec<String> = {
-        let mut st = tx
-            .prepare("SELECT id FROM message WHERE session_id = ?1 ORDER BY time_created, id")
+        .map_err(|e| format!("{}: {e}", db.display()))
+    }
+
+    /// Main (not sub-agent) sessions of `directory` created at or after `after_ms`, but `except`.
+    pub fn created_since(
+        &self,
+        directory: &str,
+        after_ms: i64,
+        except: &str,
+    ) -> Result<Vec<String>, String> {
+        let c = &self.c;
+        let mut st = c
+            .prepare(
+                "SELECT id FROM session WHERE directory = ?1 AND time_created >= ?2 AND id <> ?3 AND parent_id IS NULL",
+            )
+            .map_err(|e| e.to_string())?;
+        let ids = st
+            .query_map(rusqlite::params![directory, after_ms, except], |r| {
+                r.get::<_, String>(0)
+            })
+            .map_err(|e| e.to_string())?
+            .filter_map(Result::ok)
+            .collect();
+        Ok(ids)
+    }
+
+    /// Every main session in the database: `(id, directory)`.
+    pub fn all(&self) -> Result<Vec<(String, String)>, String> {
+        let c = &self.c;
+        let mut st = c
+            .prepare(
+                "SELECT id, directory FROM session WHERE parent_id IS NULL ORDER BY time_created",
+            )
             .map_err(|e| e.to_string())?;
         let v = st
-            .query_map([id], |r| r.get::<_, String>(0))
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
             .map_err(|e| e.to_string())?
             .filter_map(Result::ok)
             .collect();
-        v
-    };
-    let chosen: Vec<&String> = match window {
-        Some(n) if ids.len() > n + 1 => ids[..1].iter().chain(&ids[ids.len() - n..]).collect(),
-        _ => ids.iter().collect(),
-    };
-    let mut msg = tx
-        .prepare("SELECT data FROM message WHERE id = ?1")
-        .map_err(|e| e.to_string())?;
-    let mut prt = tx
-        .prepare("SELECT id, data FROM part WHERE message_id = ?1 ORDER BY id")
-        .map_err(|e| e.to_string())?;
-    for mid in chosen {
-        let data: String = msg
-            .query_row([mid], |r| r.get(0))
-            .map_err(|e| e.to_string())?;
-        let mut info = parse_data(&data);
-        if let Some(o) = info.as_object_mut() {
-            o.insert("id".into(), json!(mid));
-            o.insert("sessionID".into(), json!(id));
-        }
-        let parts: Vec<Value> = prt
-            .query_map([mid], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
-            })
-            .map_err(|e| e.to_string())?
-            .filter_map(Result::ok)
-            .map(|(pid, d)| {
-                let mut v = parse_data(&d);
-                if let Some(o) = v.as_object_mut() {
-                    o.insert("id".into(), json!(pid));
-                }
-                v
-            })
-            .collect();
-        let line = json!({"type": "message", "info": info, "parts": parts});
-        out.extend_from_slice(line.to_string().as_bytes());
-        out.push(b'\n');
+        Ok(v)
     }
-    Ok(out)
+
+    fn parse_data(s: &str) -> Value {
+        serde_json::from_str(s).unwrap_or_else(|_| json!({"unreadable": s}))
+    }
+
+    /// Titles of the main sessions other than `except` (the pane-title check's ambiguity test).
+    pub fn titled(&self, except: &str) -> Result<Vec<String>, String> {
+        let c = &self.c;
+        let mut st = c
+            .prepare("SELECT title FROM session WHERE parent_id IS NULL AND id <> ?1")
+            .map_err(|e| e.to_string())?;
+        let v = st
+            .query_map([except], |r| r.get::<_, String>(0))
+            .map_err(|e| e.to_string())?
+            .filter_map(Result::ok)
+            .collect();
+        Ok(v)
+    }
+
+    /// The session as park's transcript JSONL (see `transcript`): a `session` line, then one
+    /// `message` line per message in creation order, with its parts. `window`: only the first
+    /// message and the latest `n` (what a scan needs), else all.
+    pub fn export(&self, id: &str, window: Option<usize>) -> Result<Vec<u8>, String> {
+        let db = &self.path;
+        let tx = self.c.unchecked_transaction().map_err(|e| e.to_string())?;
+        let s = tx
+            .query_row(
+                &format!("SELECT {SESSION_COLS} FROM session WHERE id = ?1"),
+                [id],
+                row,
+            )
+            .optional()
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("OpenCode session {id} is not in {}", db.display()))?;
+        let mut out = Vec::new();
+        let head = json!({"type": "session", "info": {
+            "id": s.id, "parentID": s.parent_id, "directory": s.directory, "title": s.title,
+            "time": {"created": s.time_created, "updated": s.time_updated}}});
+        out.extend_from_slice(head.to_string().as_bytes());
+        out.push(b'\n');
+        let ids: Vec<String> = {
+            let mut st = tx
+                .prepare("SELECT id FROM message WHERE session_id = ?1 ORDER BY time_created, id")
+                .map_err(|e| e.to_string())?;
+            let v = st
+                .query_map([id], |r| r.get::<_, String>(0))
+                .map_err(|e| e.to_string())?
+                .filter_map(Result::ok)
+                .collect();
+            v
+        };
+        let chosen: Vec<&String> = match window {
+            Some(n) if ids.len() > n + 1 => ids[..1].iter().chain(&ids[ids.len() - n..]).collect(),
+            _ => ids.iter().collect(),
+        };
+        let mut msg = tx
+            .prepare("SELECT data FROM message WHERE id = ?1")
+            .map_err(|e| e.to_string())?;
+        let mut prt = tx
+            .prepare("SELECT id, data FROM part WHERE message_id = ?1 ORDER BY id")
+            .map_err(|e| e.to_string())?;
+        for mid in chosen {
+            let data: String = msg
+                .query_row([mid], |r| r.get(0))
+                .map_err(|e| e.to_string())?;
+            let mut info = Self::parse_data(&data);
+            if let Some(o) = info.as_object_mut() {
+                o.insert("id".into(), json!(mid));
+                o.insert("sessionID".into(), json!(id));
+            }
+            let parts: Vec<Value> = prt
+                .query_map([mid], |r| {
+                    Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+                })
+                .map_err(|e| e.to_string())?
+                .filter_map(Result::ok)
+                .map(|(pid, d)| {
+                    let mut v = Self::parse_data(&d);
+                    if let Some(o) = v.as_object_mut() {
+                        o.insert("id".into(), json!(pid));
+                    }
+                    v
+                })
+                .collect();
+            let line = json!({"type": "message", "info": info, "parts": parts});
+            out.extend_from_slice(line.to_string().as_bytes());
+            out.push(b'\n');
+        }
+        Ok(out)
+    }
 }
 
 #[cfg(test)]
@@ -271,21 +289,20 @@ pub(crate) mod tests {
             r#"{"role":"assistant","time":{"created":1200,"completed":1300},"finish":"stop"}"#,
             &[r#"{"type":"text","text":"hello"}"#],
         );
-        assert_eq!(session(&db, "ses_a").unwrap().unwrap().title, "First");
-        assert_eq!(session(&db, "ses_x").unwrap(), None);
+        let o = Db::open(&db).unwrap();
+        assert_eq!(o.session("ses_a").unwrap().unwrap().title, "First");
+        assert_eq!(o.session("ses_x").unwrap(), None);
         assert_eq!(
-            created_since(&db, "/w/p", 2000, "ses_a").unwrap(),
+            o.created_since("/w/p", 2000, "ses_a").unwrap(),
             vec!["ses_b"]
         );
-        assert!(created_since(&db, "/w/p", 6000, "ses_a")
-            .unwrap()
-            .is_empty());
+        assert!(o.created_since("/w/p", 6000, "ses_a").unwrap().is_empty());
         assert_eq!(
-            all(&db).unwrap().len(),
+            o.all().unwrap().len(),
             2,
             "sub-agent sessions are not listed"
         );
-        let out = String::from_utf8(export(&db, "ses_a", None).unwrap()).unwrap();
+        let out = String::from_utf8(o.export("ses_a", None).unwrap()).unwrap();
         let lines: Vec<Value> = out
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
@@ -296,8 +313,8 @@ pub(crate) mod tests {
         assert_eq!(lines[2]["info"]["finish"], "stop");
         assert_eq!(lines[2]["info"]["sessionID"], "ses_a");
         // Hostile ids are data, never SQL.
-        assert!(export(&db, "x' OR '1'='1", None).is_err());
-        assert_eq!(titled(&db, "ses_a").unwrap(), vec!["Second"]);
+        assert!(o.export("x' OR '1'='1", None).is_err());
+        assert_eq!(o.titled("ses_a").unwrap(), vec!["Second"]);
         for i in 3..10 {
             add_message(
                 &c,
@@ -308,7 +325,7 @@ pub(crate) mod tests {
                 &[],
             );
         }
-        let w = String::from_utf8(export(&db, "ses_a", Some(2)).unwrap()).unwrap();
+        let w = String::from_utf8(o.export("ses_a", Some(2)).unwrap()).unwrap();
         let ids: Vec<String> = w
             .lines()
             .skip(1)
@@ -324,6 +341,6 @@ pub(crate) mod tests {
             ["msg_1", "msg_8", "msg_9"],
             "the first message and the latest two"
         );
-        assert!(session(&d.path().join("missing.db"), "ses_a").is_err());
+        assert!(Db::open(&d.path().join("missing.db")).is_err());
     }
 }

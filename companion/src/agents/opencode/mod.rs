@@ -263,7 +263,11 @@ pub fn identify(f: &Flavor, a: &AgentProc, title: &str, platform: &dyn Platform)
         Ok(c) => c,
         Err(why) => return Identity::untargetable(why),
     };
-    let row = match db::session(&db, &id) {
+    let conn = match db::Db::open(&db) {
+        Ok(c) => c,
+        Err(why) => return Identity::untargetable(format!("{name}: {why}")),
+    };
+    let row = match conn.session(&id) {
         Ok(Some(r)) => r,
         Ok(None) => {
             return Identity::untargetable(format!(
@@ -280,7 +284,7 @@ pub fn identify(f: &Flavor, a: &AgentProc, title: &str, platform: &dyn Platform)
         let started_ms = platform
             .started_secs_ago(start)
             .map(|ago| jiff::Timestamp::now().as_millisecond() - ago as i64 * 1000 - 1000);
-        match started_ms.map(|t| db::created_since(&db, &row.directory, t, &id)) {
+        match started_ms.map(|t| conn.created_since(&row.directory, t, &id)) {
             Some(Ok(newer)) if newer.is_empty() => {}
             Some(Ok(_)) => {
                 return Identity::untargetable(format!(
@@ -295,7 +299,7 @@ pub fn identify(f: &Flavor, a: &AgentProc, title: &str, platform: &dyn Platform)
             }
         }
     }
-    if let Err(why) = title_agrees(f, title, &row, &db) {
+    if let Err(why) = title_agrees(f, title, &row, &conn) {
         return Identity::untargetable(why);
     }
     Identity {
@@ -310,7 +314,7 @@ pub fn identify(f: &Flavor, a: &AgentProc, title: &str, platform: &dyn Platform)
 }
 
 /// The pane's title must show `row`'s session and no other's.
-fn title_agrees(f: &Flavor, title: &str, row: &db::SessionRow, db: &Path) -> Result<(), String> {
+fn title_agrees(f: &Flavor, title: &str, row: &db::SessionRow, db: &db::Db) -> Result<(), String> {
     let name = f.name;
     if title == f.home_title {
         return Err(format!(
@@ -329,7 +333,8 @@ fn title_agrees(f: &Flavor, title: &str, row: &db::SessionRow, db: &Path) -> Res
             row.title
         ));
     }
-    let twins = db::titled(db, &row.id)
+    let twins = db
+        .titled(&row.id)
         .map_err(|why| format!("{name}: {why}"))?
         .into_iter()
         .filter(|t| title_shows(shown, t))
@@ -413,7 +418,7 @@ impl super::AgentKind for Kind {
     }
     fn expected_transcript(&self, e: &Entry) -> Option<PathBuf> {
         let db = self.entry_db(e)?;
-        db::session(&db, &e.session_id).ok()??;
+        db::Db::open(&db).ok()?.session(&e.session_id).ok()??;
         Some(db)
     }
     fn restore_path(&self, _e: &Entry, _config_dir: &Path, sid: &str) -> Result<PathBuf, String> {
@@ -428,19 +433,24 @@ impl super::AgentKind for Kind {
     }
     fn transcripts(&self, config_dir: &Path) -> Vec<(String, PathBuf)> {
         let db = config_dir.join(self.flavor.db_file);
-        db::all(&db)
+        db::Db::open(&db)
+            .and_then(|c| c.all())
             .unwrap_or_default()
             .into_iter()
             .map(|(id, _)| (id, db.clone()))
             .collect()
     }
     fn transcript_bytes(&self, path: &Path, session_id: &str) -> std::io::Result<Vec<u8>> {
-        db::export(path, session_id, None).map_err(std::io::Error::other)
+        db::Db::open(path)
+            .and_then(|c| c.export(session_id, None))
+            .map_err(std::io::Error::other)
     }
     fn read_transcript(&self, ident: &Identity) -> Option<super::transcript::TranscriptInfo> {
         let (db, id) = (ident.transcript.as_deref()?, ident.session_id.as_deref()?);
         // A scan reads the session's first and latest messages only.
-        let bytes = db::export(db, id, Some(SCAN_MESSAGES)).ok()?;
+        let bytes = db::Db::open(db)
+            .and_then(|c| c.export(id, Some(SCAN_MESSAGES)))
+            .ok()?;
         Some(transcript::parse(&bytes))
     }
     fn parse_transcript(&self, bytes: &[u8]) -> super::transcript::TranscriptInfo {
