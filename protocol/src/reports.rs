@@ -20,7 +20,7 @@ pub struct Finding {
     /// Stable machine name: `corrupt`, `foreign`, `permissions`, `symlink`, `interrupted`,
     /// `resuming`, `running-while-parked`, `unrestorable`, `duplicate`, `cleanup-age`,
     /// `cleanup-period`, `config`, `daemon-down`, `waker-down`,
-    /// `worktree-drift`, `pane-lost`, `stale-lock`, `lock-held`, `leftover-temp`, `scan`.
+    /// `worktree-drift`, `pane-lost`, `pane-moved`, `pane-unmatched`, `stale-lock`, `lock-held`, `leftover-temp`, `scan`.
     pub code: String,
     /// The entry id or file the finding is about.
     pub subject: String,
@@ -80,13 +80,39 @@ pub struct Skipped {
     pub reason: String,
 }
 
+/// A parked entry whose pane the multiplexer renumbered (a resurrected zellij session), found
+/// again by its mark and re-pointed.
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Relocated {
+    pub entry: String,
+    pub session_id: String,
+    pub agent: String,
+    pub server: String,
+    /// The pane handle the entry recorded; after the renumbering it may be another pane's.
+    pub from: String,
+    /// The pane that carries the entry's mark (`❄ <title> · <tag>`) in the recorded tab and cwd.
+    pub pane: String,
+    pub session: String,
+    pub tab: String,
+    pub cwd: String,
+    /// `would-rebuild`, `rebuilt` (re-pointed, left parked), `unparked`, `refused`, `failed`.
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
+    pub outcome: SlotResult,
+    pub reason: Option<String>,
+}
+
 #[derive(Debug, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RebuildOutput {
     pub schema: u32,
+    /// The tmux server rebuilt (empty when none is selected: zellij entries only).
     pub server: String,
     pub dry_run: bool,
     pub windows: Vec<WindowOutcome>,
+    /// zellij entries re-pointed at their resurrected panes.
+    #[serde(default)]
+    pub relocated: Vec<Relocated>,
     pub skipped: Vec<Skipped>,
     pub warnings: Vec<String>,
 }

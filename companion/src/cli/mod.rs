@@ -390,7 +390,8 @@ fn show(ctx: &Ctx, t: &str) -> ExitStatus {
         Err(e) => return report(Stop::usage(e)),
     };
     let here = park::adapters::mux::here(ctx.platform.as_ref()).map(|h| h.pane);
-    let (entries, _) = ctx.ledger.all();
+    let entries =
+        park::ops::unpark::placed_for(ctx, std::slice::from_ref(&parsed), ctx.ledger.all().0);
     if let Ok(es) = target::resolve_entries(&parsed, &entries, here.as_deref(), t) {
         for e in es {
             println!(

@@ -18,10 +18,34 @@ fn print(out: &RebuildOutput, json: bool) -> ExitStatus {
     if json {
         println!("{}", serde_json::to_string_pretty(out).unwrap_or_default());
     } else {
-        if out.windows.is_empty() {
+        if out.windows.is_empty() && out.relocated.is_empty() {
+            if out.server.is_empty() {
+                println!("nothing to rebuild: every parked zellij pane is where it was recorded");
+            } else {
+                println!(
+                    "nothing to rebuild: every parked pane on {} is still there",
+                    out.server
+                );
+            }
+        }
+        for r in &out.relocated {
             println!(
-                "nothing to rebuild: every parked pane on {} is still there",
-                out.server
+                "{} {} {}: {} → {} (tab \"{}\", {}){}",
+                if out.dry_run {
+                    "would re-point"
+                } else {
+                    "re-pointed"
+                },
+                r.agent,
+                r.session_id.chars().take(8).collect::<String>(),
+                r.from,
+                r.pane,
+                r.tab,
+                r.outcome,
+                r.reason
+                    .as_deref()
+                    .map(|x| format!("  ({x})"))
+                    .unwrap_or_default()
             );
         }
         for w in &out.windows {

@@ -151,7 +151,8 @@ fn parked_targets(
 ) -> Result<Vec<(String, park::model::entry::Entry)>, (ExitStatus, String)> {
     let parsed = park::ops::park_batch::parse_targets(targets)
         .map_err(|stop| (crate::cli::term::report(stop), String::new()))?;
-    let (entries, _) = ctx.ledger.all();
+    let all: Vec<_> = parsed.iter().map(|(_, p)| p.clone()).collect();
+    let entries = park::ops::unpark::placed_for(ctx, &all, ctx.ledger.all().0);
     let here = park::adapters::mux::here(ctx.platform.as_ref()).map(|h| h.pane);
     let mut out = vec![];
     for (t, p) in parsed {

@@ -34,6 +34,10 @@ pub struct EntryFacts {
     pub worktree_now: Option<Fingerprint>,
     /// The entry's pane is gone from the server park talks to (killed server, closed window).
     pub pane_lost: bool,
+    /// zellij renumbered the entry's pane (a resurrected session): the pane carrying its mark.
+    pub pane_moved: Option<String>,
+    /// zellij: no pane can be shown to be the entry's slot (why).
+    pub pane_unmatched: Option<String>,
 }
 
 impl Default for EntryFacts {
@@ -46,6 +50,8 @@ impl Default for EntryFacts {
             cleanup_days: None,
             worktree_now: None,
             pane_lost: false,
+            pane_moved: None,
+            pane_unmatched: None,
         }
     }
 }
@@ -370,6 +376,29 @@ fn entry(e: &Entry, x: &EntryFacts, by_session: &[(String, Vec<&str>)], out: &mu
             Some("park rebuild (recreates the window and resumes the session in its slot; --dry-run shows the plan)".into()),
         ));
     }
+    if e.state == EntryState::Parked {
+        if let Some(to) = &x.pane_moved {
+            out.push(info(
+                "pane-moved",
+                id,
+                format!(
+                    "zellij renumbered its pane: {} is now {to} (it carries the entry's mark); \
+                     `park rebuild` re-points and resumes it there, `park unpark` finds it too",
+                    e.place.pane
+                ),
+            ));
+        }
+        if let Some(why) = &x.pane_unmatched {
+            out.push(att(
+                "pane-unmatched",
+                id,
+                format!("zellij pane {} cannot be shown to be its slot: {why}", e.place.pane),
+                Some(format!(
+                    "park unpark {id} (resumes it in a new tab; park never types into a pane it cannot match)"
+                )),
+            ));
+        }
+    }
     if let (Some(before), Some(now)) = (&e.worktree, &x.worktree_now) {
         let d = worktree::drift(before, now);
         if !d.is_empty() {
@@ -628,7 +657,26 @@ pub fn gather(ctx: &crate::ctx::Ctx) -> Facts {
     // Which parked entries lost their pane, on the server park talks to (none is running there
     // = every pane is gone; any other listing failure = not judged).
     let home_server = ctx.mux.home_server();
-    let lost = match ctx.mux.list_panes() {
+    let listed = ctx.mux.list_panes();
+    // zellij entries: where each slot is now (a resurrection renumbers panes), by evidence.
+    let zslots: std::collections::HashMap<String, crate::store::slot::Slot> = match &listed {
+        Ok(panes) => entries
+            .iter()
+            .filter(|e| {
+                e.state == EntryState::Parked
+                    && crate::adapters::mux::is_zellij_server(&e.place.server)
+                    && ctx.mux.serves(&e.place.server)
+            })
+            .map(|e| {
+                (
+                    e.id.clone(),
+                    crate::ops::unpark::locate(ctx, e, panes, &entries),
+                )
+            })
+            .collect(),
+        Err(_) => Default::default(),
+    };
+    let lost = match listed {
         Ok(p) => Some(p),
         Err(crate::adapters::mux::MuxError::Unreachable(..)) => Some(vec![]),
         Err(_) => None,
@@ -678,6 +726,14 @@ pub fn gather(ctx: &crate::ctx::Ctx) -> Facts {
                     .as_ref()
                     .and_then(|_| worktree::fingerprint(&e.cwd)),
                 pane_lost: lost.contains(&e.id),
+                pane_moved: match zslots.get(&e.id) {
+                    Some(crate::store::slot::Slot::Moved(p)) => Some(p.id.clone()),
+                    _ => None,
+                },
+                pane_unmatched: match zslots.get(&e.id) {
+                    Some(crate::store::slot::Slot::Missing(why)) => Some(why.clone()),
+                    _ => None,
+                },
             };
             (e, x)
         })

@@ -12,11 +12,12 @@ use crate::store::lock::{self, TryLock};
 use park_protocol::{ActionResult, Outcome};
 
 pub fn run(ctx: &Ctx, targets: &[String]) -> Result<Vec<ActionResult>, Stop> {
-    let (entries, _) = ctx.ledger.all();
     let here = crate::adapters::mux::here(ctx.platform.as_ref()).map(|h| h.pane);
     let mut results = vec![];
     // Every target is validated before anything is done to any of them.
     let parsed_all = crate::ops::park_batch::parse_targets(targets)?;
+    let parsed: Vec<_> = parsed_all.iter().map(|(_, p)| p.clone()).collect();
+    let entries = unpark::placed_for(ctx, &parsed, ctx.ledger.all().0);
     for (t, parsed) in parsed_all {
         let t = &t;
         match target::resolve_entries(&parsed, &entries, here.as_deref(), t) {

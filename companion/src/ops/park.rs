@@ -436,15 +436,9 @@ pub(crate) fn mark_parked_pane(ctx: &Ctx, e: &Entry, pane: &str) {
     let _ = ctx
         .mux
         .set_pane_option(pane, PILL_OPTION, Some(&pill_text(e)));
-    let _ = ctx.mux.set_title(
-        pane,
-        &format!(
-            "❄ {}",
-            e.place
-                .title
-                .trim_start_matches(|c: char| !c.is_alphanumeric())
-        ),
-    );
+    // The title is the mark that survives a zellij resurrection (pane ids do not): the entry's
+    // own tag in it lets `store::slot` find this pane again, never another ❄ pane.
+    let _ = ctx.mux.set_title(pane, &crate::store::slot::pill_title(e));
 }
 
 /// After the kill: keep the pane, restore its terminal, pin the title, set the pill, and leave the

@@ -1114,7 +1114,10 @@ mod tests {
                 mux.option(pane, crate::ctx::PILL_OPTION),
                 Some(park::pill_text(e)),
             );
-            assert!(calls.contains(&format!("title {pane} ❄ {}", e.place.title)));
+            assert!(calls.contains(&format!(
+                "title {pane} {}",
+                crate::store::slot::pill_title(e)
+            )));
             assert_eq!(mux.option(pane, "remain-on-exit"), None);
         }
         // The status line and the window badge count both (whichever park published last, one

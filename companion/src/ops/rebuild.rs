@@ -4,8 +4,10 @@
 //!
 //! Contract:
 //! * Only entries parked on the server park talks to now are rebuilt (the recorded socket, started
-//!   again when it is gone); others are listed with the variable that selects their server. zellij
-//!   restores its own sessions, so rebuild is tmux-only and says so.
+//!   again when it is gone); others are listed with the variable that selects their server.
+//! * zellij resurrects its own sessions but renumbers their panes: a zellij entry is never rebuilt
+//!   as a tab; it is re-pointed at the one pane that carries its mark in the recorded tab and cwd
+//!   (`store::slot`) and resumed there, or skipped with the reason (no such pane, or several).
 //! * An entry counts as lost only when its pane is gone ([`group::lost`]); a window that still partly
 //!   exists is never duplicated. The plan is computed, shown (`--dry-run` stops there), and acted on
 //!   under one `rebuild` lock, so two rebuilds never make two windows for one session.
@@ -24,7 +26,7 @@ use crate::scan::live::LiveSet;
 use crate::store::group::{self, WindowPlan};
 use crate::store::lock::{try_lock, TryLock};
 use park_protocol::reports::{
-    RebuildOutcome, RebuildOutput, Skipped, SlotOutcome, SlotResult, WindowOutcome,
+    RebuildOutcome, RebuildOutput, Relocated, Skipped, SlotOutcome, SlotResult, WindowOutcome,
 };
 use std::time::{Duration, Instant};
 
@@ -76,14 +78,10 @@ pub(crate) fn lost_now(
     })
 }
 
-/// Rebuilds every lost window of the selected tmux server; `Err` when nothing could be tried.
+/// Rebuilds every lost window of the selected tmux server and re-points the zellij entries whose
+/// session zellij resurrected; `Err` when nothing could be tried.
 pub fn run(ctx: &Ctx, o: Opts) -> Result<RebuildOutput, Stop> {
-    let Some(server) = ctx.mux.home_server() else {
-        return Err(Stop::refused(
-            "no tmux server is selected (set PARK_TMUX_SOCKET or run inside tmux)",
-        )
-        .of("rebuild"));
-    };
+    let home = ctx.mux.home_server();
     let mut warnings = vec![];
     let (entries, errs) = ctx.ledger.all();
     warnings.extend(errs.iter().map(|e| format!("ledger: {e}")));
@@ -93,13 +91,22 @@ pub fn run(ctx: &Ctx, o: Opts) -> Result<RebuildOutput, Stop> {
         .collect();
     let mut skipped = vec![];
     let mut mine = vec![];
-    for e in parked {
-        if e.place.server == server {
-            mine.push(e);
+    let mut zellij = vec![];
+    for e in &parked {
+        let is_zellij = crate::adapters::mux::is_zellij_server(&e.place.server);
+        if home.as_deref() == Some(e.place.server.as_str()) {
+            mine.push(e.clone());
             continue;
         }
-        let reason = if crate::adapters::mux::is_zellij_server(&e.place.server) {
-            "parked under zellij, which restores its own sessions; rebuild recreates tmux windows only".to_string()
+        if is_zellij && ctx.mux.serves(&e.place.server) {
+            zellij.push(e.clone());
+            continue;
+        }
+        let reason = if is_zellij {
+            format!(
+                "parked under zellij {}, which park does not reach now; set ZELLIJ_SOCKET_DIR",
+                e.place.server
+            )
         } else {
             format!(
                 "parked on tmux server {}; run `PARK_TMUX_SOCKET={} park rebuild` for it",
@@ -112,6 +119,31 @@ pub fn run(ctx: &Ctx, o: Opts) -> Result<RebuildOutput, Stop> {
             reason,
         });
     }
+    let relocated = if zellij.is_empty() {
+        vec![]
+    } else {
+        relocate(ctx, &zellij, &parked, o, &mut skipped)
+    };
+    let Some(server) = home else {
+        if zellij.is_empty() {
+            return Err(Stop::refused(
+                "no tmux server is selected (set PARK_TMUX_SOCKET or run inside tmux)",
+            )
+            .of("rebuild"));
+        }
+        if !o.dry_run {
+            ctx.publish_status();
+        }
+        return Ok(RebuildOutput {
+            schema: park_protocol::SCHEMA_VERSION,
+            server: String::new(),
+            dry_run: o.dry_run,
+            windows: vec![],
+            relocated,
+            skipped,
+            warnings,
+        });
+    };
     // A server that is not running has lost every pane; any other listing failure means the map
     // cannot be trusted, and guessing which windows are gone would duplicate live ones.
     let panes = match ctx.mux.list_panes() {
@@ -133,6 +165,7 @@ pub fn run(ctx: &Ctx, o: Opts) -> Result<RebuildOutput, Stop> {
         server: server.clone(),
         dry_run: o.dry_run,
         windows: vec![],
+        relocated,
         skipped,
         warnings,
     };
@@ -182,7 +215,98 @@ pub fn all_back(out: &RebuildOutput) -> bool {
     !out.windows
         .iter()
         .flat_map(|w| &w.slots)
-        .any(|s| matches!(s.outcome.as_str(), "refused" | "failed"))
+        .map(|s| &s.outcome)
+        .chain(out.relocated.iter().map(|r| &r.outcome))
+        .any(|o| matches!(o.as_str(), "refused" | "failed"))
+}
+
+/// zellij resurrects its own sessions, renumbering every pane: each parked zellij entry whose
+/// recorded pane is no longer its slot is found by its mark ([`unpark::locate`]), re-pointed under
+/// its session lock and resumed there through the normal unpark path. One that cannot be shown to
+/// be in exactly one pane is skipped with the reason, never guessed.
+fn relocate(
+    ctx: &Ctx,
+    entries: &[Entry],
+    all: &[Entry],
+    o: Opts,
+    skipped: &mut Vec<Skipped>,
+) -> Vec<Relocated> {
+    let s = match scan::scan(ctx.platform.as_ref(), ctx.mux.as_ref(), false) {
+        Ok(s) if s.pane_error.is_none() => s,
+        Ok(s) => {
+            let why = s.pane_error.unwrap_or_default();
+            skipped.extend(entries.iter().map(|e| Skipped {
+                entry: e.id.clone(),
+                server: e.place.server.clone(),
+                reason: format!("pane map unavailable: {why}"),
+            }));
+            return vec![];
+        }
+        Err(err) => {
+            skipped.extend(entries.iter().map(|e| Skipped {
+                entry: e.id.clone(),
+                server: e.place.server.clone(),
+                reason: format!("process scan failed: {err}"),
+            }));
+            return vec![];
+        }
+    };
+    let mut out = vec![];
+    for e in entries {
+        let p = match unpark::locate(ctx, e, &s.panes, all) {
+            crate::store::slot::Slot::Here(_) => continue,
+            crate::store::slot::Slot::Missing(why) => {
+                skipped.push(Skipped {
+                    entry: e.id.clone(),
+                    server: e.place.server.clone(),
+                    reason: format!(
+                        "{why}; `park unpark {}` resumes it in a new tab of `{}`",
+                        e.id, e.place.session
+                    ),
+                });
+                continue;
+            }
+            crate::store::slot::Slot::Moved(p) => p,
+        };
+        let mut r = Relocated {
+            entry: e.id.clone(),
+            session_id: e.session_id.clone(),
+            agent: e.agent.as_str().to_string(),
+            server: e.place.server.clone(),
+            from: e.place.pane.clone(),
+            pane: p.id.clone(),
+            session: p.session.clone(),
+            tab: p.window_name.clone(),
+            cwd: p.cwd.clone(),
+            outcome: SlotResult::Rebuild(RebuildOutcome::WouldRebuild),
+            reason: None,
+        };
+        if o.dry_run {
+            out.push(r);
+            continue;
+        }
+        match crate::ops::park::edit_parked(ctx, &e.id, |x| {
+            unpark::repoint_in_memory(x, &p);
+            Ok(())
+        }) {
+            Ok(_) => r.outcome = SlotResult::Rebuild(RebuildOutcome::Rebuilt),
+            Err(why) => {
+                r.outcome = SlotResult::Rebuild(RebuildOutcome::Refused);
+                r.reason = Some(why);
+                out.push(r);
+                continue;
+            }
+        }
+        if !o.no_resume {
+            wait_for_shell(ctx, &p.id);
+            let live = LiveSet::from_scan(&s);
+            let u = unpark::unpark_remote(ctx, &s, &live, &e.id, &e.id, false);
+            r.outcome = SlotResult::Unpark(u.outcome);
+            r.reason = u.reason;
+        }
+        out.push(r);
+    }
+    out
 }
 
 /// Recreates one window, re-points its entries, then resumes them in slot order.

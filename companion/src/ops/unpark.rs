@@ -9,6 +9,7 @@
 //! entry stays, so a failed start loses nothing. Whether an unpark may go ahead is decided by
 //! `guards::unpark` over the evidence `gate` gathers under the locks; this module carries it out.
 
+use crate::adapters::mux::Pane;
 use crate::agents::{expected_transcript, resume_argv, resume_command_line};
 use crate::ctx::{Ctx, PILL_OPTION};
 use crate::guards::unpark::{self as unpark_rules, OnDisk, Verdict};
@@ -17,6 +18,7 @@ use crate::ops::park::{pane_lock_key, session_lock_key, shell_prompt_ready};
 use crate::scan::live::LiveSet;
 use crate::scan::{self, Scan};
 use crate::store::lock::{self, Lock, TryLock};
+use crate::store::slot::{self, Slot};
 use crate::support::fault::point;
 use park_protocol::ActionResult;
 use park_protocol::Outcome;
@@ -712,23 +714,33 @@ pub(crate) fn send_resume(
             Some(resume_command_line(&e)),
         ));
     }
-    // A tmux pane with the recorded handle but no pill and no placeholder is another pane (tmux
-    // reuses `%N` after a server restart): never type into it; open the session's own window.
-    let pane = s
-        .panes
-        .iter()
-        .find(|p| p.id == e.place.pane)
-        .filter(|p| {
-            crate::adapters::mux::is_zellij_server(&p.server)
-                || crate::store::group::is_parked_slot(
-                    p,
-                    &e,
-                    ctx.platform.process(p.pid).map(|x| x.start_ticks),
-                    is_placeholder(ctx, p.pid, &e.id),
-                )
-                || crate::support::fault::disabled("pane-is-ours")
-        })
-        .cloned();
+    // A pane with the recorded handle but no pill, no placeholder and not the entry's mark is
+    // another pane (tmux reuses `%N` after a server restart; zellij renumbers every pane when it
+    // resurrects a session): never type into it. The slot is found by its mark instead, or the
+    // session gets a window of its own.
+    let recorded = s.panes.iter().find(|p| p.id == e.place.pane).cloned();
+    let zellij = crate::adapters::mux::is_zellij_server(&e.place.server);
+    let mut _moved_lock = None;
+    let pane = if recorded.is_some()
+        && (crate::support::fault::disabled("pane-is-ours")
+            || (zellij && crate::support::fault::disabled("zellij-slot-evidence")))
+    {
+        recorded
+    } else {
+        let (all, _) = ctx.ledger.all();
+        match locate(ctx, &e, &s.panes, &all) {
+            Slot::Here(p) => Some(p),
+            Slot::Moved(p) => {
+                match acquire_retry(ctx, &pane_lock_key(&p.server, &p.id), Duration::ZERO) {
+                    Ok(l) => _moved_lock = Some(l),
+                    Err(why) => return Done(res(target, &e, Outcome::Refused, Some(why))),
+                }
+                repoint_in_memory(&mut e, &p);
+                Some(p)
+            }
+            Slot::Missing(_) => None,
+        }
+    };
     enum How {
         Enter,
         Type(String),
@@ -858,6 +870,91 @@ pub(crate) fn send_resume(
         target: target.to_string(),
         restored,
     }))
+}
+
+/// Where the entry's slot is now ([`slot::find`] with the process table's facts). `all`: the
+/// ledger's entries (the other parked ones decide whether an untagged mark is shared).
+pub(crate) fn locate(ctx: &Ctx, e: &Entry, panes: &[Pane], all: &[Entry]) -> Slot {
+    let others: Vec<Entry> = all
+        .iter()
+        .filter(|o| o.state == EntryState::Parked && o.id != e.id)
+        .cloned()
+        .collect();
+    slot::find(e, panes, &others, |p| {
+        crate::store::group::is_parked_slot(
+            p,
+            e,
+            &others,
+            ctx.platform.process(p.pid).map(|x| x.start_ticks),
+            is_placeholder(ctx, p.pid, &e.id),
+        )
+    })
+}
+
+/// Points the entry at the pane that carries its mark (the multiplexer renumbered its panes).
+pub(crate) fn repoint_in_memory(e: &mut Entry, p: &Pane) {
+    e.place.pane = p.id.clone();
+    e.place.session = p.session.clone();
+    e.place.window_index = p.window_index;
+    e.place.window_name = p.window_name.clone();
+    e.place.pane_index = p.pane_index;
+}
+
+/// The parked entries as pane targets (`.`, `terminal_3@s`) must see them: a zellij entry's pane
+/// is where its slot is now, and an entry whose slot cannot be shown names no pane — after a
+/// resurrection its stale id belongs to another pane, and `.` typed there must not resume it.
+/// tmux entries keep their recorded pane unless their mark moved (unpark opens a window for a
+/// lost one). Without a pane map nothing is changed.
+pub(crate) fn as_placed(ctx: &Ctx, s: &Scan, entries: &[Entry]) -> Vec<Entry> {
+    if s.pane_error.is_some() {
+        return entries.to_vec();
+    }
+    place_on(ctx, &s.panes, entries)
+}
+
+/// [`as_placed`] for a command that has no scan: the pane map is read only when a target names a
+/// pane (`.`, a handle) and a parked entry lives under zellij.
+pub fn placed_for(
+    ctx: &Ctx,
+    targets: &[crate::guards::target::Target],
+    entries: Vec<Entry>,
+) -> Vec<Entry> {
+    use crate::guards::target::Target;
+    let wanted = targets
+        .iter()
+        .any(|t| matches!(t, Target::Here | Target::Pane(_)))
+        && entries
+            .iter()
+            .any(|e| crate::adapters::mux::is_zellij_server(&e.place.server));
+    if !wanted {
+        return entries;
+    }
+    match ctx.mux.list_panes() {
+        Ok(panes) => place_on(ctx, &panes, &entries),
+        Err(_) => entries,
+    }
+}
+
+fn place_on(ctx: &Ctx, panes: &[Pane], entries: &[Entry]) -> Vec<Entry> {
+    entries
+        .iter()
+        .map(|e| {
+            let mut e = e.clone();
+            if e.state != EntryState::Parked || !ctx.mux.serves(&e.place.server) {
+                return e;
+            }
+            match locate(ctx, &e, panes, entries) {
+                Slot::Here(_) => {}
+                Slot::Moved(p) => repoint_in_memory(&mut e, &p),
+                Slot::Missing(_) => {
+                    if crate::adapters::mux::is_zellij_server(&e.place.server) {
+                        e.place.pane = String::new();
+                    }
+                }
+            }
+            e
+        })
+        .collect()
 }
 
 fn last_line(screen: &str) -> &str {

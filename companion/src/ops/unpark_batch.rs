@@ -113,6 +113,8 @@ fn unpark_named(ctx: &Ctx, targets: &[String], req: &Request, ui: &dyn Ui) -> Re
     for b in &bad {
         ui.warn(&format!("warning: {b}"));
     }
+    // Pane targets name the pane each slot is in now, not a handle zellij may have renumbered.
+    let entries = unpark::as_placed(ctx, &s, &entries);
     let here_at = crate::adapters::mux::here(ctx.platform.as_ref());
     let here = here_at.as_ref().map(|h| h.pane.clone());
     // Slots in target order; resumes are filled in by the wave, the pane park runs in goes last.

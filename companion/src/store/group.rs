@@ -17,6 +17,7 @@
 
 use crate::model::entry::Entry;
 use crate::store::ledger::{private_dir, read_nofollow, write_atomic, LedgerError};
+use crate::store::slot;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -160,11 +161,14 @@ pub(crate) fn pick_id(
 
 /// The pane still is this parked session's pane (pure): park's placeholder for it runs there, the
 /// pane's own process is the one recorded at park time (pid and start), or park's pill is set on
-/// it (tmux user option, or the pinned `❄` title under zellij). A pane with the same handle but
-/// none of these is another pane: tmux reuses `%N` after a server restart.
+/// it (tmux user option, or under zellij the entry's own `❄ … · <tag>` title, [`slot::marks`]).
+/// A pane with the same handle but none of these is another pane: tmux reuses `%N` after a server
+/// restart, and zellij renumbers its panes when it resurrects a session. `others`: the other
+/// parked entries.
 pub(crate) fn is_parked_slot(
     p: &crate::adapters::mux::Pane,
     e: &Entry,
+    others: &[Entry],
     pane_start: Option<u64>,
     placeholder: bool,
 ) -> bool {
@@ -175,7 +179,7 @@ pub(crate) fn is_parked_slot(
         || p.pill.starts_with('❄')
         || (p.pill.is_empty()
             && crate::adapters::mux::is_zellij_server(&p.server)
-            && p.title.starts_with('❄'))
+            && slot::marks(p, e, others))
 }
 
 /// The parked entries whose pane is gone (pure): no pane with the recorded handle on the recorded
@@ -202,7 +206,7 @@ pub fn lost(
             None => true,
             Some(p) => {
                 let (start, placeholder) = probe(p.pid, &e.id);
-                !is_parked_slot(p, e, start, placeholder) || newer_claim
+                !is_parked_slot(p, e, parked, start, placeholder) || newer_claim
             }
         };
         if gone {

@@ -1,0 +1,266 @@
+//! Which pane is a parked entry's slot, by evidence — never by a pane handle alone.
+//!
+//! A pane handle does not survive its server: tmux reuses `%N` after a restart, and zellij
+//! renumbers every pane `0..n-1` in layout order when it resurrects a session, so a parked pane's
+//! old id can belong to another pane. What does survive a zellij resurrection is the pane's name
+//! (`rename-pane`), its tab and its cwd. park therefore names a parked pane `❄ <title> · <tag>`,
+//! where the tag is a short hash of the entry id ([`tag`]): the mark is the entry's own.
+//!
+//! Contract (all pure):
+//! * [`marks`]: the pane carries this entry's mark — its tagged title, or (entries parked before
+//!   the tag existed) the untagged `❄ <title>` in the recorded tab and cwd.
+//! * [`find`]: the recorded pane when it still is the slot ([`crate::store::group::is_parked_slot`]),
+//!   else the one pane of the recorded multiplexer session that carries the mark, in the recorded
+//!   tab name and cwd; zero or several such panes is [`Slot::Missing`] with the reason, never a
+//!   guess. An untagged mark shared with another parked entry is never matched.
+
+use crate::adapters::mux::Pane;
+use crate::model::entry::Entry;
+
+/// Five Crockford base-32 characters of an FNV-1a hash of the entry id: stable across park versions and
+/// machines, short enough for a pane title.
+pub fn tag(entry_id: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in entry_id.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    const ALPHABET: &[u8; 32] = b"0123456789abcdefghjkmnpqrstvwxyz";
+    (0..5)
+        .map(|i| ALPHABET[((h >> (i * 5)) & 31) as usize] as char)
+        .collect()
+}
+
+/// The recorded title without the agent's own leading spinner or marks (`✳ `, `⠂ `).
+fn bare_title(e: &Entry) -> &str {
+    e.place
+        .title
+        .trim_start_matches(|c: char| !c.is_alphanumeric())
+        .trim_end()
+}
+
+/// The title park pins on a parked pane: `❄ <title> · <tag>`.
+pub fn pill_title(e: &Entry) -> String {
+    let t = bare_title(e);
+    if t.is_empty() {
+        format!("❄ {}", tag(&e.id))
+    } else {
+        format!("❄ {t} · {}", tag(&e.id))
+    }
+}
+
+/// The title park pinned before the tag existed.
+fn untagged_title(e: &Entry) -> String {
+    format!("❄ {}", bare_title(e))
+}
+
+/// Same tab and cwd as recorded: corroboration for a mark that is not the entry's alone.
+fn same_place(p: &Pane, e: &Entry) -> bool {
+    p.window_name == e.place.window_name && p.cwd == e.cwd
+}
+
+/// The pane carries this entry's mark (see the module contract). `others` are the other parked
+/// entries: an untagged mark one of them shares is nobody's.
+pub fn marks(p: &Pane, e: &Entry, others: &[Entry]) -> bool {
+    if p.title == pill_title(e) {
+        return true;
+    }
+    let old = untagged_title(e);
+    p.title == old
+        && same_place(p, e)
+        && !others.iter().any(|o| {
+            o.id != e.id
+                && o.place.server == e.place.server
+                && untagged_title(o) == old
+                && same_place(p, o)
+        })
+}
+
+/// Where a parked entry's slot is now.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Slot {
+    /// The recorded pane still is the slot.
+    Here(Pane),
+    /// Another pane carries the entry's mark (the multiplexer renumbered its panes).
+    Moved(Pane),
+    /// No pane can be shown to be the slot: why.
+    Missing(String),
+}
+
+/// Finds the entry's slot among `panes` (see the module contract). `is_slot` says whether the
+/// recorded pane still is the slot ([`crate::store::group::is_parked_slot`] with the process
+/// table's facts); `others` are the other parked entries.
+pub fn find(e: &Entry, panes: &[Pane], others: &[Entry], is_slot: impl Fn(&Pane) -> bool) -> Slot {
+    if let Some(p) = panes
+        .iter()
+        .find(|p| p.id == e.place.pane && p.server == e.place.server)
+    {
+        if is_slot(p) {
+            return Slot::Here(p.clone());
+        }
+    }
+    let found: Vec<&Pane> = panes
+        .iter()
+        .filter(|p| {
+            p.server == e.place.server
+                && p.session == e.place.session
+                && !p.dead
+                && marks(p, e, others)
+        })
+        .collect();
+    let mark = pill_title(e);
+    match found.as_slice() {
+        [one] if same_place(one, e) => Slot::Moved((*one).clone()),
+        [one] => Slot::Missing(format!(
+            "pane {} carries its mark `{mark}` but is in tab `{}` at {} (recorded: tab `{}` at {}); \
+             not guessing",
+            one.id, one.window_name, one.cwd, e.place.window_name, e.cwd
+        )),
+        [] => Slot::Missing(format!(
+            "no pane of session `{}` is its slot (none carries `{mark}`)",
+            e.place.session
+        )),
+        many => Slot::Missing(format!(
+            "{} panes of session `{}` carry its mark ({}); not guessing between them",
+            many.len(),
+            e.place.session,
+            many.iter().map(|p| p.id.as_str()).collect::<Vec<_>>().join(", ")
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use park_protocol::Agent;
+
+    fn zentry(sid: &str, pane: &str, title: &str, tab: &str, cwd: &str) -> Entry {
+        let mut e = Entry::sample(Agent::Claude, sid);
+        e.place.kind = "zellij".into();
+        e.place.server = "zellij:/z".into();
+        e.place.pane = pane.into();
+        e.place.session = "zl".into();
+        e.place.window_name = tab.into();
+        e.place.title = title.into();
+        e.cwd = cwd.into();
+        e
+    }
+
+    fn zpane(id: &str, title: &str, tab: &str, cwd: &str) -> Pane {
+        Pane {
+            id: id.into(),
+            title: title.into(),
+            window_name: tab.into(),
+            cwd: cwd.into(),
+            session: "zl".into(),
+            server: "zellij:/z".into(),
+            ..Pane::default()
+        }
+    }
+
+    #[test]
+    fn the_tag_is_stable_short_and_differs_between_entries() {
+        assert_eq!(tag("claude-a"), tag("claude-a"));
+        assert_eq!(tag("claude-a").len(), 5);
+        assert_ne!(tag("claude-a"), tag("claude-b"));
+        let e = zentry("s1", "terminal_2@zl", "✳ Fix login", "work", "/w");
+        assert_eq!(pill_title(&e), format!("❄ Fix login · {}", tag(&e.id)));
+        let blank = zentry("s1", "terminal_2@zl", "✳ ", "work", "/w");
+        assert_eq!(pill_title(&blank), format!("❄ {}", tag(&blank.id)));
+    }
+
+    /// The resurrection bug: pane ids renumbered, the old id now names another ❄ pane.
+    #[test]
+    fn a_renumbered_pane_is_found_by_its_mark_and_the_stale_id_is_never_used() {
+        let a = zentry("s-a", "terminal_2@zl", "claude", "work", "/w");
+        let b = zentry("s-b", "terminal_1@zl", "claude", "work", "/w");
+        let panes = vec![
+            zpane("terminal_0@zl", &pill_title(&a), "work", "/w"),
+            zpane("terminal_1@zl", "Pane #1", "work", "/w"),
+            zpane("terminal_2@zl", &pill_title(&b), "work", "/w"),
+        ];
+        let others = vec![a.clone(), b.clone()];
+        let is_slot = |p: &Pane, e: &Entry| marks(p, e, &others);
+        match find(&a, &panes, &others, |p| is_slot(p, &a)) {
+            Slot::Moved(p) => assert_eq!(p.id, "terminal_0@zl"),
+            x => panic!("{x:?}"),
+        }
+        match find(&b, &panes, &others, |p| is_slot(p, &b)) {
+            Slot::Moved(p) => assert_eq!(p.id, "terminal_2@zl"),
+            x => panic!("{x:?}"),
+        }
+    }
+
+    #[test]
+    fn twin_untagged_marks_are_nobodys_and_two_candidates_are_never_guessed() {
+        // Parked before the tag: both titled `❄ claude` in the same tab and cwd.
+        let a = zentry("s-a", "terminal_2@zl", "claude", "work", "/w");
+        let b = zentry("s-b", "terminal_3@zl", "claude", "work", "/w");
+        let panes = vec![
+            zpane("terminal_0@zl", "❄ claude", "work", "/w"),
+            zpane("terminal_1@zl", "❄ claude", "work", "/w"),
+        ];
+        let others = vec![a.clone(), b.clone()];
+        assert!(matches!(
+            find(&a, &panes, &others, |_| false),
+            Slot::Missing(_)
+        ));
+        // One untagged entry alone: its mark in its tab and cwd is enough.
+        let only = vec![a.clone()];
+        match find(&a, &panes[..1], &only, |_| false) {
+            Slot::Moved(p) => assert_eq!(p.id, "terminal_0@zl"),
+            x => panic!("{x:?}"),
+        }
+        // Two panes carrying the same tagged mark (a copied title): refused, both named.
+        let twins = vec![
+            zpane("terminal_0@zl", &pill_title(&a), "work", "/w"),
+            zpane("terminal_1@zl", &pill_title(&a), "work", "/w"),
+        ];
+        match find(&a, &twins, &only, |_| false) {
+            Slot::Missing(why) => assert!(why.contains("2 panes"), "{why}"),
+            x => panic!("{x:?}"),
+        }
+    }
+
+    #[test]
+    fn a_mark_in_another_tab_or_cwd_or_session_is_not_guessed() {
+        let a = zentry("s-a", "terminal_2@zl", "claude", "work", "/w");
+        let only = vec![a.clone()];
+        let moved_tab = vec![zpane("terminal_0@zl", &pill_title(&a), "other", "/w")];
+        match find(&a, &moved_tab, &only, |_| false) {
+            Slot::Missing(why) => assert!(why.contains("tab `other`"), "{why}"),
+            x => panic!("{x:?}"),
+        }
+        let moved_cwd = vec![zpane("terminal_0@zl", &pill_title(&a), "work", "/x")];
+        assert!(matches!(
+            find(&a, &moved_cwd, &only, |_| false),
+            Slot::Missing(_)
+        ));
+        let mut other_session = zpane("terminal_0@zl2", &pill_title(&a), "work", "/w");
+        other_session.session = "zl2".into();
+        assert!(matches!(
+            find(&a, &[other_session], &only, |_| false),
+            Slot::Missing(_)
+        ));
+        // A dead (held) pane with the mark is not a slot to type into.
+        let mut held = zpane("terminal_0@zl", &pill_title(&a), "work", "/w");
+        held.dead = true;
+        assert!(matches!(
+            find(&a, &[held], &only, |_| false),
+            Slot::Missing(_)
+        ));
+    }
+
+    #[test]
+    fn the_recorded_pane_wins_when_it_still_is_the_slot() {
+        let a = zentry("s-a", "terminal_2@zl", "claude", "work", "/w");
+        let panes = vec![
+            zpane("terminal_2@zl", "anything", "work", "/w"),
+            zpane("terminal_5@zl", &pill_title(&a), "work", "/w"),
+        ];
+        match find(&a, &panes, &[], |p| p.id == "terminal_2@zl") {
+            Slot::Here(p) => assert_eq!(p.id, "terminal_2@zl"),
+            x => panic!("{x:?}"),
+        }
+    }
+}
