@@ -719,12 +719,8 @@ pub(crate) fn send_resume(
     // resurrects a session): never type into it. The slot is found by its mark instead, or the
     // session gets a window of its own.
     let recorded = s.panes.iter().find(|p| p.id == e.place.pane).cloned();
-    let zellij = crate::adapters::mux::is_zellij_server(&e.place.server);
     let mut _moved_lock = None;
-    let pane = if recorded.is_some()
-        && (crate::support::fault::disabled("pane-is-ours")
-            || (zellij && crate::support::fault::disabled("zellij-slot-evidence")))
-    {
+    let pane = if recorded.is_some() && crate::support::fault::disabled("pane-is-ours") {
         recorded
     } else {
         let (all, _) = ctx.ledger.all();

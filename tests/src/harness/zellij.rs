@@ -44,6 +44,8 @@ pub struct Zellij {
     /// The tmux pane running the zellij client.
     pub client: String,
     env: Env,
+    /// What the client (and so a server it starts) was given on top of the sandbox's env.
+    client_env: Env,
 }
 
 impl Zellij {
@@ -62,15 +64,33 @@ impl Zellij {
         std::fs::create_dir_all(sb.home.join(".cache/zellij")).expect("zellij cache dir");
         let sock = sb.root.join("zsock");
         std::fs::create_dir_all(&sock).expect("zellij socket dir");
-        let shell = sb.bin.join("zj-shell");
-        std::fs::write(&shell, "#!/bin/sh\nexec bash --norc --noprofile\n").expect("zj-shell");
-        std::fs::set_permissions(&shell, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-            .expect("chmod zj-shell");
+        let resurrects = config_extra.contains("session_serialization");
+        let shell = if resurrects {
+            // zellij saves a pane whose process is not the default shell itself as a command, and
+            // resurrects it held ("Waiting to run"): a session that is resurrected runs bash as
+            // its default shell, as a user's would, with the prompt set from ~/.bashrc (read
+            // after /etc/bash.bashrc, which would set its own).
+            std::fs::write(sb.home.join(".bashrc"), format!("PS1='{SHELL_PROMPT}'\n"))
+                .expect(".bashrc");
+            PathBuf::from("/bin/bash")
+        } else {
+            let shell = sb.bin.join("zj-shell");
+            std::fs::write(&shell, "#!/bin/sh\nexec bash --norc --noprofile\n").expect("zj-shell");
+            std::fs::set_permissions(&shell, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+                .expect("chmod zj-shell");
+            shell
+        };
         std::fs::write(
             cfg.join("config.kdl"),
             format!(
-                "show_startup_tips false\nshow_release_notes false\nsession_serialization false\n\
+                "show_startup_tips false\nshow_release_notes false\n{}\
                  default_shell \"{}\"\n{config_extra}\n",
+                // A test that resurrects a session turns serialization on itself.
+                if resurrects {
+                    ""
+                } else {
+                    "session_serialization false\n"
+                },
                 shell.display()
             ),
         )
@@ -101,7 +121,8 @@ impl Zellij {
             bin,
             sock,
             client,
-            env: sb.base_env().into_iter().chain(all).collect(),
+            env: sb.base_env().into_iter().chain(all.clone()).collect(),
+            client_env: all,
         };
         if let Err(e) = sb.wait_for(&z.client, r"park-test\$", Duration::from_secs(30)) {
             panic!("zellij client never showed a shell prompt: {e}");
@@ -215,6 +236,59 @@ impl Zellij {
     pub fn type_line(&self, id: &str, text: &str) {
         self.type_text(id, text);
         self.press_enter(id);
+    }
+
+    /// The saved layout zellij resurrects the session from (written every
+    /// `serialization_interval` seconds while serialization is on).
+    pub fn saved_layout(&self, sb: &Sandbox) -> String {
+        let f = sb
+            .home
+            .join(".cache/zellij/contract_version_1/session_info")
+            .join(&self.session)
+            .join("session-layout.kdl");
+        std::fs::read_to_string(f).unwrap_or_default()
+    }
+
+    /// The server's pid (its argv names this session's socket).
+    pub fn server_pid(&self) -> Option<u32> {
+        let want_sock = self.sock.join("contract_version_1").join(&self.session);
+        let s = want_sock.to_string_lossy().into_owned();
+        std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+            cmd.split(|b| *b == 0)
+                .any(|a| a == s.as_bytes())
+                .then_some(pid)
+        })
+    }
+
+    /// Kills the server with SIGKILL (a crash: nothing is saved on the way out) and waits until
+    /// zellij lists the session as exited.
+    pub fn kill_server(&self) {
+        let pid = self.server_pid().expect("the zellij server runs");
+        let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+        poll(Duration::from_secs(10), || {
+            (!std::path::Path::new(&format!("/proc/{pid}")).exists()).then_some(())
+        })
+        .expect("the zellij server died");
+    }
+
+    /// `zellij attach <session>` in a new client window: an exited session is resurrected from
+    /// its saved layout (panes renumbered `0..n-1` in layout order).
+    pub fn resurrect(&mut self, sb: &Sandbox) {
+        let b = self.bin.to_string_lossy().into_owned();
+        self.client = sb.new_agent_window(
+            "zj",
+            &format!("{}-again", self.session),
+            &sb.work,
+            &self.client_env,
+            &[&b, "attach", &self.session],
+        );
+        poll(Duration::from_secs(30), || self.server_pid())
+            .expect("zellij attach resurrected the session");
+        if let Err(e) = sb.wait_for(&self.client, r"park-test\$", Duration::from_secs(30)) {
+            panic!("the resurrected session never showed a shell prompt: {e}");
+        }
     }
 
     /// Root pid of a pane: the server's child that inherited `ZELLIJ_PANE_ID=<n>`.

@@ -373,3 +373,132 @@ keybinds {{
         .unwrap();
     assert_eq!(zrow(sb, zj, &h).unwrap().state, RowState::Parked);
 }
+
+/// zellij's own resurrection renumbers panes `0..n-1` in layout order: with a pane closed before
+/// the parked one, the parked pane's old id belongs to another tab's shell afterwards. park finds
+/// the slot by its mark (`❄ <title> · <tag>` in the recorded tab and cwd), never by the stale id:
+/// doctor says it moved, `rebuild --dry-run` plans the re-point, and `park unpark <session id>`
+/// resumes the real Claude session in its own pane while the pane that took the old id is never
+/// typed into.
+#[test]
+fn a_resurrected_zellij_session_resumes_in_the_parked_pane_not_the_one_that_took_its_id() {
+    let sb = Sandbox::new();
+    let mock = mock_server!(&sb.logs);
+    seed_claude_home(&sb.home, &sb.work, CLAUDE_API_KEY).unwrap();
+    install_shims(&sb, None);
+    let mut env = sb.claude_env(&mock);
+    env.push(("DISABLE_AUTOUPDATER".into(), "1".into()));
+    let layout = r#"tab name="work" { pane split_direction="vertical" { pane; pane; pane; }; }
+tab name="other" { pane; }"#;
+    let zj = Zellij::start(
+        &sb,
+        "zr",
+        &env,
+        layout,
+        "session_serialization true\nserialization_interval 1",
+    );
+    let z = Z {
+        sb,
+        _mock: mock,
+        zj,
+    };
+    let terms = z.zj.terminals();
+    assert_eq!(terms.len(), 4, "{terms:?}");
+    // Claude in the third pane of tab `work`; the other tab's pane will take its id.
+    let parked_id = terms[2].clone();
+    let sid = run_claude(&z, &parked_id);
+    let (sb, mut zj) = (&z.sb, z.zj);
+    let old = zj.handle(&parked_id);
+    let r = park_when_quiet(sb, &zj, &old);
+    assert_eq!(r.outcome.as_str(), "parked", "{:?}", r.reason);
+    let mark = poll(SECS(5), || {
+        zj.title(&parked_id).filter(|t| t.starts_with('❄'))
+    })
+    .expect("the ❄ mark on the parked pane");
+    // The mark carries the entry's own tag: `❄ <title> · <5 chars>`.
+    assert!(
+        mark.rsplit_once(" · ")
+            .is_some_and(|(_, tag)| tag.len() == 5),
+        "{mark:?}"
+    );
+    // Close the first pane, then let zellij save the layout, then crash its server.
+    zj.cli(&["action", "close-pane", "--pane-id", &terms[0]])
+        .unwrap();
+    poll(SECS(20), || {
+        let l = zj.saved_layout(sb);
+        (l.contains(&mark) && l.matches("pane").count() >= 3).then_some(())
+    })
+    .unwrap_or_else(|| panic!("zellij never saved the layout:\n{}", zj.saved_layout(sb)));
+    std::thread::sleep(SECS(2));
+    zj.kill_server();
+    zj.resurrect(sb);
+
+    // Renumbered: the mark is on terminal_1 now, and terminal_2 is tab `other`'s shell.
+    let panes = zj.panes();
+    let title_of = |n: u64| {
+        panes
+            .iter()
+            .find(|p| p["is_plugin"] == false && p["id"] == n)
+            .map(|p| {
+                (
+                    p["title"].as_str().unwrap_or("").to_string(),
+                    p["tab_name"].clone(),
+                )
+            })
+    };
+    assert_eq!(title_of(1).map(|t| t.0), Some(mark.clone()), "{panes:#?}");
+    assert_eq!(
+        title_of(2).map(|t| t.1),
+        Some(serde_json::json!("other")),
+        "the old id is another tab's pane now"
+    );
+    let moved = zj.handle("terminal_1");
+    zj.wait_for("terminal_1", r"park-test\$", SECS(15)).unwrap();
+    zj.wait_for("terminal_2", r"park-test\$", SECS(15)).unwrap();
+
+    // doctor: the entry's pane moved (info), nothing unmatched.
+    let o = zpark(sb, &zj, &["doctor", "--json"]);
+    let rep: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("doctor --json ({e}): {}", text(&o)));
+    let codes: Vec<&str> = rep["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["code"].as_str())
+        .collect();
+    assert!(codes.contains(&"pane-moved"), "{rep:#}");
+    assert!(!codes.contains(&"pane-unmatched"), "{rep:#}");
+    // rebuild --dry-run: one re-point, from the stale id to the marked pane.
+    let o = zpark(sb, &zj, &["rebuild", "--dry-run", "--json"]);
+    let plan: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("rebuild --json ({e}): {}", text(&o)));
+    let rel = plan["relocated"].as_array().expect("relocated");
+    assert_eq!(rel.len(), 1, "{plan:#}");
+    assert_eq!(rel[0]["from"], serde_json::json!(old));
+    assert_eq!(rel[0]["pane"], serde_json::json!(moved));
+    assert_eq!(rel[0]["outcome"], serde_json::json!("would-rebuild"));
+
+    // The repro: `park unpark <session id>` resumes it in its own pane.
+    let (c, out) = zaction(sb, &zj, &["unpark", &sid]);
+    assert_eq!(
+        (c, out.results[0].outcome.as_str()),
+        (0, "unparked"),
+        "{:?}",
+        out.results[0].reason
+    );
+    let back = zwait_row(sb, &zj, &moved, |r| r.state == RowState::Live);
+    assert_eq!(back.session_id.as_deref(), Some(sid.as_str()));
+    let pid = back.pid.unwrap();
+    assert_eq!(env_of(pid, "ZELLIJ_PANE_ID").as_deref(), Some("1"));
+    assert_eq!(
+        claude_pids_for(&sb.home, &sid).len(),
+        1,
+        "exactly one process on the transcript"
+    );
+    let other = zj.dump("terminal_2");
+    assert!(
+        !other.contains("unpark") && !other.contains("claude"),
+        "the pane that took the old id was typed into:\n{other}"
+    );
+    assert!(entries(sb).is_empty(), "the entry is gone once resumed");
+}
