@@ -742,6 +742,27 @@ pub(crate) fn send_resume(
         Type(String),
         NewWindow,
     }
+    // A held zellij slot (its command exited, or a resurrected pane waiting to run it): turned
+    // into a shell in place first — Enter there would start what it holds, a fresh agent.
+    let pane = match pane {
+        Some(p) if p.dead && crate::adapters::mux::is_zellij_server(&p.server) => {
+            match revive_slot(ctx, &p) {
+                Ok(p) => {
+                    e.pane_owned = false;
+                    Some(p)
+                }
+                Err(why) => {
+                    return Done(res(
+                        target,
+                        &e,
+                        Outcome::Refused,
+                        Some(format!("pane {} is held: {why}", p.id)),
+                    ))
+                }
+            }
+        }
+        other => other,
+    };
     // Keys sent to a pane in copy mode (or showing a run-shell result) go to the mode.
     if let Some(p) = pane.as_ref().filter(|p| p.in_mode) {
         let _ = ctx.mux.leave_mode(&p.id);
@@ -887,6 +908,27 @@ pub(crate) fn locate(ctx: &Ctx, e: &Entry, panes: &[Pane], all: &[Entry]) -> Slo
     })
 }
 
+/// Turns a held pane into a shell ([`crate::adapters::mux::Mux::revive`]) and waits for its prompt;
+/// the pane as listed then.
+fn revive_slot(ctx: &Ctx, p: &Pane) -> Result<Pane, String> {
+    ctx.mux.revive(&p.id).map_err(|e| e.to_string())?;
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(10) {
+        if let Some(now) = ctx
+            .mux
+            .list_panes()
+            .ok()
+            .and_then(|ps| ps.into_iter().find(|x| x.id == p.id))
+        {
+            if !now.dead && shell_prompt_ready(ctx, &now) {
+                return Ok(now);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Err("its shell never showed a prompt".into())
+}
+
 /// Points the entry at the pane that carries its mark (the multiplexer renumbered its panes).
 pub(crate) fn repoint_in_memory(e: &mut Entry, p: &Pane) {
     e.place.pane = p.id.clone();
@@ -961,9 +1003,20 @@ fn last_line(screen: &str) -> &str {
         .unwrap_or("")
 }
 
+/// park's placeholder for `eid` runs as the pane's process `pid` (tmux respawns the pane with
+/// it) or as that process's foreground job (zellij: a shell runs it, see its `respawn`).
 pub fn is_placeholder(ctx: &Ctx, pid: u32, eid: &str) -> bool {
-    ctx.platform.process(pid).is_some_and(|p| {
+    let hold = |p: &crate::adapters::platform::ProcInfo| {
         p.argv.get(1).is_some_and(|a| a == "hold") && p.argv.get(2).is_some_and(|a| a == eid)
+    };
+    ctx.platform.process(pid).is_some_and(|p| {
+        hold(&p)
+            || (p.tpgid > 0
+                && p.tpgid as u32 != pid
+                && ctx
+                    .platform
+                    .process(p.tpgid as u32)
+                    .is_some_and(|f| hold(&f)))
     })
 }
 

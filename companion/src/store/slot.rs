@@ -106,15 +106,20 @@ pub fn find(e: &Entry, panes: &[Pane], others: &[Entry], is_slot: impl Fn(&Pane)
     let found: Vec<&Pane> = panes
         .iter()
         .filter(|p| {
-            p.server == e.place.server
-                && p.session == e.place.session
-                && !p.dead
-                && marks(p, e, others)
+            // A held pane (zellij resurrects a pane's command suspended) is still the slot:
+            // unpark turns it into a shell first, never running what it holds.
+            p.server == e.place.server && p.session == e.place.session && marks(p, e, others)
         })
         .collect();
     let mark = pill_title(e);
+    // A held pane has no process to read a cwd from: unknown, not a contradiction, for the
+    // entry's own tagged mark (an untagged one needs the cwd, see `marks`).
+    let placed = |p: &Pane| {
+        p.window_name == e.place.window_name
+            && (p.cwd == e.cwd || (p.cwd.is_empty() && p.title == pill_title(e)))
+    };
     match found.as_slice() {
-        [one] if same_place(one, e) => Slot::Moved((*one).clone()),
+        [one] if placed(one) => Slot::Moved((*one).clone()),
         [one] => Slot::Missing(format!(
             "pane {} carries its mark `{mark}` but is in tab `{}` at {} (recorded: tab `{}` at {}); \
              not guessing",
@@ -246,9 +251,15 @@ mod tests {
             find(&a, &[other_session], &only, |_| false),
             Slot::Missing(_)
         ));
-        // A dead (held) pane with the mark is not a slot to type into.
-        let mut held = zpane("terminal_0@zl", &pill_title(&a), "work", "/w");
+        // A held pane with the mark is the slot (unpark revives it before typing), also when
+        // zellij knows no cwd for it (no process) — but not with an untagged mark.
+        let mut held = zpane("terminal_0@zl", &pill_title(&a), "work", "");
         held.dead = true;
+        assert!(matches!(
+            find(&a, &[held.clone()], &only, |_| false),
+            Slot::Moved(_)
+        ));
+        held.title = "❄ claude".into();
         assert!(matches!(
             find(&a, &[held], &only, |_| false),
             Slot::Missing(_)

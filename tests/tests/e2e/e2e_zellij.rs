@@ -98,6 +98,11 @@ fn run_claude(z: &Z, id: &str) -> String {
             dir.display()
         ),
     );
+    chat(z, id)
+}
+
+/// The Claude starting in pane `id` gets one turn answered; its row idle; the session id.
+fn chat(z: &Z, id: &str) -> String {
     z.zj.wait_for(id, "bypass permissions on", SECS(60))
         .unwrap();
     for _ in 0..3 {
@@ -501,4 +506,161 @@ tab name="other" { pane; }"#;
         "the pane that took the old id was typed into:\n{other}"
     );
     assert!(entries(sb).is_empty(), "the entry is gone once resumed");
+}
+
+/// `zellij run --cwd <dir> -- claude …`: the new pane's id.
+fn run_owned_claude(z: &Z, project: &str) -> String {
+    let dir = z.sb.project_dir(project);
+    let before = z.zj.terminals();
+    let out =
+        z.zj.cli(&[
+            "run",
+            "--cwd",
+            &dir.to_string_lossy(),
+            "--",
+            "claude",
+            "--dangerously-skip-permissions",
+        ])
+        .unwrap();
+    // zellij can lose a CLI reply (ZELLIJ-TMUX §0): `run` is not retried, the new pane is read
+    // from the listing instead.
+    let id = match out.trim() {
+        "" => poll(SECS(5), || {
+            z.zj.terminals().into_iter().find(|t| !before.contains(t))
+        })
+        .expect("zellij run opened a pane"),
+        id => id.to_string(),
+    };
+    assert!(id.starts_with("terminal_"), "{out:?}");
+    id
+}
+
+/// The pane's process or its foreground job is `park hold …`.
+fn runs_hold(zj: &Zellij, id: &str) -> bool {
+    let Some(root) = zj.pane_pid(id) else {
+        return false;
+    };
+    std::iter::once(root)
+        .chain(descendants(root))
+        .filter_map(|p| std::fs::read(format!("/proc/{p}/cmdline")).ok())
+        .any(|c| c.split(|b| *b == 0).nth(1) == Some(&b"hold"[..]))
+}
+
+/// A Claude that is its pane's own command (`zellij run -- claude`): park leaves park's placeholder
+/// in the same pane (zellij has no respawn: the held pane is dropped to a shell with ESC and the
+/// shell runs `park hold`), and unpark presses its Enter: Claude resumes in that pane. A second
+/// one is parked, the server killed and the session resurrected: its placeholder comes back held
+/// ("Waiting to run") under a new id with the entry's mark, and `park unpark <session id>` turns it
+/// into a shell and resumes there — never running what it held, never typing into the pane that
+/// took its old id.
+#[test]
+fn a_pane_owned_claude_in_zellij_keeps_its_pane_through_park_and_a_resurrection() {
+    let sb = Sandbox::new();
+    let mock = mock_server!(&sb.logs);
+    seed_claude_home(&sb.home, &sb.work, CLAUDE_API_KEY).unwrap();
+    install_shims(&sb, None);
+    let mut env = sb.claude_env(&mock);
+    env.push(("DISABLE_AUTOUPDATER".into(), "1".into()));
+    let layout = r#"tab name="work" { pane; }
+tab name="other" { pane; }"#;
+    let zj = Zellij::start(
+        &sb,
+        "zo",
+        &env,
+        layout,
+        "session_serialization true\nserialization_interval 1",
+    );
+    let z = Z {
+        sb,
+        _mock: mock,
+        zj,
+    };
+
+    // A: park leaves the placeholder in the same pane; unpark presses its Enter.
+    let a = run_owned_claude(&z, "api");
+    let sid_a = chat(&z, &a);
+    let (sb, zj) = (&z.sb, &z.zj);
+    let ha = zj.handle(&a);
+    let r = park_when_quiet(sb, zj, &ha);
+    assert_eq!(r.outcome.as_str(), "parked", "{:?}", r.reason);
+    zj.wait_for(&a, "Press Enter to resume it here", SECS(15))
+        .unwrap();
+    assert!(runs_hold(zj, &a), "park hold runs in {a}");
+    assert_eq!(zj.terminals().len(), 3, "no pane added or lost");
+    let (c, o) = zaction(sb, zj, &["unpark", &sid_a]);
+    assert_eq!(
+        (c, o.results[0].outcome.as_str()),
+        (0, "unparked"),
+        "{:?}",
+        o.results[0].reason
+    );
+    let back = zwait_row(sb, zj, &ha, |r| r.state == RowState::Live);
+    assert_eq!(back.session_id.as_deref(), Some(sid_a.as_str()));
+    assert_eq!(
+        env_of(back.pid.unwrap(), "ZELLIJ_PANE_ID").as_deref(),
+        Some(a.trim_start_matches("terminal_"))
+    );
+    assert_eq!(zj.terminals().len(), 3, "resumed in place, no new pane");
+
+    // B: parked, then the server crashes and zellij resurrects the session.
+    let b = run_owned_claude(&z, "web");
+    let sid_b = chat(&z, &b);
+    let (sb, mut zj) = (&z.sb, z.zj);
+    let hb = zj.handle(&b);
+    let r = park_when_quiet(sb, &zj, &hb);
+    assert_eq!(r.outcome.as_str(), "parked", "{:?}", r.reason);
+    zj.wait_for(&b, "Press Enter to resume it here", SECS(15))
+        .unwrap();
+    let mark = poll(SECS(5), || zj.title(&b).filter(|t| t.starts_with('❄'))).expect("the ❄ mark");
+    poll(SECS(20), || {
+        let l = zj.saved_layout(sb);
+        (l.contains(&mark) && l.contains("\"hold\"")).then_some(())
+    })
+    .unwrap_or_else(|| {
+        panic!(
+            "zellij never saved the placeholder:\n{}",
+            zj.saved_layout(sb)
+        )
+    });
+    std::thread::sleep(SECS(2));
+    zj.kill_server();
+    zj.resurrect(sb);
+    let panes = zj.panes();
+    let slot = panes
+        .iter()
+        .find(|p| p["is_plugin"] == false && p["title"] == serde_json::json!(mark))
+        .unwrap_or_else(|| panic!("no pane carries {mark:?}: {panes:#?}"));
+    assert_eq!(slot["is_held"], serde_json::json!(true), "{slot:#}");
+    let new_b = format!("terminal_{}", slot["id"]);
+    assert_ne!(new_b, b, "zellij renumbered the pane");
+    zj.wait_for(&new_b, "Waiting to run", SECS(10)).unwrap();
+
+    let (c, o) = zaction(sb, &zj, &["unpark", &sid_b]);
+    assert_eq!(
+        (c, o.results[0].outcome.as_str()),
+        (0, "unparked"),
+        "{:?}",
+        o.results[0].reason
+    );
+    let nh = zj.handle(&new_b);
+    let again = zwait_row(sb, &zj, &nh, |r| r.state == RowState::Live);
+    assert_eq!(again.session_id.as_deref(), Some(sid_b.as_str()));
+    let argv =
+        String::from_utf8(std::fs::read(format!("/proc/{}/cmdline", again.pid.unwrap())).unwrap())
+            .unwrap()
+            .replace('\0', " ");
+    assert!(argv.contains(&format!("--resume {sid_b}")), "{argv}");
+    assert_eq!(
+        claude_pids_for(&sb.home, &sid_b).len(),
+        1,
+        "exactly one process on the transcript"
+    );
+    if let Some(n) = zj.terminals().into_iter().find(|t| *t == b) {
+        let other = zj.dump(&n);
+        assert!(
+            !other.contains("unpark"),
+            "the pane that took the old id was typed into:\n{other}"
+        );
+    }
+    assert!(entries(sb).is_empty());
 }

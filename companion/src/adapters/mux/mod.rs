@@ -172,6 +172,14 @@ pub trait Mux: Send + Sync {
         env: &[(String, String)],
         argv: &[String],
     ) -> Result<(), MuxError>;
+    /// Turns a held pane (zellij keeps a pane whose command exited, or one resurrected with its
+    /// command suspended: "Waiting to run …") into a shell in its cwd, under the same handle,
+    /// without running the held command. Returns once the pane is no longer held.
+    fn revive(&self, pane: &str) -> Result<(), MuxError> {
+        Err(MuxError::Command(format!(
+            "{pane}: this multiplexer cannot turn a held pane into a shell"
+        )))
+    }
     /// Open a new window (zellij: pane) in `session` of `server` (tmux: created if missing) running
     /// argv; returns the new pane handle.
     fn new_window(

@@ -291,6 +291,10 @@ impl Mux for MuxSet {
         self.route(pane).respawn(pane, cwd, env, argv)
     }
 
+    fn revive(&self, pane: &str) -> Result<(), MuxError> {
+        self.route(pane).revive(pane)
+    }
+
     fn new_window(
         &self,
         server: &str,

@@ -194,6 +194,28 @@ pub fn parse_list(json: &str, session: &str, server: &str) -> Result<Vec<Pane>, 
         .collect())
 }
 
+/// The line typed into a revived pane's fresh shell to replace it by `argv` in `cwd` with `env`
+/// (pure). Every word is quoted; a value that cannot be quoted (a NUL) is an error, never typed.
+pub(crate) fn respawn_line(
+    cwd: &str,
+    env: &[(String, String)],
+    argv: &[String],
+) -> Result<String, MuxError> {
+    let q = |s: &str| {
+        shlex::try_quote(s)
+            .map(|c| c.into_owned())
+            .map_err(|_| MuxError::Command(format!("cannot quote {s:?} for a shell")))
+    };
+    let mut words = vec!["env".to_string()];
+    for (k, v) in env {
+        words.push(q(&format!("{k}={v}"))?);
+    }
+    for a in argv {
+        words.push(q(a)?);
+    }
+    Ok(format!(" cd -- {} && {}", q(cwd)?, words.join(" ")))
+}
+
 /// Bytes `write` sends for the tmux-style key names park uses.
 pub(crate) fn key_bytes(key: &str) -> Option<u8> {
     Some(match key {
@@ -588,15 +610,50 @@ impl Mux for Zellij {
             .map(|_| ())
     }
 
+    /// zellij 0.45 has no respawn: the held pane is turned into a shell under the same id
+    /// ([`Mux::revive`]) and `argv` runs as that shell's foreground job (typed with a leading
+    /// space so shells that ignore space-prefixed lines keep it out of their history). Not
+    /// `exec`: zellij closes a shell pane whose process exits, so the shell stays the pane's
+    /// process. zellij saves the pane's foreground command, so a resurrected session brings the
+    /// placeholder back (suspended), never the agent.
     fn respawn(
         &self,
         pane: &str,
-        _cwd: &str,
-        _env: &[(String, String)],
-        _argv: &[String],
+        cwd: &str,
+        env: &[(String, String)],
+        argv: &[String],
     ) -> Result<(), MuxError> {
+        self.revive(pane)?;
+        let line = respawn_line(cwd, env, argv)?;
+        self.send_text(pane, &line)?;
+        self.send_keys(pane, &["Enter"])
+    }
+
+    fn revive(&self, pane: &str) -> Result<(), MuxError> {
+        let (id, session) = self.session_of(pane)?;
+        let tid = format!("terminal_{id}");
+        let held = |me: &Self| -> Result<bool, MuxError> {
+            let json = me.query(session, &["action", "list-panes", "--json", "--all"])?;
+            let panes = parse_list(&json, session, "").map_err(MuxError::Command)?;
+            panes
+                .iter()
+                .find(|p| p.pane_index == id)
+                .map(|p| p.dead)
+                .ok_or_else(|| MuxError::Command(format!("{pane} is gone")))
+        };
+        if !held(self)? {
+            return Ok(());
+        }
+        // ESC on a held pane: "drop to shell" (measured on 0.45.1; Enter would run the command).
+        self.call(session, &["action", "write", "--pane-id", &tid, "27"])?;
+        for _ in 0..50 {
+            if !held(self)? {
+                return Ok(());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
         Err(MuxError::Command(format!(
-            "zellij 0.45 cannot restart a pane's process in place ({pane}); the pane is reopened on unpark"
+            "{pane} stayed held after ESC; not typing into it"
         )))
     }
 
@@ -749,6 +806,24 @@ mod tests {
         assert_eq!(p[0].server, "zellij:/r");
         assert!(parse_list("", "m", "s").is_err());
         assert!(parse_list("[{\"id\":\"x\"}]", "m", "s").is_err());
+    }
+
+    #[test]
+    fn the_respawn_line_quotes_every_word_and_refuses_a_nul() {
+        let env = vec![("PARK_HOME".to_string(), "/h/my park".to_string())];
+        let argv = vec![
+            "/bin/park".to_string(),
+            "hold".into(),
+            "claude-x$(id)".into(),
+        ];
+        let line = respawn_line("/w/it's", &env, &argv).unwrap();
+        assert_eq!(
+            line,
+            " cd -- \"/w/it's\" && env 'PARK_HOME=/h/my park' /bin/park hold 'claude-x$(id)'"
+        );
+        let words = shlex::split(line.trim()).unwrap();
+        assert!(words.contains(&"claude-x$(id)".to_string()));
+        assert!(respawn_line("/w", &[], &["a\0b".to_string()]).is_err());
     }
 
     #[test]
