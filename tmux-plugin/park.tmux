@@ -150,7 +150,7 @@ offer_build() {
   tmux bind-key -N "park: build park's binary (not installed yet)" "$key" \
     run-shell -b "$popup -T ' park: install ' $(sh_quote "$script") || true"
   prefix="$(get_tmux_option prefix C-b)"
-  tmux display-message -d 10000 \
+  tmux display-message -d 8000 \
     "$(fmt_escape "park: binary not installed: press $prefix $key to build it (or set @park-bin)")"
 }
 

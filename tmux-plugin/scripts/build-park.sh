@@ -84,6 +84,6 @@ fi
 
 printf '\nThe build FAILED (cargo exited %s). Nothing was changed.\nLog: %s\nPress %s %s to try again.\n' \
   "$rc" "$LOG" "$PREFIX" "$KEY"
-tell "park: build failed (log: $LOG); $PREFIX $KEY retries"
 pause
+tell "park: build failed (log: $LOG); $PREFIX $KEY retries"
 exit 0
