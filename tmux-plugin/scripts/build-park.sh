@@ -75,10 +75,17 @@ if [ "$rc" = 0 ] && [ -x "$bin" ] && version="$("$bin" --version 2>/dev/null)"; 
   # Load the plugin again, run by the server as TPM runs it: find_park_bin now finds
   # ~/.local/bin/park, so the key opens the picker and the status line is set up.
   tmux run-shell "$(fmt_escape "$(sh_quote "$PLUGIN_DIR/park.tmux")")"
-  printf '\nInstalled %s: %s\nThe plugin is loaded: %s %s opens park'\''s picker.\n' \
-    "$version" "$bin" "$PREFIX" "$KEY"
-  pause
-  tell "park: installed $version in $ROOT/bin; $PREFIX $KEY opens the picker"
+  if tmux list-keys -T prefix "$KEY" 2>/dev/null | grep -q ' pick --pane '; then
+    printf '\nInstalled %s: %s\nThe plugin is loaded: %s %s opens park'\''s picker.\n' \
+      "$version" "$bin" "$PREFIX" "$KEY"
+    pause
+    tell "park: installed $version in $ROOT/bin; $PREFIX $KEY opens the picker"
+  else
+    printf '\nInstalled %s: %s\nbut the plugin did not pick it up: set -g @park-bin %s in ~/.tmux.conf.\n' \
+      "$version" "$bin" "$bin"
+    pause
+    tell "park: installed $bin, but the plugin did not load it (set @park-bin)"
+  fi
   exit 0
 fi
 

@@ -271,7 +271,7 @@ fn tpm_install_then_the_park_key_builds_park_and_opens_the_picker() {
 
     // Any key closes the popup; the status line says it worked.
     outer.keys(&["q"]);
-    wait_popup_closed(&outer, "park: install");
+    wait_popup_closed(&outer, "─ park: install ─");
     outer.wait("park: installed park ", SECS(5)).unwrap();
 
     // The plugin loaded itself: prefix P is the picker (run from ~/.local/bin, which is not on the
@@ -343,7 +343,7 @@ fn without_cargo_the_popup_says_to_install_rustup_and_builds_nothing() {
     }
     assert!(!screen.contains("[y/N]"), "no build offered:\n{screen}");
     outer.keys(&["Enter"]);
-    wait_popup_closed(&outer, "park: install");
+    wait_popup_closed(&outer, "─ park: install ─");
     assert!(!sb.home.join(".local/bin/park").exists());
     assert!(!sb.home.join(".local/state/park/build.log").exists());
     assert!(prefix_binding(&sb, "P").is_some_and(|b| b.contains("build-park.sh")));
@@ -398,7 +398,7 @@ fn a_declined_or_failed_build_changes_nothing_and_the_key_retries() {
     outer.keys(&["C-b", "P"]);
     outer.wait("[y/N]", SECS(10)).unwrap();
     outer.keys(&["n", "Enter"]);
-    wait_popup_closed(&outer, "park: install");
+    wait_popup_closed(&outer, "─ park: install ─");
     assert!(!calls.exists(), "cargo ran without a y");
 
     // y: the fake cargo fails.
@@ -428,7 +428,7 @@ fn a_declined_or_failed_build_changes_nothing_and_the_key_retries() {
         .unwrap()
         .contains("(fake cargo)"));
     outer.keys(&["q"]);
-    wait_popup_closed(&outer, "park: install");
+    wait_popup_closed(&outer, "─ park: install ─");
     outer.wait("park: build failed (log: ", SECS(5)).unwrap();
     assert!(!sb.home.join(".local/bin/park").exists());
     assert_eq!(snapshot(&sb), before, "no option or key changed");
@@ -437,6 +437,6 @@ fn a_declined_or_failed_build_changes_nothing_and_the_key_retries() {
     outer.keys(&["C-b", "P"]);
     outer.wait("[y/N]", SECS(10)).unwrap();
     outer.keys(&["Enter"]);
-    wait_popup_closed(&outer, "park: install");
+    wait_popup_closed(&outer, "─ park: install ─");
     assert_eq!(std::fs::read_to_string(&calls).unwrap(), want);
 }
