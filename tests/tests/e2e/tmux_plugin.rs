@@ -162,7 +162,7 @@ fn loading_rewrites_placeholders_seeds_the_status_and_is_idempotent() {
 }
 
 #[test]
-fn missing_binary_says_so_and_binds_nothing() {
+fn missing_binary_says_so_or_offers_the_build() {
     let sb = Sandbox::new();
     let outer = Outer::attach(&sb, "w");
     let before = sb.tmux(&["list-keys"]).unwrap();
