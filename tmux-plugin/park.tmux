@@ -9,7 +9,11 @@
 # This script only binds keys and splices formats into the user's options. It is run by TPM
 # on every config reload (and may be run by hand), so it is idempotent, and it never
 # overwrites an option the user set. Options it reads (defaults apply only when unset):
-#   @park-bin             park binary (path or name on PATH)      default: park on PATH
+#   @park-bin             park binary (path or name on PATH)      default: park on PATH, else
+#                         ~/.local/bin/park, else ~/.cargo/bin/park; when there is none (and this
+#                         plugin is a clone of park's repo, as TPM makes), @park-key offers to
+#                         build it (scripts/build-park.sh, in a popup, only after a `y`)
+#   @park-build-args      extra words for that build's `cargo install`  default: none
 #   @park-key             prefix key for the picker popup         default: P
 #   @park-park-key        prefix key that parks the current pane  default: none (unbound)
 #   @park-popup-width     popup width                             default: 90%
@@ -29,6 +33,23 @@ DEFAULT_WINDOW_FORMAT='#I:#W#{?window_flags,#{window_flags}, }'
 DEFAULT_BORDER_FORMAT='#{?pane_active,#[reverse],}#{pane_index}#[default] "#{pane_title}"'
 DEFAULT_BORDER_FORMAT_SPACED=" $DEFAULT_BORDER_FORMAT "
 
+# release_old_keys KEY...: a key bound by an earlier load (before @park-key changed) is released,
+# if it is still ours; then the KEYs are recorded as the ones bound now.
+release_old_keys() {
+  local old keep k
+  for old in $(tmux show-option -gqv @_park_bound_keys); do
+    keep=0
+    for k in "$@"; do
+      [ "$old" = "$k" ] && keep=1
+    done
+    if [ "$keep" = 0 ] && tmux list-keys -T prefix "$old" 2>/dev/null | grep -q 'park'; then
+      tmux unbind-key -T prefix "$old"
+    fi
+  done
+  local now="$*"
+  tmux set-option -gq @_park_bound_keys "${now% }"
+}
+
 bind_keys() {
   local bin="$1" key park_key width height pick popup
   key="$(get_tmux_option @park-key P)"
@@ -47,15 +68,7 @@ bind_keys() {
   # -b: the server is not held while the popup is open; `|| true`: a non-zero exit (park pick
   # failing, the popup closed with display-popup -C) must not leave run-shell's "returned N"
   # on the pane in view mode, where it would swallow keys typed into the pane.
-  # A key bound by an earlier load (before @park-key changed) is released, if it is still ours.
-  local old
-  for old in $(tmux show-option -gqv @_park_bound_keys); do
-    if [ "$old" != "$key" ] && [ "$old" != "$park_key" ] &&
-      tmux list-keys -T prefix "$old" 2>/dev/null | grep -q 'park'; then
-      tmux unbind-key -T prefix "$old"
-    fi
-  done
-  tmux set-option -gq @_park_bound_keys "$key${park_key:+ $park_key}"
+  release_old_keys "$key" "$park_key"
 
   tmux bind-key -N "park: pick agents to park or resume" "$key" \
     run-shell -b "$popup -T ' park ' $(sh_quote "$pick") || true"
@@ -121,10 +134,34 @@ decorate() {
   fi
 }
 
+# offer_build: park's binary is not installed, but this plugin sits in park's source tree (a TPM
+# clone of the repo): @park-key opens a popup that offers to build it (scripts/build-park.sh asks
+# first, builds nothing without a `y`, and loads the plugin again once park is installed). Only
+# the key is bound; no option is written, so a failed or declined build leaves tmux as it was.
+offer_build() {
+  local key width height script popup prefix
+  key="$(get_tmux_option @park-key P)"
+  width="$(sh_quote "$(fmt_escape "$(get_tmux_option @park-popup-width 90%)")")"
+  height="$(sh_quote "$(fmt_escape "$(get_tmux_option @park-popup-height 70%)")")"
+  release_old_keys "$key"
+  # Same quoting as bind_keys: run-shell expands formats, then two shells parse the command.
+  script="bash $(sh_quote "$(fmt_escape "$CURRENT_DIR/scripts/build-park.sh")") '#{client_name}'"
+  popup="tmux display-popup -c '#{client_name}' -E -w $width -h $height"
+  tmux bind-key -N "park: build park's binary (not installed yet)" "$key" \
+    run-shell -b "$popup -T ' park: install ' $(sh_quote "$script") || true"
+  prefix="$(get_tmux_option prefix C-b)"
+  tmux display-message -d 8000 \
+    "$(fmt_escape "park: binary not installed: press $prefix $key to build it (or set @park-bin)")"
+}
+
 main() {
   local bin
   if ! bin="$(find_park_bin)" || [ -z "$bin" ]; then
-    tmux display-message "park: binary not found (set @park-bin or put park on PATH)"
+    if [ -z "$(get_tmux_option @park-bin "")" ] && [ -f "$CURRENT_DIR/../companion/Cargo.toml" ]; then
+      offer_build
+    else
+      tmux display-message "park: binary not found (set @park-bin or put park on PATH)"
+    fi
     return 0
   fi
   bind_keys "$bin"

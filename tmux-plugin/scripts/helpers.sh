@@ -34,13 +34,21 @@ replace_all() {
 }
 
 # find_park_bin: prints the park binary to use: @park-bin (a path, ~ expanded, or a command
-# name looked up on PATH), else `park` on PATH. Returns 1 when there is none.
+# name looked up on PATH), else `park` on PATH, else ~/.local/bin/park (where scripts/install
+# and the plugin's own build put it; tmux's run-shell PATH often lacks ~/.local/bin), else
+# ${CARGO_HOME:-~/.cargo}/bin/park (a plain `cargo install`). Returns 1 when there is none.
 find_park_bin() {
-  local want
+  local want c
   want="$(get_tmux_option @park-bin "")"
   if [ -z "$want" ]; then
-    type -P park
-    return
+    type -P park && return 0
+    for c in "$HOME/.local/bin/park" "${CARGO_HOME:-$HOME/.cargo}/bin/park"; do
+      if [ -f "$c" ] && [ -x "$c" ]; then
+        printf '%s\n' "$c"
+        return 0
+      fi
+    done
+    return 1
   fi
   # shellcheck disable=SC2088 # a literal "~/" from the option, expanded here
   case "$want" in
@@ -50,4 +58,18 @@ find_park_bin() {
     */*) [ -f "$want" ] && [ -x "$want" ] && printf '%s\n' "$want" ;;
     *) type -P "$want" ;;
   esac
+}
+
+# find_cargo: prints the cargo to build park with: cargo on PATH, else ~/.cargo/bin/cargo (where
+# rustup puts it; tmux's PATH often lacks it). Returns 1 when there is none.
+find_cargo() {
+  local c
+  type -P cargo && return 0
+  for c in "${CARGO_HOME:-$HOME/.cargo}/bin/cargo" "$HOME/.cargo/bin/cargo"; do
+    if [ -f "$c" ] && [ -x "$c" ]; then
+      printf '%s\n' "$c"
+      return 0
+    fi
+  done
+  return 1
 }

@@ -33,4 +33,5 @@ mod races;
 mod rebuild;
 mod servers;
 mod tmux_plugin;
+mod tpm_install;
 mod wake;

@@ -29,20 +29,20 @@ fn load_plugin(sb: &Sandbox) {
         .unwrap_or_else(|e| panic!("loading the plugin: {e}"));
 }
 
-fn gopt(sb: &Sandbox, name: &str) -> String {
+pub(crate) fn gopt(sb: &Sandbox, name: &str) -> String {
     sb.tmux(&["show-option", "-gqv", name])
         .unwrap()
         .trim_end_matches('\n')
         .to_string()
 }
 
-fn set_gopt(sb: &Sandbox, name: &str, value: &str) {
+pub(crate) fn set_gopt(sb: &Sandbox, name: &str, value: &str) {
     sb.tmux(&["set-option", "-g", name, value]).unwrap();
 }
 
 /// Every global option (session, window and server scope) and every key binding: what loading the
 /// plugin may change.
-fn snapshot(sb: &Sandbox) -> String {
+pub(crate) fn snapshot(sb: &Sandbox) -> String {
     let mut s = String::new();
     for args in [
         &["show-options", "-g"][..],
@@ -55,7 +55,7 @@ fn snapshot(sb: &Sandbox) -> String {
     s
 }
 
-fn prefix_binding(sb: &Sandbox, key: &str) -> Option<String> {
+pub(crate) fn prefix_binding(sb: &Sandbox, key: &str) -> Option<String> {
     sb.tmux(&["list-keys", "-T", "prefix", key])
         .ok()
         .filter(|s| !s.trim().is_empty())
@@ -162,7 +162,7 @@ fn loading_rewrites_placeholders_seeds_the_status_and_is_idempotent() {
 }
 
 #[test]
-fn missing_binary_says_so_and_binds_nothing() {
+fn missing_binary_says_so_or_offers_the_build() {
     let sb = Sandbox::new();
     let outer = Outer::attach(&sb, "w");
     let before = sb.tmux(&["list-keys"]).unwrap();
@@ -179,14 +179,40 @@ fn missing_binary_says_so_and_binds_nothing() {
     assert!(prefix_binding(&sb, "P").is_none());
     assert_eq!(gopt(&sb, "status-right"), "#{park_status}");
 
-    // Unset @park-bin and no park on the server's PATH: the same.
+    // Unset @park-bin and no park on the server's PATH (nor in ~/.local/bin, ~/.cargo/bin): the
+    // plugin sits in park's source tree, so the key offers to build it (tpm_install.rs); only
+    // that key is bound, and no option is touched.
     sb.tmux(&["set-option", "-gu", "@park-bin"]).unwrap();
     sb.tmux(&["set-environment", "-g", "PATH", "/usr/bin:/bin"])
         .unwrap();
     sb.tmux(&["display-message", "reset"]).unwrap();
     load_plugin(&sb);
-    outer.wait("park: binary not found", SECS(3)).unwrap();
-    assert_eq!(sb.tmux(&["list-keys"]).unwrap(), before);
+    outer
+        .wait(
+            "park: binary not installed: press C-b P to build it (or set @park-bin)",
+            SECS(3),
+        )
+        .unwrap();
+    let offer = prefix_binding(&sb, "P").expect("prefix P offers the build");
+    assert!(
+        offer.contains("display-popup") && offer.contains("build-park.sh"),
+        "{offer}"
+    );
+    let p_line = |s: &str| {
+        s.lines()
+            .filter(|l| {
+                let w: Vec<&str> = l.split_whitespace().take(4).collect();
+                w.get(2..4) != Some(&["prefix", "P"][..])
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(p_line(&sb.tmux(&["list-keys"]).unwrap()), p_line(&before));
+    assert_eq!(gopt(&sb, "status-right"), "#{park_status}");
+    // Loading again (TPM on a config reload) changes nothing.
+    let once = snapshot(&sb);
+    load_plugin(&sb);
+    assert_eq!(snapshot(&sb), once);
 }
 
 #[test]
@@ -361,6 +387,7 @@ fn plugin_scripts_are_shellcheck_clean() {
         "tmux-plugin/park.tmux",
         "tmux-plugin/scripts/helpers.sh",
         "tmux-plugin/scripts/park-pane.sh",
+        "tmux-plugin/scripts/build-park.sh",
         "scripts/bench-tmux",
     ];
     let out = Command::new("shellcheck")
