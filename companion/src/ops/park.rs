@@ -615,9 +615,6 @@ pub(crate) fn record_groups(
         }
     }
     for (server, session, window_index) in windows {
-        if crate::adapters::mux::is_zellij_server(&server) {
-            continue;
-        }
         let mut panes: Vec<&Pane> = s
             .panes
             .iter()
@@ -668,14 +665,24 @@ pub(crate) fn record_groups(
             &members,
         )
         .unwrap_or_else(group::new_id);
-        let (layout, width, height) = ctx
-            .mux
-            .window_layout(&session, window_index)
-            .unwrap_or_default();
+        // zellij saves its own layouts (and a tmux session of the same name is another window).
+        let (layout, width, height) = if crate::adapters::mux::is_zellij_server(&server) {
+            Default::default()
+        } else {
+            ctx.mux
+                .window_layout(&session, window_index)
+                .unwrap_or_default()
+        };
         let g = Group {
             schema: group::SCHEMA,
             id: id.clone(),
-            kind: crate::adapters::mux::MuxKind::Tmux.as_str().into(),
+            kind: if crate::adapters::mux::is_zellij_server(&server) {
+                crate::adapters::mux::MuxKind::Zellij
+            } else {
+                crate::adapters::mux::MuxKind::Tmux
+            }
+            .as_str()
+            .into(),
             server: server.clone(),
             session: session.clone(),
             window_index,

@@ -303,8 +303,8 @@ fn stop_servers(
     dry_run: bool,
     ui: &dyn Ui,
 ) -> Vec<ActionResult> {
-    let mut windows: Vec<((String, u32), Option<String>)> = vec![];
-    let mut blocked: Vec<((String, u32), String)> = vec![];
+    let mut windows: Vec<(crate::rows::servers::Window, Option<String>)> = vec![];
+    let mut blocked: Vec<(crate::rows::servers::Window, String)> = vec![];
     let ok = |r: &ActionResult| {
         matches!(
             r.outcome,
@@ -313,14 +313,10 @@ fn stop_servers(
     };
     for i in window_level {
         let f = &s.found[*i];
-        let Some(p) = f
-            .pane
-            .as_ref()
-            .filter(|p| !crate::adapters::mux::is_zellij_server(&p.server))
-        else {
+        let Some(p) = f.pane.as_ref() else {
             continue;
         };
-        let w = (p.session.clone(), p.window_index);
+        let w = (p.server.clone(), p.session.clone(), p.window_index);
         if !windows.iter().any(|x| x.0 == w) {
             windows.push((w.clone(), groups.get(i).cloned()));
         }
@@ -328,7 +324,7 @@ fn stop_servers(
         for g in s.found.iter().filter(|g| {
             g.pane
                 .as_ref()
-                .is_some_and(|gp| gp.session == w.0 && gp.window_index == w.1)
+                .is_some_and(|gp| gp.server == w.0 && gp.session == w.1 && gp.window_index == w.2)
         }) {
             let pane = g.pane.as_ref().map(|x| x.id.clone());
             let r = results
@@ -349,13 +345,16 @@ fn stop_servers(
     }
     let out = crate::ops::servers::stop_for_windows(ctx, &windows, &blocked, dry_run);
     for (w, _) in &windows {
-        let t = format!("{}:{}", w.0, w.1);
+        let t = format!("{}:{}", w.1, w.2);
         let agents: u64 = results
             .iter()
             .filter(|r| {
                 r.outcome == Outcome::Parked
                     && s.panes.iter().any(|p| {
-                        Some(&p.id) == r.pane.as_ref() && p.session == w.0 && p.window_index == w.1
+                        Some(&p.id) == r.pane.as_ref()
+                            && p.server == w.0
+                            && p.session == w.1
+                            && p.window_index == w.2
                     })
             })
             .filter_map(|r| r.freed_bytes)

@@ -15,7 +15,7 @@
 
 use crate::ctx::Ctx;
 use crate::ops::kill::{self, Timings};
-use crate::rows::servers::{command_of, running};
+use crate::rows::servers::{command_of, running, Window};
 use crate::scan::servers::{self, Server};
 use crate::store::group;
 use park_protocol::Outcome;
@@ -43,8 +43,8 @@ fn res(
 /// group `gids[window]`.
 pub(crate) fn stop_for_windows(
     ctx: &Ctx,
-    windows: &[((String, u32), Option<String>)],
-    blocked: &[((String, u32), String)],
+    windows: &[(Window, Option<String>)],
+    blocked: &[(Window, String)],
     dry_run: bool,
 ) -> Vec<ActionResult> {
     let mut out = vec![];
@@ -63,7 +63,7 @@ pub(crate) fn stop_for_windows(
     };
     let all = running(ctx, &s);
     for (w, gid) in windows {
-        let target = format!("{}:{}", w.0, w.1);
+        let target = format!("{}:{}", w.1, w.2);
         let units: Vec<&Server> = all.iter().filter(|(x, _)| x == w).map(|(_, s)| s).collect();
         if let Some((_, why)) = blocked.iter().find(|(b, _)| b == w) {
             for sv in units {
@@ -178,6 +178,12 @@ pub fn restart(ctx: &Ctx, gids: &[String], dry_run: bool) -> Vec<ActionResult> {
                     .ok()?
                     .into_iter()
                     .find(|p| p.id == id && p.server == g.server)
+                    // zellij renumbers panes when it resurrects a session: the recorded id is
+                    // trusted only in the recorded session and tab.
+                    .filter(|p| {
+                        !crate::adapters::mux::is_zellij_server(&p.server)
+                            || (p.session == g.session && p.window_name == g.window_name)
+                    })
             });
             let Some(p) = pane else {
                 out.push(res(

@@ -1,5 +1,6 @@
-//! The dev servers and test browsers `ls` shows: the running units of each window that holds
-//! agents (from one scan) and the units parks stopped (from the window groups). Reads only.
+//! The dev servers and test browsers `ls` shows: the running units of each window (zellij: tab)
+//! that holds agents (from one scan) and the units parks stopped (from the window groups). Reads
+//! only.
 
 use crate::adapters::platform::Platform;
 use crate::ctx::Ctx;
@@ -19,10 +20,10 @@ impl Facts for PlatformFacts<'_> {
     }
 }
 
-fn pane_refs(s: &Scan) -> Vec<PaneRef> {
+fn pane_refs(s: &Scan, server: &str) -> Vec<PaneRef> {
     s.panes
         .iter()
-        .filter(|p| !crate::adapters::mux::is_zellij_server(&p.server))
+        .filter(|p| p.server == server)
         .map(|p| PaneRef {
             id: p.id.clone(),
             pid: p.pid,
@@ -32,23 +33,38 @@ fn pane_refs(s: &Scan) -> Vec<PaneRef> {
         .collect()
 }
 
-/// Every running unit of the tmux server in `s`, with its window.
-pub fn running(ctx: &Ctx, s: &Scan) -> Vec<((String, u32), Server)> {
-    let Some(server) = s
-        .server
-        .as_deref()
-        .filter(|x| !crate::adapters::mux::is_zellij_server(x))
-    else {
-        return vec![];
-    };
+/// A window of one multiplexer server: (server, session, window index — zellij: tab position).
+pub type Window = (String, String, u32);
+
+/// Every running unit of the servers in `s` (the tmux server and each zellij server), with its
+/// window.
+pub fn running(ctx: &Ctx, s: &Scan) -> Vec<(Window, Server)> {
+    let mut servers: Vec<String> = s.server.iter().cloned().collect();
+    for p in &s.panes {
+        if !servers.contains(&p.server) {
+            servers.push(p.server.clone());
+        }
+    }
     let roots: Vec<u32> = s.found.iter().map(|f| f.proc.root).collect();
-    servers::find_all(
-        &s.table,
-        &pane_refs(s),
-        server,
-        &roots,
-        &PlatformFacts(ctx.platform.as_ref()),
-    )
+    let mut out = vec![];
+    for server in servers {
+        let panes = pane_refs(s, &server);
+        if panes.is_empty() {
+            continue;
+        }
+        out.extend(
+            servers::find_all(
+                &s.table,
+                &panes,
+                &server,
+                &roots,
+                &PlatformFacts(ctx.platform.as_ref()),
+            )
+            .into_iter()
+            .map(|((session, index), sv)| ((server.clone(), session, index), sv)),
+        );
+    }
+    out
 }
 
 pub fn command_of(sv: &Server) -> String {
@@ -60,8 +76,12 @@ pub fn command_of(sv: &Server) -> String {
 pub fn rows(ctx: &Ctx, s: &Scan, agent_windows: &[(String, u32)]) -> Vec<ServerRow> {
     let mut out: Vec<ServerRow> = running(ctx, s)
         .into_iter()
-        .filter(|(w, _)| agent_windows.contains(w))
-        .map(|((session, window_index), sv)| ServerRow {
+        .filter(|((_, session, index), _)| {
+            agent_windows
+                .iter()
+                .any(|(x, i)| x == session && i == index)
+        })
+        .map(|((_, session, window_index), sv)| ServerRow {
             session,
             window_index,
             pane: sv.pane.clone(),
@@ -77,10 +97,9 @@ pub fn rows(ctx: &Ctx, s: &Scan, agent_windows: &[(String, u32)]) -> Vec<ServerR
         })
         .collect();
     let (groups, _) = group::load_all(&ctx.ledger.home);
-    for g in groups
-        .iter()
-        .filter(|g| s.server.as_deref() == Some(&g.server))
-    {
+    for g in groups.iter().filter(|g| {
+        s.server.as_deref() == Some(&g.server) || s.panes.iter().any(|p| p.server == g.server)
+    }) {
         for sv in &g.servers {
             out.push(ServerRow {
                 session: g.session.clone(),

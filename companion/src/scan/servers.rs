@@ -9,9 +9,9 @@
 //!   (`next dev`, `rails server`, `manage.py runserver`, `flask run`); a Chromium counts only when
 //!   it is driven (`--headless`, `--remote-debugging-*`, a Playwright/Puppeteer install).
 //! - [`find`] is pure over a process table and the panes: it returns the **units** to stop for one
-//!   tmux window — a unit is the job a pane's shell started (`npm run dev` with its `node vite`
+//!   tmux window or zellij tab — a unit is the job a pane's shell started (`npm run dev` with its `node vite`
 //!   and `esbuild` children), found from any matching process in it, or an orphan (reparented to
-//!   init) attributed to the window by the `TMUX_PANE` it inherited, else by the longest cwd prefix
+//!   init) attributed to the window by the `TMUX_PANE` (zellij: `ZELLIJ_PANE_ID`) it inherited, else by the longest cwd prefix
 //!   among all panes (a tie between windows attributes it to none: unsure means hands off). Units
 //!   inside an agent's tree are left to the agent's own park. A unit that is a pane's own process
 //!   is reported, not stopped (stopping it would close the pane).
@@ -459,8 +459,8 @@ pub(crate) fn find_all(
     units
 }
 
-/// The pane an orphan belongs to: the `TMUX_PANE` it inherited (on this server), else the pane
-/// whose cwd is the longest prefix of its cwd — unless panes of two windows tie.
+/// The pane an orphan belongs to: the `TMUX_PANE` (on this server) or zellij pane it inherited,
+/// else the pane whose cwd is the longest prefix of its cwd — unless panes of two windows tie.
 fn attribute<'a>(
     p: &ProcInfo,
     panes: &'a [PaneRef],
@@ -473,6 +473,12 @@ fn attribute<'a>(
             .is_some_and(|sock| sock == server);
         if let (true, Some(id)) = (on_server, env_get(&env, "TMUX_PANE")) {
             if let Some(pr) = panes.iter().find(|x| x.id == id) {
+                return Some(pr);
+            }
+        }
+        // A zellij pane's handle names its session; `panes` are this server's only.
+        if let Some(h) = crate::adapters::mux::zellij::pane_of_env(&env) {
+            if let Some(pr) = panes.iter().find(|x| x.id == h) {
                 return Some(pr);
             }
         }
@@ -746,6 +752,36 @@ mod tests {
         );
         // The other window sees only what is attributed to it.
         assert!(find(&t, &panes, &("s".into(), 2), "/tmp/tmux-0/t", &[31], &facts).is_empty());
+    }
+
+    /// zellij: an orphan is attributed to the tab of the pane it inherited (`ZELLIJ_PANE_ID` +
+    /// `ZELLIJ_SESSION_NAME`), even where the cwd would tie between two tabs.
+    #[test]
+    fn a_zellij_orphan_goes_to_the_tab_of_the_pane_it_was_started_in() {
+        let t = ProcTable::new(vec![
+            p(10, 1, "-bash"),
+            p(20, 1, "-bash"),
+            p(50, 1, "node /w/b/node_modules/.bin/vite"),
+        ]);
+        let panes = vec![
+            pane("terminal_0@zs", 10, "/w/b", 0),
+            pane("terminal_1@zs", 20, "/w/b", 1),
+        ];
+        let zenv = |id: &str, session: &str| {
+            vec![
+                ("ZELLIJ_PANE_ID".to_string(), id.to_string()),
+                ("ZELLIJ_SESSION_NAME".to_string(), session.to_string()),
+            ]
+        };
+        let facts = F(vec![(50, zenv("1", "zs"), "/w/b".into())]);
+        let got = find(&t, &panes, &("s".into(), 1), "zellij:/z", &[], &facts);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0].pane.as_deref(), Some("terminal_1@zs"));
+        assert!(got[0].orphan);
+        // Another session's pane id is not this one: the cwd ties, so nobody takes it.
+        let facts = F(vec![(50, zenv("1", "other"), "/w/b".into())]);
+        assert!(find(&t, &panes, &("s".into(), 1), "zellij:/z", &[], &facts).is_empty());
+        assert!(find(&t, &panes, &("s".into(), 0), "zellij:/z", &[], &facts).is_empty());
     }
 
     #[test]

@@ -664,3 +664,116 @@ tab name="other" { pane; }"#;
     }
     assert!(entries(sb).is_empty());
 }
+
+/// Dev servers in a zellij tab, with the same rules as a tmux window: parking the whole tab
+/// (`<session>:<tab>`) stops Claude and the `vite` server tree its neighbour pane runs, leaves vim
+/// alone, records the server in the tab's group; `park unpark <session>:<tab> --with-servers`
+/// resumes Claude and types the server back at its pane's prompt.
+#[test]
+fn parking_a_zellij_tab_stops_its_dev_server_and_with_servers_brings_it_back() {
+    use crate::servers::{free_port, pids_running, write_exec, ESBUILD, VITE};
+    let sb = Sandbox::new();
+    let mock = mock_server!(&sb.logs);
+    seed_claude_home(&sb.home, &sb.work, CLAUDE_API_KEY).unwrap();
+    install_shims(&sb, None);
+    let dir = sb.project_dir("api");
+    write_exec(&dir.join("node_modules/.bin/vite"), VITE);
+    write_exec(&dir.join("node_modules/esbuild/bin/esbuild"), ESBUILD);
+    std::fs::write(dir.join("vite.config.ts"), "export default {}\n").unwrap();
+    let mut env = sb.claude_env(&mock);
+    env.push(("DISABLE_AUTOUPDATER".into(), "1".into()));
+    let d = dir.to_string_lossy();
+    let layout = format!(
+        r#"tab name="work" {{ pane split_direction="vertical" {{ pane size="60%" cwd="{d}"; pane split_direction="horizontal" {{ pane cwd="{d}"; pane cwd="{d}"; }}; }}; }}"#
+    );
+    let zj = Zellij::start(&sb, "zs", &env, &layout, "");
+    let z = Z {
+        sb,
+        _mock: mock,
+        zj,
+    };
+    let terms = z.zj.terminals();
+    assert_eq!(terms.len(), 3, "{terms:?}");
+    let sid = run_claude(&z, &terms[0]);
+    let (sb, zj) = (&z.sb, &z.zj);
+    let (server, editor) = (&terms[1], &terms[2]);
+    let port = free_port();
+    zj.type_line(
+        server,
+        &format!("PORT={port} node_modules/.bin/vite --port {port}"),
+    );
+    zj.wait_for(server, &format!("VITE ready on {port}"), SECS(20))
+        .unwrap();
+    zj.type_line(editor, "vim -n vite.config.ts");
+    zj.wait_for(editor, "export default", SECS(10)).unwrap();
+    let vite = pids_running(sb, "node_modules/.bin/vite");
+    let esbuild = pids_running(sb, "esbuild --service");
+    let vim = pids_running(sb, "vim -n vite.config.ts");
+    assert_eq!((vite.len(), esbuild.len(), vim.len()), (1, 1, 1));
+    let l = zls(sb, zj);
+    assert!(
+        l.servers
+            .iter()
+            .any(|x| x.name == "vite" && x.state == "running" && x.session == "zs"),
+        "{:?}",
+        l.servers
+    );
+    assert_eq!(l.servers.len(), 1, "vim is not a server: {:?}", l.servers);
+
+    // Park the whole tab.
+    let deadline = Instant::now() + SECS(30);
+    let out = loop {
+        let (c, out) = zaction(sb, zj, &["park", "zs:work"]);
+        let cpu = out
+            .results
+            .iter()
+            .any(|r| r.reason.as_deref().is_some_and(|w| w.contains("% CPU")));
+        if !cpu || Instant::now() > deadline {
+            assert_eq!(c, 0, "{out:?}");
+            break out;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    let count = |o: &str| {
+        out.results
+            .iter()
+            .filter(|r| r.outcome.as_str() == o)
+            .count()
+    };
+    assert_eq!((count("parked"), count("stopped")), (1, 1), "{out:?}");
+    for p in vite.iter().chain(&esbuild) {
+        assert!(wait_gone(*p, SECS(5)), "pid {p} survived the tab park");
+    }
+    assert!(pid_alive(vim[0]), "vim is left alone");
+    assert!(claude_pids_for(&sb.home, &sid).is_empty());
+    let rec = zls(sb, zj);
+    assert!(
+        rec.servers
+            .iter()
+            .any(|x| x.name == "vite" && x.state == "stopped"),
+        "{:?}",
+        rec.servers
+    );
+    zj.wait_for(server, r"park-test\$\s*$", SECS(10)).unwrap();
+
+    // Unpark the tab with its servers.
+    let (c, out) = zaction(sb, zj, &["unpark", "zs:work", "--with-servers"]);
+    let has = |o: &str, w: &str| {
+        out.results
+            .iter()
+            .any(|r| r.outcome.as_str() == o && r.reason.as_deref().unwrap_or("").contains(w))
+    };
+    assert!(
+        out.results.iter().any(|r| r.outcome.as_str() == "unparked"),
+        "{out:?}"
+    );
+    assert!(has("restarted", "vite"), "{out:?}");
+    assert_eq!(c, 0, "{out:?}");
+    zj.wait_for(server, &format!("VITE ready on {port}"), SECS(20))
+        .unwrap();
+    let h = zj.handle(&terms[0]);
+    let back = zwait_row(sb, zj, &h, |r| r.state == RowState::Live);
+    assert_eq!(back.session_id.as_deref(), Some(sid.as_str()));
+    assert_eq!(pids_running(sb, "node_modules/.bin/vite").len(), 1);
+    assert_eq!(claude_pids_for(&sb.home, &sid).len(), 1);
+}

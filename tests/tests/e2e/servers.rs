@@ -16,7 +16,7 @@ use std::path::Path;
 
 const SLEEPER: &str = env!("CARGO_BIN_EXE_sleeper");
 
-const VITE: &str = r#"#!/usr/bin/env node
+pub(crate) const VITE: &str = r#"#!/usr/bin/env node
 // A dev server named like vite: serves on --port, has a child, and starts a detached test browser.
 const http = require('http');
 const { spawn } = require('child_process');
@@ -30,7 +30,7 @@ if (process.env.START_BROWSER === '1') {
 http.createServer((q, r) => r.end('vite ok')).listen(port, '127.0.0.1', () => console.log(`VITE ready on ${port}`));
 "#;
 
-const ESBUILD: &str = "#!/usr/bin/env node\nsetInterval(() => {}, 1e6);\n";
+pub(crate) const ESBUILD: &str = "#!/usr/bin/env node\nsetInterval(() => {}, 1e6);\n";
 
 const CHROME: &str = r#"#!/usr/bin/env node
 // A headless Chromium stand-in: a browser process with a renderer child.
@@ -41,13 +41,13 @@ if (!process.argv.some(a => a.startsWith('--type='))) {
 setInterval(() => {}, 1e6);
 "#;
 
-fn write_exec(p: &Path, text: &str) {
+pub(crate) fn write_exec(p: &Path, text: &str) {
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
     std::fs::write(p, text).unwrap();
     std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -55,7 +55,7 @@ fn free_port() -> u16 {
         .port()
 }
 
-fn pids_running(sb: &Sandbox, needle: &str) -> Vec<u32> {
+pub(crate) fn pids_running(sb: &Sandbox, needle: &str) -> Vec<u32> {
     sb.processes()
         .into_iter()
         .filter(|p| {

@@ -216,6 +216,15 @@ pub(crate) fn respawn_line(
     Ok(format!(" cd -- {} && {}", q(cwd)?, words.join(" ")))
 }
 
+/// The zellij pane a process was started in, from the variables it inherited
+/// (`ZELLIJ_PANE_ID` + `ZELLIJ_SESSION_NAME`), as a handle. Pure.
+pub fn pane_of_env(env: &[(String, String)]) -> Option<String> {
+    let var = |k: &str| env.iter().find(|(x, _)| x == k).map(|(_, v)| v.as_str());
+    let id: u32 = var("ZELLIJ_PANE_ID")?.parse().ok()?;
+    let session = var("ZELLIJ_SESSION_NAME").filter(|s| !s.is_empty())?;
+    Some(handle(id, session))
+}
+
 /// Bytes `write` sends for the tmux-style key names park uses.
 pub(crate) fn key_bytes(key: &str) -> Option<u8> {
     Some(match key {
