@@ -670,7 +670,7 @@ pub fn gather(ctx: &crate::ctx::Ctx) -> Facts {
             .map(|e| {
                 (
                     e.id.clone(),
-                    crate::ops::unpark::locate(ctx, e, panes, &entries),
+                    crate::rows::slots::locate(ctx, e, panes, &entries),
                 )
             })
             .collect(),
@@ -904,6 +904,33 @@ mod tests {
         );
         f.waker_running = true;
         assert!(diagnose(&f).findings.is_empty());
+    }
+
+    #[test]
+    fn a_renumbered_zellij_pane_is_info_and_an_unmatched_one_needs_attention() {
+        let moved = EntryFacts {
+            pane_moved: Some("terminal_1@zr".into()),
+            ..Default::default()
+        };
+        let r = diagnose(&facts(vec![(sample("ccb"), moved)]));
+        assert_eq!(codes(&r), vec![("pane-moved", Level::Info)]);
+        assert!(r.findings[0].message.contains("terminal_1@zr"));
+        let unmatched = EntryFacts {
+            pane_unmatched: Some("2 panes of session `zr` carry its mark".into()),
+            ..Default::default()
+        };
+        let r = diagnose(&facts(vec![(sample("ccb"), unmatched.clone())]));
+        assert_eq!(codes(&r), vec![("pane-unmatched", Level::Attention)]);
+        assert!(r.findings[0]
+            .fix
+            .as_deref()
+            .unwrap()
+            .contains("park unpark"));
+        // A resume in flight is neither.
+        let mut e = sample("ccb");
+        e.state = EntryState::Resuming;
+        let r = diagnose(&facts(vec![(e, unmatched)]));
+        assert!(!codes(&r).iter().any(|(c, _)| c.starts_with("pane-")));
     }
 
     #[test]

@@ -221,7 +221,7 @@ pub fn all_back(out: &RebuildOutput) -> bool {
 }
 
 /// zellij resurrects its own sessions, renumbering every pane: each parked zellij entry whose
-/// recorded pane is no longer its slot is found by its mark ([`unpark::locate`]), re-pointed under
+/// recorded pane is no longer its slot is found by its mark ([`crate::rows::slots::locate`]), re-pointed under
 /// its session lock and resumed there through the normal unpark path. One that cannot be shown to
 /// be in exactly one pane is skipped with the reason, never guessed.
 fn relocate(
@@ -253,7 +253,7 @@ fn relocate(
     };
     let mut out = vec![];
     for e in entries {
-        let p = match unpark::locate(ctx, e, &s.panes, all) {
+        let p = match crate::rows::slots::locate(ctx, e, &s.panes, all) {
             crate::store::slot::Slot::Here(_) => continue,
             crate::store::slot::Slot::Missing(why) => {
                 skipped.push(Skipped {
@@ -286,7 +286,7 @@ fn relocate(
             continue;
         }
         match crate::ops::park::edit_parked(ctx, &e.id, |x| {
-            unpark::repoint_in_memory(x, &p);
+            crate::rows::slots::repoint_in_memory(x, &p);
             Ok(())
         }) {
             Ok(_) => r.outcome = SlotResult::Rebuild(RebuildOutcome::Rebuilt),

@@ -15,10 +15,12 @@ use crate::ctx::{Ctx, PILL_OPTION};
 use crate::guards::unpark::{self as unpark_rules, OnDisk, Verdict};
 use crate::model::entry::{Entry, EntryState};
 use crate::ops::park::{pane_lock_key, session_lock_key, shell_prompt_ready};
+pub use crate::rows::slots::{as_placed, is_placeholder, placed_for};
+use crate::rows::slots::{locate, repoint_in_memory};
 use crate::scan::live::LiveSet;
 use crate::scan::{self, Scan};
 use crate::store::lock::{self, Lock, TryLock};
-use crate::store::slot::{self, Slot};
+use crate::store::slot::Slot;
 use crate::support::fault::point;
 use park_protocol::ActionResult;
 use park_protocol::Outcome;
@@ -889,25 +891,6 @@ pub(crate) fn send_resume(
     }))
 }
 
-/// Where the entry's slot is now ([`slot::find`] with the process table's facts). `all`: the
-/// ledger's entries (the other parked ones decide whether an untagged mark is shared).
-pub(crate) fn locate(ctx: &Ctx, e: &Entry, panes: &[Pane], all: &[Entry]) -> Slot {
-    let others: Vec<Entry> = all
-        .iter()
-        .filter(|o| o.state == EntryState::Parked && o.id != e.id)
-        .cloned()
-        .collect();
-    slot::find(e, panes, &others, |p| {
-        crate::store::group::is_parked_slot(
-            p,
-            e,
-            &others,
-            ctx.platform.process(p.pid).map(|x| x.start_ticks),
-            is_placeholder(ctx, p.pid, &e.id),
-        )
-    })
-}
-
 /// Turns a held pane into a shell ([`crate::adapters::mux::Mux::revive`]) and waits for its prompt;
 /// the pane as listed then.
 fn revive_slot(ctx: &Ctx, p: &Pane) -> Result<Pane, String> {
@@ -929,95 +912,12 @@ fn revive_slot(ctx: &Ctx, p: &Pane) -> Result<Pane, String> {
     Err("its shell never showed a prompt".into())
 }
 
-/// Points the entry at the pane that carries its mark (the multiplexer renumbered its panes).
-pub(crate) fn repoint_in_memory(e: &mut Entry, p: &Pane) {
-    e.place.pane = p.id.clone();
-    e.place.session = p.session.clone();
-    e.place.window_index = p.window_index;
-    e.place.window_name = p.window_name.clone();
-    e.place.pane_index = p.pane_index;
-}
-
-/// The parked entries as pane targets (`.`, `terminal_3@s`) must see them: a zellij entry's pane
-/// is where its slot is now, and an entry whose slot cannot be shown names no pane — after a
-/// resurrection its stale id belongs to another pane, and `.` typed there must not resume it.
-/// tmux entries keep their recorded pane unless their mark moved (unpark opens a window for a
-/// lost one). Without a pane map nothing is changed.
-pub(crate) fn as_placed(ctx: &Ctx, s: &Scan, entries: &[Entry]) -> Vec<Entry> {
-    if s.pane_error.is_some() {
-        return entries.to_vec();
-    }
-    place_on(ctx, &s.panes, entries)
-}
-
-/// [`as_placed`] for a command that has no scan: the pane map is read only when a target names a
-/// pane (`.`, a handle) and a parked entry lives under zellij.
-pub fn placed_for(
-    ctx: &Ctx,
-    targets: &[crate::guards::target::Target],
-    entries: Vec<Entry>,
-) -> Vec<Entry> {
-    use crate::guards::target::Target;
-    let wanted = targets
-        .iter()
-        .any(|t| matches!(t, Target::Here | Target::Pane(_)))
-        && entries
-            .iter()
-            .any(|e| crate::adapters::mux::is_zellij_server(&e.place.server));
-    if !wanted {
-        return entries;
-    }
-    match ctx.mux.list_panes() {
-        Ok(panes) => place_on(ctx, &panes, &entries),
-        Err(_) => entries,
-    }
-}
-
-fn place_on(ctx: &Ctx, panes: &[Pane], entries: &[Entry]) -> Vec<Entry> {
-    entries
-        .iter()
-        .map(|e| {
-            let mut e = e.clone();
-            if e.state != EntryState::Parked || !ctx.mux.serves(&e.place.server) {
-                return e;
-            }
-            match locate(ctx, &e, panes, entries) {
-                Slot::Here(_) => {}
-                Slot::Moved(p) => repoint_in_memory(&mut e, &p),
-                Slot::Missing(_) => {
-                    if crate::adapters::mux::is_zellij_server(&e.place.server) {
-                        e.place.pane = String::new();
-                    }
-                }
-            }
-            e
-        })
-        .collect()
-}
-
 fn last_line(screen: &str) -> &str {
     screen
         .lines()
         .rev()
         .find(|l| !l.trim().is_empty())
         .unwrap_or("")
-}
-
-/// park's placeholder for `eid` runs as the pane's process `pid` (tmux respawns the pane with
-/// it) or as that process's foreground job (zellij: a shell runs it, see its `respawn`).
-pub fn is_placeholder(ctx: &Ctx, pid: u32, eid: &str) -> bool {
-    let hold = |p: &crate::adapters::platform::ProcInfo| {
-        p.argv.get(1).is_some_and(|a| a == "hold") && p.argv.get(2).is_some_and(|a| a == eid)
-    };
-    ctx.platform.process(pid).is_some_and(|p| {
-        hold(&p)
-            || (p.tpgid > 0
-                && p.tpgid as u32 != pid
-                && ctx
-                    .platform
-                    .process(p.tpgid as u32)
-                    .is_some_and(|f| hold(&f)))
-    })
 }
 
 fn wait_for_verdict(ctx: &Ctx, sent: &Entry, target: &str) -> ActionResult {

@@ -115,6 +115,13 @@ fn entry_row(e: &Entry) -> Row {
                 Some("park did not finish (interrupted?); unpark resumes or cleans it".into())
             }
             EntryState::Resuming => Some("resume in progress".into()),
+            EntryState::Parked if e.place.pane.is_empty() && e.place.kind == "zellij" => {
+                Some(format!(
+                    "no zellij pane can be shown to be its slot (a resurrected or closed \
+                     session); `park unpark {}` resumes it in a new tab",
+                    e.id
+                ))
+            }
             EntryState::Parked => cleanup_warning(e),
         }),
         idle_seconds: idle,
@@ -144,6 +151,9 @@ pub fn rows(ctx: &Ctx, s: &Scan) -> LsOutput {
     for b in bad {
         warnings.push(b.to_string());
     }
+    // A parked row shows the pane its slot is in now (zellij renumbers panes when it resurrects
+    // a session), or none when no pane can be shown to be its slot.
+    let entries = crate::rows::slots::as_placed(ctx, s, &entries);
     rows.extend(entries.iter().map(entry_row));
     // Pins and the autopilot's suggestions: two small file reads, no extra scan.
     let pins = crate::store::pins::Pins::read(&ctx.ledger.home);
