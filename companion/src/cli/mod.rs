@@ -21,7 +21,7 @@ pub mod term;
 pub mod wake;
 pub mod zellij;
 
-pub use args::{AutoOp, Cli, Cmd, SetOp, UnparkOpts, ZellijOp};
+pub use args::{AutoOp, Cli, Cmd, SetOp, UnparkOpts};
 use park::ctx::{status_text, Ctx};
 use park::exit::{ExitStatus, Stop};
 use park::guards::target;
@@ -265,7 +265,7 @@ fn run_cmd(ctx: &Ctx, cmd: Cmd) -> ExitStatus {
             remove,
             json,
         } => integrate(ctx, agent.as_deref(), remove, json),
-        Cmd::Zellij { op } => crate::cli::zellij::run(op),
+        Cmd::Zellij { op } => zellij::run(op),
         Cmd::Hook { agent } => {
             // Never fails the agent: whatever goes wrong is logged under PARK_HOME, exit 0.
             let mut input = vec![];

@@ -2,14 +2,15 @@
 //! stderr (so `park zellij install > park.kdl` keeps only the KDL). Exit 1 when there is no wasm to
 //! install or it is not one (the existing install is left as it was).
 
-use crate::cli::ZellijOp;
+use crate::cli::args::ZellijOp;
+use crate::cli::term::report;
 use park::exit::{ExitStatus, Stop};
 use park::ops::zellij_plugin as zp;
 
 pub fn run(op: ZellijOp) -> ExitStatus {
     let dest = match zp::dest(|k| std::env::var_os(k)) {
         Ok(d) => d,
-        Err(e) => return crate::cli::term::report(Stop::refused(e).of("zellij")),
+        Err(e) => return report(Stop::refused(e).of("zellij")),
     };
     if let ZellijOp::Install { wasm } = op {
         let exe = std::env::current_exe().ok();
@@ -25,7 +26,7 @@ pub fn run(op: ZellijOp) -> ExitStatus {
                 },
                 dest.display()
             ),
-            Err(e) => return crate::cli::term::report(Stop::refused(e).of("zellij install")),
+            Err(e) => return report(Stop::refused(e).of("zellij install")),
         }
     }
     print!("{}", zp::kdl(&dest));
