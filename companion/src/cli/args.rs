@@ -314,8 +314,8 @@ pub enum AutoOp {
 #[derive(Debug, clap::Subcommand)]
 pub enum ZellijOp {
     /// Write the plugin to ${XDG_DATA_HOME:-~/.local/share}/park/park.wasm (atomically; unchanged
-    /// bytes are left alone) and print the KDL. The wasm is the one built into park, else the one
-    /// shipped beside it (../share/park/park.wasm, park.wasm), else --wasm.
+    /// bytes are left alone) and print the KDL. The wasm is --wasm, else the one built into park,
+    /// else the one shipped beside it (../share/park/park.wasm, park.wasm).
     Install {
         /// Install this wasm instead (e.g. plugin-zellij/target/park.wasm from scripts/build-plugin).
         #[arg(long, value_name = "PATH")]
