@@ -1,6 +1,7 @@
 //! `scripts/install` in a throwaway HOME: puts park, the tmux plugin, the zellij wasm, completions
 //! and the man page in place; a second run changes nothing; `--uninstall` removes exactly what it
-//! wrote and nothing else.
+//! wrote and nothing else. `park zellij install|kdl`: the wasm written from --wasm, beside the
+//! binary or built in (`PARK_EMBED_WASM`), checked, atomic and idempotent.
 
 use crate::common::*;
 use std::collections::BTreeSet;
