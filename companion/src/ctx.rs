@@ -7,7 +7,7 @@ use crate::adapters::mux::Mux;
 use crate::adapters::platform::Platform;
 use crate::model::entry::{Entry, EntryState};
 use crate::store::ledger::Ledger;
-use park_protocol::{human_bytes, StatusSummary, SCHEMA_VERSION};
+use park_protocol::{StatusSummary, SCHEMA_VERSION};
 use std::path::PathBuf;
 
 pub struct Ctx {
@@ -71,6 +71,7 @@ impl Ctx {
             freed_bytes: parked.iter().filter_map(|e| e.freed_bytes).sum(),
             suggested,
             updated: jiff::Timestamp::now().as_second(),
+            version: Some(park_protocol::VERSION.to_string()),
         }
     }
 
@@ -178,16 +179,7 @@ impl Ctx {
 }
 
 pub fn status_text(s: &StatusSummary) -> String {
-    let hint = if s.suggested > 0 {
-        format!(" · {}?", s.suggested)
-    } else {
-        String::new()
-    };
-    match (s.parked, s.suggested) {
-        (0, 0) => String::new(),
-        (0, n) => format!("❄ {n}?"),
-        (p, _) => format!("❄ {p} · {}{hint}", human_bytes(s.freed_bytes)),
-    }
+    s.text()
 }
 
 pub fn which(prog: &str) -> Option<PathBuf> {

@@ -54,13 +54,22 @@ fn idle(s: Option<u64>) -> String {
     }
 }
 
-/// The strip: `❄ 3 · 1.1G` when something is parked, `❄ 0` otherwise; a recent result instead.
+/// The strip: `❄ 3 · 1.1G` when something is parked, `❄ 0` otherwise; a recent result instead;
+/// `park 0.2.0 ≠ plugin 0.1.0: run park zellij install` (in red) while the park that sends the
+/// status is another release than this plugin.
 pub fn strip(p: &Plugin, cols: usize) -> String {
     if p.perm == Perm::Denied {
         return fit(NEEDS, cols);
     }
     if let Some((m, _)) = &p.flash {
         return fit(m, cols);
+    }
+    if let Some(m) = p
+        .summary
+        .as_ref()
+        .and_then(|s| s.version_mismatch(park_protocol::VERSION))
+    {
+        return format!("{RED}{}{RESET}", fit(&m, cols));
     }
     let t = match &p.summary {
         Some(s) if s.parked > 0 && s.suggested > 0 => format!(
@@ -313,6 +322,7 @@ mod tests {
             freed_bytes: 1181116006,
             suggested: 0,
             updated: 0,
+            version: Some(park_protocol::VERSION.into()),
         });
         assert_eq!(strip(&p, 12).trim_end(), "❄ 3 · 1.1G");
         if let Some(s) = p.summary.as_mut() {
@@ -321,6 +331,42 @@ mod tests {
         assert_eq!(strip(&p, 40).trim_end(), "❄ 3 · 1.1G · 2?");
         p.perm = Perm::Denied;
         assert!(strip(&p, 200).starts_with("park needs ReadApplicationState"));
+    }
+
+    #[test]
+    fn strip_says_when_park_and_the_plugin_are_different_releases() {
+        let mut c = BTreeMap::new();
+        c.insert("mode".into(), "strip".into());
+        let mut p = Plugin::new(&c);
+        // A park too old to send its version: the count, no complaint.
+        let (_, redraw) = p.pipe(
+            "park:status",
+            Some(r#"{"schema":1,"parked":3,"freed_bytes":1181116006,"updated":1}"#),
+        );
+        assert!(redraw);
+        assert_eq!(strip(&p, 40).trim_end(), "❄ 3 · 1.1G");
+        // The same release: the count.
+        let same = format!(
+            r#"{{"schema":1,"parked":3,"freed_bytes":1181116006,"updated":1,"version":"{}"}}"#,
+            park_protocol::VERSION
+        );
+        p.pipe("park:status", Some(&same));
+        assert_eq!(strip(&p, 40).trim_end(), "❄ 3 · 1.1G");
+        // Another release: says so, and what to run.
+        p.pipe(
+            "park:status",
+            Some(r#"{"schema":1,"parked":3,"freed_bytes":1,"updated":1,"version":"9.9.9"}"#),
+        );
+        let line = plain(&strip(&p, 80));
+        assert_eq!(
+            line.trim_end(),
+            format!(
+                "park 9.9.9 ≠ plugin {}: run park zellij install",
+                park_protocol::VERSION
+            )
+        );
+        assert!(strip(&p, 80).starts_with(RED));
+        assert_eq!(UnicodeWidthStr::width(plain(&strip(&p, 20)).as_str()), 20);
     }
 
     #[test]

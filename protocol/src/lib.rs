@@ -13,6 +13,11 @@ pub mod reports;
 /// Bumped when a field changes meaning or disappears. Additive changes keep the version.
 pub const SCHEMA_VERSION: u32 = 1;
 
+/// The release of park this crate was built for (the workspace version). The companion puts it in
+/// every [`StatusSummary`] it sends; the zellij plugin, built from the same tree, compares it with
+/// its own copy to tell a stale plugin after an upgrade.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
 /// Which coding agent a row or entry belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -193,6 +198,38 @@ pub struct StatusSummary {
     pub suggested: u32,
     /// Unix seconds of the last rewrite.
     pub updated: i64,
+    /// The version of the park binary that sent it ([`VERSION`]); absent from older parks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+}
+
+impl StatusSummary {
+    /// The status-line text: `❄ 3 · 1.1G` (`· 2?` when the autopilot suggests parking two more),
+    /// `❄ 2?` with only suggestions, empty when nothing is parked or suggested.
+    pub fn text(&self) -> String {
+        let hint = if self.suggested > 0 {
+            format!(" · {}?", self.suggested)
+        } else {
+            String::new()
+        };
+        match (self.parked, self.suggested) {
+            (0, 0) => String::new(),
+            (0, n) => format!("❄ {n}?"),
+            (p, _) => format!("❄ {p} · {}{hint}", human_bytes(self.freed_bytes)),
+        }
+    }
+
+    /// `Some("park 0.2.0 ≠ plugin 0.1.0: …")` when the sender's version is known and differs from
+    /// `mine` (the receiving plugin's [`VERSION`]); `None` when they agree or the sender is too old
+    /// to say.
+    pub fn version_mismatch(&self, mine: &str) -> Option<String> {
+        match self.version.as_deref() {
+            Some(v) if v != mine => {
+                Some(format!("park {v} ≠ plugin {mine}: run park zellij install"))
+            }
+            _ => None,
+        }
+    }
 }
 
 /// What happened to one target of `park park|unpark|forget` (and to a window's dev servers).
@@ -538,6 +575,31 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn status_version_is_optional_both_ways_and_compared_exactly() {
+        // An older park's status (no version) still reads, and says nothing about versions.
+        let old: StatusSummary =
+            serde_json::from_str(r#"{"schema":1,"parked":3,"freed_bytes":1181116006,"updated":1}"#)
+                .unwrap();
+        assert_eq!(old.version, None);
+        assert_eq!(old.version_mismatch("0.1.0"), None);
+        assert!(!serde_json::to_string(&old).unwrap().contains("version"));
+        assert_eq!(old.text(), "❄ 3 · 1.1G");
+        let new = StatusSummary {
+            version: Some("0.2.0".into()),
+            ..old
+        };
+        let back: StatusSummary =
+            serde_json::from_str(&serde_json::to_string(&new).unwrap()).unwrap();
+        assert_eq!(back, new);
+        assert_eq!(new.version_mismatch("0.2.0"), None);
+        assert_eq!(
+            new.version_mismatch("0.1.0").unwrap(),
+            "park 0.2.0 ≠ plugin 0.1.0: run park zellij install"
+        );
+        assert_eq!(StatusSummary::default().text(), "");
+    }
 
     #[test]
     fn human_bytes_units() {

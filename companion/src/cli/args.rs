@@ -242,6 +242,12 @@ pub enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// The zellij plugin: `park zellij install` puts it in ~/.local/share/park/park.wasm and prints
+    /// the KDL to add to your zellij config (never edits it); `park zellij kdl` prints the KDL.
+    Zellij {
+        #[command(subcommand)]
+        op: ZellijOp,
+    },
     /// Run by an agent's hook (installed by `park integrate`): records the session on stdin for
     /// the agent process that ran it. Prints nothing and always exits 0.
     #[command(hide = true)]
@@ -303,6 +309,20 @@ pub enum AutoOp {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum ZellijOp {
+    /// Write the plugin to ${XDG_DATA_HOME:-~/.local/share}/park/park.wasm (atomically; unchanged
+    /// bytes are left alone) and print the KDL. The wasm is --wasm, else the one built into park,
+    /// else the one shipped beside it (../share/park/park.wasm, park.wasm).
+    Install {
+        /// Install this wasm instead (e.g. plugin-zellij/target/park.wasm from scripts/build-plugin).
+        #[arg(long, value_name = "PATH")]
+        wasm: Option<std::path::PathBuf>,
+    },
+    /// Print the KDL for ~/.config/zellij/config.kdl (plugin, keybindings, strip, zjstatus).
+    Kdl,
 }
 
 #[derive(Debug, clap::Subcommand)]

@@ -19,6 +19,7 @@ pub mod rebuild;
 pub mod schema;
 pub mod term;
 pub mod wake;
+pub mod zellij;
 
 pub use args::{AutoOp, Cli, Cmd, SetOp, UnparkOpts};
 use park::ctx::{status_text, Ctx};
@@ -109,6 +110,7 @@ pub fn run(cli: Cli) -> ExitStatus {
             | Cmd::Pick { .. }
             | Cmd::Integrate { .. }
             | Cmd::Hook { .. }
+            | Cmd::Zellij { .. }
     );
     let code = {
         let _t = park::support::profile::span("command");
@@ -263,6 +265,7 @@ fn run_cmd(ctx: &Ctx, cmd: Cmd) -> ExitStatus {
             remove,
             json,
         } => integrate(ctx, agent.as_deref(), remove, json),
+        Cmd::Zellij { op } => zellij::run(op),
         Cmd::Hook { agent } => {
             // Never fails the agent: whatever goes wrong is logged under PARK_HOME, exit 0.
             let mut input = vec![];
@@ -441,10 +444,12 @@ fn show(ctx: &Ctx, t: &str) -> ExitStatus {
 
 fn status(ctx: &Ctx, json: bool, tmux: bool) -> ExitStatus {
     // A file read only: the status line must never pay for a scan.
-    let s: park_protocol::StatusSummary = std::fs::read(ctx.ledger.home.join("status"))
+    let mut s: park_protocol::StatusSummary = std::fs::read(ctx.ledger.home.join("status"))
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
         .unwrap_or_default();
+    // The binary answering is the one the plugin runs: its version, whoever wrote the file.
+    s.version = Some(park_protocol::VERSION.to_string());
     if tmux {
         let text = status_text(&s);
         let _ = ctx.mux.set_global_option(

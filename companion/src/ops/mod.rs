@@ -3,7 +3,7 @@
 //! one unpark (`unpark`) and a batch (`unpark_batch`: named, `--all`, resurrection from the
 //! archive), both in waves (`wave`); the autopilot's pass (`auto`); `forget`, window rebuild (`rebuild`), the daemon (`waker`: wake-ups and
 //! autopilot passes) and its notes (`note`), dev servers (`servers`), archive protection (`protect`), recovery
-//! (`recover`) and the diagnosis (`doctor`). Questions to the person go through `ui::Ui`. Every
+//! (`recover`), the diagnosis (`doctor`) and the zellij plugin's install (`zellij_plugin`). Questions to the person go through `ui::Ui`. Every
 //! decision is a guard's; every operation re-checks it under the lock.
 pub mod auto;
 pub mod doctor;
@@ -22,3 +22,4 @@ pub mod unpark;
 pub mod unpark_batch;
 pub mod waker;
 pub mod wave;
+pub mod zellij_plugin;

@@ -377,6 +377,64 @@ keybinds {{
     sb.wait_for(&zj.client, "❄ 1 · |parked terminal_0@zk", SECS(15))
         .unwrap();
     assert_eq!(zrow(sb, zj, &h).unwrap().state, RowState::Parked);
+
+    // Every status park pushed above carried its release, the plugin's own: the strip showed the
+    // counts. A status from another release makes the strip say what to run.
+    let stale = r#"{"schema":1,"parked":1,"freed_bytes":1,"updated":1,"version":"9.9.9"}"#;
+    let _ = zj.cli(&["pipe", "--name", "park:status", "--", stale]);
+    sb.wait_for(
+        &zj.client,
+        r"park 9\.9\.9 ≠ plugin .*: run park zellij install",
+        SECS(15),
+    )
+    .expect("the strip names both versions");
+
+    // zjstatus: each status push also pipes `zjstatus::pipe::pipe_park::<text>` to the session.
+    // No zjstatus here, so a `timeout` first on park's PATH records the command lines park starts
+    // (both pipes go through it) and runs the real one.
+    let real_timeout = std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .map(|d| d.join("timeout"))
+        .find(|p| p.is_file())
+        .expect("timeout on PATH");
+    let shims = sb.tmp.join("timeout-shim");
+    std::fs::create_dir_all(&shims).unwrap();
+    let log = sb.tmp.join("timeout.log");
+    let shim = shims.join("timeout");
+    std::fs::write(
+        &shim,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
+            log.display(),
+            real_timeout.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&shim, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let base = sb.base_env();
+    let path = base.iter().find(|(k, _)| k == "PATH").unwrap().1.clone();
+    let mut env = zenv(zj);
+    env.push(("PATH".into(), format!("{}:{path}", shims.display())));
+    let refs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let o = park_env(sb, &["forget", &h], &refs);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let lines = poll(SECS(5), || {
+        let l = std::fs::read_to_string(&log).unwrap_or_default();
+        l.contains("pipe --name zjstatus").then_some(l)
+    })
+    .expect("park piped to zjstatus");
+    assert!(
+        lines.lines().any(
+            |l| l.ends_with("--session zk pipe --name zjstatus -- zjstatus::pipe::pipe_park::")
+        ),
+        "nothing parked: the empty text, to session zk: {lines}"
+    );
+    assert!(
+        lines.contains("--session zk pipe --name park:status -- {"),
+        "{lines}"
+    );
+    // The real push (this release) puts the count back in place of the complaint.
+    sb.wait_for(&zj.client, "❄ 0", SECS(15))
+        .expect("the strip shows the count again");
 }
 
 /// zellij's own resurrection renumbers panes `0..n-1` in layout order: with a pane closed before

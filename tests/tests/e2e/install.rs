@@ -1,6 +1,7 @@
 //! `scripts/install` in a throwaway HOME: puts park, the tmux plugin, the zellij wasm, completions
 //! and the man page in place; a second run changes nothing; `--uninstall` removes exactly what it
-//! wrote and nothing else.
+//! wrote and nothing else. `park zellij install|kdl`: the wasm written from --wasm, beside the
+//! binary or built in (`PARK_EMBED_WASM`), checked, atomic and idempotent.
 
 use crate::common::*;
 use std::collections::BTreeSet;
@@ -50,7 +51,7 @@ fn install_is_idempotent_and_uninstall_removes_exactly_what_it_wrote() {
     std::fs::create_dir_all(h.join(".local/share/park")).unwrap();
     std::fs::write(h.join(".local/share/mine.txt"), "keep").unwrap();
     let wasm = h.join("fake.wasm");
-    std::fs::write(&wasm, b"\0asm").unwrap();
+    std::fs::write(&wasm, b"\0asm\x01\0\0\0").unwrap();
     let bin = park_bin();
     let args = [
         "--bin",
@@ -102,13 +103,144 @@ fn install_is_idempotent_and_uninstall_removes_exactly_what_it_wrote() {
     assert!(install(h, &["--uninstall"]).contains("not installed"));
 }
 
+/// Runs `park zellij ARGS` (the binary `park`) with a throwaway HOME and XDG_DATA_HOME.
+fn zellij(park: &Path, home: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(park)
+        .arg("zellij")
+        .args(args)
+        .env_clear()
+        .env("HOME", home)
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("PARK_HOME", home.join("park-home"))
+        .env("PATH", std::env::var("PATH").unwrap())
+        .output()
+        .unwrap()
+}
+
+fn said(o: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// `park zellij install --wasm F` writes exactly F's bytes to $XDG_DATA_HOME/park/park.wasm,
+/// prints KDL that names that path, a second run is a no-op, a non-wasm file is refused (exit 1,
+/// says why) and leaves the install as it was; `park zellij kdl` prints the same KDL.
+#[test]
+fn park_zellij_install_writes_the_wasm_idempotently_and_refuses_non_wasm() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let park = park_bin();
+    let wasm = h.join("plugin.wasm");
+    let bytes: Vec<u8> = b"\0asm\x01\0\0\0"
+        .iter()
+        .copied()
+        .chain((0..5000u32).map(|i| (i % 251) as u8))
+        .collect();
+    std::fs::write(&wasm, &bytes).unwrap();
+    let dest = h.join("data/park/park.wasm");
+
+    let o = zellij(&park, h, &["install", "--wasm", wasm.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", said(&o));
+    assert_eq!(
+        std::fs::read(&dest).unwrap(),
+        bytes,
+        "identical to the source"
+    );
+    let kdl = String::from_utf8_lossy(&o.stdout).into_owned();
+    let loc = format!("location=\"file:{}\"", dest.display());
+    assert!(kdl.contains(&loc), "{kdl}");
+    assert!(kdl.contains("LaunchOrFocusPlugin") && kdl.contains("pipe_park_format"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("installed"));
+    let mtime = std::fs::metadata(&dest).unwrap().modified().unwrap();
+
+    // Idempotent: same bytes, not rewritten, nothing else appears.
+    let o = zellij(&park, h, &["install", "--wasm", wasm.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", said(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("up to date"),
+        "{}",
+        said(&o)
+    );
+    assert_eq!(std::fs::metadata(&dest).unwrap().modified().unwrap(), mtime);
+    let files: Vec<_> = std::fs::read_dir(h.join("data/park"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(files, ["park.wasm"]);
+
+    // Not wasm: refused with the reason, exit 1, the install intact.
+    let bad = h.join("notes.txt");
+    std::fs::write(&bad, "hello\n").unwrap();
+    let o = zellij(&park, h, &["install", "--wasm", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", said(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("notes.txt") && err.contains("not a wasm module"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&dest).unwrap(), bytes, "left intact");
+
+    // `park zellij kdl` prints it again.
+    let o = zellij(&park, h, &["kdl"]);
+    assert!(o.status.success());
+    assert_eq!(String::from_utf8_lossy(&o.stdout), kdl);
+}
+
+/// Without --wasm: the wasm beside the binary (`<exe>/../share/park/park.wasm`) is installed; with
+/// none there (and none built in), the refusal says how to get one and writes nothing.
+#[test]
+fn park_zellij_install_takes_the_wasm_beside_the_binary_else_says_how_to_get_one() {
+    let park = park_bin();
+    let root = tempfile::tempdir().unwrap();
+    let r = root.path();
+    std::fs::create_dir_all(r.join("pfx/bin")).unwrap();
+    let exe = r.join("pfx/bin/park");
+    std::fs::copy(&park, &exe).unwrap();
+    let h = r.join("home");
+    std::fs::create_dir_all(&h).unwrap();
+    let o = zellij(&exe, &h, &["install"]);
+    if o.status.success() {
+        // A park built with PARK_EMBED_WASM (scripts/install's build): it has its own copy.
+        assert!(String::from_utf8_lossy(&o.stderr).contains("built into park"));
+        return;
+    }
+    assert_eq!(o.status.code(), Some(1), "{}", said(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("no zellij plugin")
+            && err.contains("--wasm")
+            && err.contains("scripts/install"),
+        "{err}"
+    );
+    assert!(!h.join("data/park/park.wasm").exists());
+    std::fs::create_dir_all(r.join("pfx/share/park")).unwrap();
+    let shipped = b"\0asm\x01\0\0\0shipped";
+    std::fs::write(r.join("pfx/share/park/park.wasm"), shipped).unwrap();
+    let o = zellij(&exe, &h, &["install"]);
+    assert!(o.status.success(), "{}", said(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("beside park"));
+    assert_eq!(
+        std::fs::read(h.join("data/park/park.wasm")).unwrap(),
+        shipped
+    );
+}
+
 /// `cargo install --path companion` works from the repo (debug profile, its own target dir so it
 /// does not wait on the lock of the `cargo test` running this), and the installed binary runs.
+/// Built as scripts/install builds it (`PARK_EMBED_WASM`), it carries the zellij plugin: `park
+/// zellij install` in a HOME with nothing else writes exactly that wasm.
 #[test]
 fn cargo_install_path_companion_installs_a_working_park() {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let root = tempfile::tempdir().unwrap();
+    let wasm = root.path().join("embed.wasm");
+    let embedded = b"\0asm\x01\0\0\0embedded by build.rs";
+    std::fs::write(&wasm, embedded).unwrap();
     let o = Command::new("cargo")
+        .env("PARK_EMBED_WASM", &wasm)
         .args([
             "install",
             "--path",
@@ -133,4 +265,12 @@ fn cargo_install_path_companion_installs_a_working_park() {
     assert!(v.starts_with("park "), "{v}");
     let h = Command::new(&park).arg("--help").output().unwrap();
     assert!(String::from_utf8_lossy(&h.stdout).contains("unpark"));
+    let home = tempfile::tempdir().unwrap();
+    let o = zellij(&park, home.path(), &["install"]);
+    assert!(o.status.success(), "{}", said(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("built into park"));
+    assert_eq!(
+        std::fs::read(home.path().join("data/park/park.wasm")).unwrap(),
+        embedded
+    );
 }

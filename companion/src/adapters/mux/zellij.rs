@@ -238,6 +238,63 @@ pub(crate) fn key_bytes(key: &str) -> Option<u8> {
     })
 }
 
+/// The arguments of `zellij` that pipe `payload` to every plugin of `session` listening for `name`.
+pub fn pipe_args<'a>(session: &'a str, name: &'a str, payload: &'a str) -> [&'a str; 7] {
+    ["--session", session, "pipe", "--name", name, "--", payload]
+}
+
+/// The pipe name of the zjstatus message (zjstatus reads any CLI pipe's payload; the name only
+/// tells people what it is for).
+pub const ZJSTATUS_PIPE: &str = "zjstatus";
+
+/// zjstatus's line protocol for its pipe widget: `zjstatus::pipe::pipe_park::<text>`, the text
+/// `park status` prints (`❄ 3 · 1.1G`; empty when nothing is parked, which clears the widget).
+/// `None` when `json` is not a status summary.
+pub fn zjstatus_payload(json: &str) -> Option<String> {
+    let s: park_protocol::StatusSummary = serde_json::from_str(json).ok()?;
+    // `::` separates the protocol's fields and a newline ends its line: neither may be in the text.
+    let text = s.text().replace("::", ":").replace('\n', " ");
+    Some(format!("zjstatus::pipe::pipe_park::{text}"))
+}
+
+#[cfg(test)]
+mod zjstatus_tests {
+    use super::*;
+
+    #[test]
+    fn zjstatus_gets_the_status_text_in_its_pipe_protocol() {
+        let j = r#"{"schema":1,"parked":3,"freed_bytes":1181116006,"updated":1,"version":"0.1.0"}"#;
+        assert_eq!(
+            zjstatus_payload(j).unwrap(),
+            "zjstatus::pipe::pipe_park::❄ 3 · 1.1G"
+        );
+        let none = r#"{"schema":1,"parked":0,"freed_bytes":0,"updated":1}"#;
+        assert_eq!(
+            zjstatus_payload(none).unwrap(),
+            "zjstatus::pipe::pipe_park::"
+        );
+        assert_eq!(zjstatus_payload("not json"), None);
+    }
+
+    #[test]
+    fn the_pipe_command_line_names_the_session_and_the_pipe() {
+        let line =
+            zjstatus_payload(r#"{"schema":1,"parked":1,"freed_bytes":2048,"updated":1}"#).unwrap();
+        assert_eq!(
+            pipe_args("main", ZJSTATUS_PIPE, &line),
+            [
+                "--session",
+                "main",
+                "pipe",
+                "--name",
+                "zjstatus",
+                "--",
+                "zjstatus::pipe::pipe_park::❄ 1 · 2K"
+            ]
+        );
+    }
+}
+
 impl Zellij {
     pub fn from_env(platform: Box<dyn Platform>) -> Self {
         let bin = std::env::var("PARK_ZELLIJ_BIN")
@@ -446,15 +503,7 @@ impl Zellij {
                 .arg(self.bin_for(&s.session))
                 .env("ZELLIJ_SOCKET_DIR", &self.root)
                 .env_remove("ZELLIJ")
-                .args([
-                    "--session",
-                    &s.session,
-                    "pipe",
-                    "--name",
-                    name,
-                    "--",
-                    payload,
-                ])
+                .args(pipe_args(&s.session, name, payload))
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
@@ -584,6 +633,10 @@ impl Mux for Zellij {
 
     fn push_status(&self, json: &str) {
         self.broadcast("park:status", json);
+        // zjstatus's pipe widget (`{pipe_park}`), same fire-and-forget broadcast.
+        if let Some(line) = zjstatus_payload(json) {
+            self.broadcast(ZJSTATUS_PIPE, &line);
+        }
     }
 
     fn notify(&self, text: &str) {
