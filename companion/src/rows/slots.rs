@@ -19,7 +19,7 @@ pub fn locate(ctx: &Ctx, e: &Entry, panes: &[Pane], all: &[Entry]) -> Slot {
         .cloned()
         .collect();
     slot::find(e, panes, &others, |p| {
-        crate::store::group::is_parked_slot(
+        crate::store::slot::is_parked_slot(
             p,
             e,
             &others,

@@ -159,29 +159,6 @@ pub(crate) fn pick_id(
         .map(|g| g.id.clone())
 }
 
-/// The pane still is this parked session's pane (pure): park's placeholder for it runs there, the
-/// pane's own process is the one recorded at park time (pid and start), or park's pill is set on
-/// it (tmux user option, or under zellij the entry's own `❄ … · <tag>` title, [`slot::marks`]).
-/// A pane with the same handle but none of these is another pane: tmux reuses `%N` after a server
-/// restart, and zellij renumbers its panes when it resurrects a session. `others`: the other
-/// parked entries.
-pub(crate) fn is_parked_slot(
-    p: &crate::adapters::mux::Pane,
-    e: &Entry,
-    others: &[Entry],
-    pane_start: Option<u64>,
-    placeholder: bool,
-) -> bool {
-    let (pid, start) = e.place.pane_proc;
-    let same_process = pid != 0 && start != 0 && p.pid == pid && pane_start == Some(start);
-    placeholder
-        || same_process
-        || p.pill.starts_with('❄')
-        || (p.pill.is_empty()
-            && crate::adapters::mux::is_zellij_server(&p.server)
-            && slot::marks(p, e, others))
-}
-
 /// The parked entries whose pane is gone (pure): no pane with the recorded handle on the recorded
 /// server, a pane that is not its parked slot, or a pane a later park of another session claimed.
 /// `probe(pid, entry id)` gives the start ticks of the pane's process and whether it is park's
@@ -206,7 +183,7 @@ pub fn lost(
             None => true,
             Some(p) => {
                 let (start, placeholder) = probe(p.pid, &e.id);
-                !is_parked_slot(p, e, parked, start, placeholder) || newer_claim
+                !slot::is_parked_slot(p, e, parked, start, placeholder) || newer_claim
             }
         };
         if gone {

@@ -9,7 +9,7 @@
 //! Contract (all pure):
 //! * [`marks`]: the pane carries this entry's mark — its tagged title, or (entries parked before
 //!   the tag existed) the untagged `❄ <title>` in the recorded tab and cwd.
-//! * [`find`]: the recorded pane when it still is the slot ([`crate::store::group::is_parked_slot`]),
+//! * [`find`]: the recorded pane when it still is the slot ([`is_parked_slot`]),
 //!   else the one pane of the recorded multiplexer session that carries the mark, in the recorded
 //!   tab name and cwd; zero or several such panes is [`Slot::Missing`] with the reason, never a
 //!   guess. An untagged mark shared with another parked entry is never matched.
@@ -76,6 +76,29 @@ pub fn marks(p: &Pane, e: &Entry, others: &[Entry]) -> bool {
         })
 }
 
+/// The pane still is this parked session's pane (pure): park's placeholder for it runs there, the
+/// pane's own process is the one recorded at park time (pid and start), or park's pill is set on
+/// it (tmux user option, or under zellij the entry's own `❄ … · <tag>` title, [`marks`]).
+/// A pane with the same handle but none of these is another pane: tmux reuses `%N` after a server
+/// restart, and zellij renumbers its panes when it resurrects a session. `others`: the other
+/// parked entries.
+pub fn is_parked_slot(
+    p: &crate::adapters::mux::Pane,
+    e: &Entry,
+    others: &[Entry],
+    pane_start: Option<u64>,
+    placeholder: bool,
+) -> bool {
+    let (pid, start) = e.place.pane_proc;
+    let same_process = pid != 0 && start != 0 && p.pid == pid && pane_start == Some(start);
+    placeholder
+        || same_process
+        || p.pill.starts_with('❄')
+        || (p.pill.is_empty()
+            && crate::adapters::mux::is_zellij_server(&p.server)
+            && marks(p, e, others))
+}
+
 /// Where a parked entry's slot is now.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Slot {
@@ -88,7 +111,7 @@ pub enum Slot {
 }
 
 /// Finds the entry's slot among `panes` (see the module contract). `is_slot` says whether the
-/// recorded pane still is the slot ([`crate::store::group::is_parked_slot`] with the process
+/// recorded pane still is the slot ([`is_parked_slot`] with the process
 /// table's facts); `others` are the other parked entries.
 pub fn find(e: &Entry, panes: &[Pane], others: &[Entry], is_slot: impl Fn(&Pane) -> bool) -> Slot {
     if let Some(p) = panes
