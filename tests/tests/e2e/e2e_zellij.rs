@@ -437,6 +437,11 @@ keybinds {{
         .expect("the strip shows the count again");
 }
 
+/// The entry id park records for a Claude session.
+fn entries_before_id(sid: &str) -> String {
+    format!("claude-{sid}")
+}
+
 /// zellij's own resurrection renumbers panes `0..n-1` in layout order: with a pane closed before
 /// the parked one, the parked pane's old id belongs to another tab's shell afterwards. park finds
 /// the slot by its mark (`❄ <title> · <tag>` in the recorded tab and cwd), never by the stale id:
@@ -541,6 +546,14 @@ tab name="other" { pane; }"#;
     assert_eq!(rel[0]["pane"], serde_json::json!(moved));
     assert_eq!(rel[0]["outcome"], serde_json::json!("would-rebuild"));
 
+    // `park unpark .` typed in the pane that took the old id names nothing parked there.
+    zj.type_line("terminal_2", "park unpark .");
+    zj.wait_for("terminal_2", "no parked session matches", SECS(15))
+        .unwrap();
+    assert!(
+        claude_pids_for(&sb.home, &sid).is_empty(),
+        "nothing resumed"
+    );
     // The repro: `park unpark <session id>` resumes it in its own pane.
     let (c, out) = zaction(sb, &zj, &["unpark", &sid]);
     assert_eq!(
@@ -560,7 +573,8 @@ tab name="other" { pane; }"#;
     );
     let other = zj.dump("terminal_2");
     assert!(
-        !other.contains("unpark") && !other.contains("claude"),
+        !other.contains(&format!("unpark {}", entries_before_id(&sid)))
+            && !other.contains("--resume"),
         "the pane that took the old id was typed into:\n{other}"
     );
     assert!(entries(sb).is_empty(), "the entry is gone once resumed");
@@ -693,13 +707,20 @@ tab name="other" { pane; }"#;
     assert_ne!(new_b, b, "zellij renumbered the pane");
     zj.wait_for(&new_b, "Waiting to run", SECS(10)).unwrap();
 
-    let (c, o) = zaction(sb, &zj, &["unpark", &sid_b]);
+    // `park rebuild` re-points the entry at its held, renumbered pane, drops it to a shell and
+    // resumes it there.
+    let o = zpark(sb, &zj, &["rebuild", "--json"]);
+    let rep: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("rebuild --json ({e}): {}", text(&o)));
+    let rel = rep["relocated"].as_array().expect("relocated");
+    assert_eq!(rel.len(), 1, "{rep:#}");
     assert_eq!(
-        (c, o.results[0].outcome.as_str()),
-        (0, "unparked"),
-        "{:?}",
-        o.results[0].reason
+        rel[0]["pane"],
+        serde_json::json!(zj.handle(&new_b)),
+        "{rep:#}"
     );
+    assert_eq!(rel[0]["outcome"], serde_json::json!("unparked"), "{rep:#}");
+    assert_eq!(code(&o), 0, "{rep:#}");
     let nh = zj.handle(&new_b);
     let again = zwait_row(sb, &zj, &nh, |r| r.state == RowState::Live);
     assert_eq!(again.session_id.as_deref(), Some(sid_b.as_str()));
