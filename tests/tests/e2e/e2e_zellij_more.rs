@@ -276,8 +276,14 @@ fn zellij_wake_in_resumes_claude_in_its_pane_and_delivers_the_note() {
     .expect("the note reaches the transcript");
     let line = t.lines().find(|l| l.contains("zellij wake note 77")).unwrap();
     assert!(line.contains("wake-up time came"), "{line}");
-    let log = std::fs::read_to_string(z.sb.park_home.join("wakes.log")).unwrap_or_default();
-    assert!(log.contains("\"woke\""), "{log}");
+    // The waker logs once the unpark (note included) has finished.
+    let log = poll(SECS(30), || {
+        std::fs::read_to_string(z.sb.park_home.join("wakes.log"))
+            .ok()
+            .filter(|l| !l.is_empty())
+    })
+    .expect("the waker logs the wake");
+    assert!(log.contains("\"outcome\":\"woke\""), "{log}");
     assert_eq!(claude_pids_for(&z.sb.home, &sid).len(), 1);
 }
 
