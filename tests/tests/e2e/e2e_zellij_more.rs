@@ -111,7 +111,11 @@ fn settled(z: &Z, args: &[&str]) -> (i32, ActionOutput) {
 /// The pane's tree is gone, the pane stays with a ❄ title and `park unpark .` at its prompt.
 fn assert_parked_in_pane(z: &Z, id: &str, tree: &[u32]) {
     for p in tree {
-        assert!(wait_gone(*p, SECS(5)), "pid {p} survived: {:?}", argvs(&[*p]));
+        assert!(
+            wait_gone(*p, SECS(5)),
+            "pid {p} survived: {:?}",
+            argvs(&[*p])
+        );
     }
     assert!(z.zj.terminals().iter().any(|t| t == id), "the pane stays");
     let title = poll(SECS(5), || z.zj.title(id).filter(|t| t.starts_with('❄')));
@@ -131,7 +135,11 @@ fn assert_back_in_pane(z: &Z, id: &str, sid: &str, timeout: Duration) -> Row {
         r.filter(|r| r.state == RowState::Live && r.session_id.is_some())
     })
     .unwrap_or_else(|| panic!("{h} never came back; last {last:?}"));
-    assert_eq!(back.session_id.as_deref(), Some(sid), "same session: {back:?}");
+    assert_eq!(
+        back.session_id.as_deref(),
+        Some(sid),
+        "same session: {back:?}"
+    );
     assert_eq!(
         env_of(back.pid.unwrap(), "ZELLIJ_PANE_ID").as_deref(),
         Some(id.trim_start_matches("terminal_")),
@@ -256,7 +264,14 @@ fn zellij_wake_in_resumes_claude_in_its_pane_and_delivers_the_note() {
     let pid = zrow(&z.sb, &z.zj, &h).unwrap().pid.unwrap();
     let (c, out) = settled(
         &z,
-        &["park", &h, "--wake-in", "3s", "--note", "zellij wake note 77"],
+        &[
+            "park",
+            &h,
+            "--wake-in",
+            "3s",
+            "--note",
+            "zellij wake note 77",
+        ],
     );
     assert_eq!(
         (c, out.results[0].outcome.as_str()),
@@ -274,7 +289,10 @@ fn zellij_wake_in_resumes_claude_in_its_pane_and_delivers_the_note() {
             .filter(|t| t.contains("zellij wake note 77"))
     })
     .expect("the note reaches the transcript");
-    let line = t.lines().find(|l| l.contains("zellij wake note 77")).unwrap();
+    let line = t
+        .lines()
+        .find(|l| l.contains("zellij wake note 77"))
+        .unwrap();
     assert!(line.contains("wake-up time came"), "{line}");
     // The waker logs once the unpark (note included) has finished.
     let log = poll(SECS(30), || {
@@ -295,11 +313,7 @@ fn zellij_command_probe_wakes_the_session_when_the_file_appears() {
     let h = z.zj.handle(&id);
     let runs = dir.join("runs");
     let flag = dir.join("flag");
-    let probe = format!(
-        "echo run >> {}; test -f {}",
-        runs.display(),
-        flag.display()
-    );
+    let probe = format!("echo run >> {}; test -f {}", runs.display(), flag.display());
     let (c, out) = settled(
         &z,
         &[
@@ -425,8 +439,12 @@ fn zellij_plugin_w_parks_every_agent_of_the_tab() {
     let done = poll(SECS(60), || {
         if !sb.capture(&zj.client).contains("w tab ·") {
             sb.send_keys(&zj.client, &["M-p"]);
-            sb.wait_for(&zj.client, r"▶ terminal_\d+@zw2.*\n(?s:.*)w tab ·", SECS(15))
-                .ok()?;
+            sb.wait_for(
+                &zj.client,
+                r"▶ terminal_\d+@zw2.*\n(?s:.*)w tab ·",
+                SECS(15),
+            )
+            .ok()?;
         }
         sb.send_keys(&zj.client, &["w"]);
         sb.wait_for(&zj.client, "y park the tab", SECS(10)).ok()?;
