@@ -9,33 +9,33 @@ use park_e2e::*;
 use park_protocol::{ActionOutput, LsOutput, Row, RowState, Status};
 use std::time::{Duration, Instant};
 
-struct Z {
-    sb: Sandbox,
-    _mock: MockServer,
-    zj: Zellij,
+pub(crate) struct Z {
+    pub(crate) sb: Sandbox,
+    pub(crate) _mock: MockServer,
+    pub(crate) zj: Zellij,
 }
 
 fn zenv(z: &Zellij) -> Vec<(String, String)> {
     z.park_env()
 }
 
-fn zpark(sb: &Sandbox, z: &Zellij, args: &[&str]) -> std::process::Output {
+pub(crate) fn zpark(sb: &Sandbox, z: &Zellij, args: &[&str]) -> std::process::Output {
     let env = zenv(z);
     let refs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     park_env(sb, args, &refs)
 }
 
-fn zls(sb: &Sandbox, z: &Zellij) -> LsOutput {
+pub(crate) fn zls(sb: &Sandbox, z: &Zellij) -> LsOutput {
     let o = zpark(sb, z, &["ls", "--json"]);
     assert_eq!(code(&o), 0, "{}", text(&o));
     serde_json::from_slice(&o.stdout).expect("ls --json parses")
 }
 
-fn zrow(sb: &Sandbox, z: &Zellij, pane: &str) -> Option<Row> {
+pub(crate) fn zrow(sb: &Sandbox, z: &Zellij, pane: &str) -> Option<Row> {
     zls(sb, z).rows.into_iter().find(|r| r.pane == pane)
 }
 
-fn zwait_row(sb: &Sandbox, z: &Zellij, pane: &str, pred: impl Fn(&Row) -> bool) -> Row {
+pub(crate) fn zwait_row(sb: &Sandbox, z: &Zellij, pane: &str, pred: impl Fn(&Row) -> bool) -> Row {
     let mut last = None;
     poll(SECS(40), || {
         let r = zrow(sb, z, pane);
@@ -45,7 +45,7 @@ fn zwait_row(sb: &Sandbox, z: &Zellij, pane: &str, pred: impl Fn(&Row) -> bool) 
     .unwrap_or_else(|| panic!("row {pane} never matched; last {last:?}"))
 }
 
-fn zaction(sb: &Sandbox, z: &Zellij, args: &[&str]) -> (i32, ActionOutput) {
+pub(crate) fn zaction(sb: &Sandbox, z: &Zellij, args: &[&str]) -> (i32, ActionOutput) {
     let mut a = args.to_vec();
     a.push("--json");
     let o = zpark(sb, z, &a);
@@ -55,7 +55,7 @@ fn zaction(sb: &Sandbox, z: &Zellij, args: &[&str]) -> (i32, ActionOutput) {
 }
 
 /// Parks, retrying while the only refusal is the CPU corroboration (Claude settles after a reply).
-fn park_when_quiet(sb: &Sandbox, z: &Zellij, pane: &str) -> park_protocol::ActionResult {
+pub(crate) fn park_when_quiet(sb: &Sandbox, z: &Zellij, pane: &str) -> park_protocol::ActionResult {
     let deadline = Instant::now() + SECS(30);
     loop {
         let (_, out) = zaction(sb, z, &["park", pane]);
@@ -102,7 +102,7 @@ fn run_claude(z: &Z, id: &str) -> String {
 }
 
 /// The Claude starting in pane `id` gets one turn answered; its row idle; the session id.
-fn chat(z: &Z, id: &str) -> String {
+pub(crate) fn chat(z: &Z, id: &str) -> String {
     z.zj.wait_for(id, "bypass permissions on", SECS(60))
         .unwrap();
     for _ in 0..3 {
@@ -247,7 +247,7 @@ fn zellij_targets_are_validated_and_a_missing_pane_is_refused() {
 }
 
 /// The plugin built by `scripts/build-plugin` (scripts/test runs it first), or `$PARK_ZELLIJ_WASM`.
-fn plugin_wasm() -> std::path::PathBuf {
+pub(crate) fn plugin_wasm() -> std::path::PathBuf {
     if let Some(p) = std::env::var_os("PARK_ZELLIJ_WASM") {
         return p.into();
     }

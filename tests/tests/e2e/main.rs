@@ -25,6 +25,7 @@ mod e2e_opencode;
 mod e2e_protect;
 mod e2e_qwen;
 mod e2e_zellij;
+mod e2e_zellij_more;
 mod fake_agent_selftest;
 mod install;
 mod park_fake;

@@ -233,6 +233,8 @@ pub(crate) fn key_bytes(key: &str) -> Option<u8> {
         "C-e" => 5,
         "C-a" => 1,
         "C-c" => 3,
+        // `repair_shell_screen` has the shell redraw on a clean screen with it.
+        "C-l" => 12,
         "Escape" => 27,
         _ => return None,
     })
@@ -892,6 +894,7 @@ mod tests {
     fn keys_map_to_bytes() {
         assert_eq!(key_bytes("Enter"), Some(13));
         assert_eq!(key_bytes("C-u"), Some(21));
+        assert_eq!(key_bytes("C-l"), Some(12));
         assert_eq!(key_bytes("F1"), None);
     }
 }
