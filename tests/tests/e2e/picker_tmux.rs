@@ -220,3 +220,35 @@ fn pick_first_frame_with_50_agents() {
     sb.send_keys(&ctl, &["q"]);
     wait_prompt_back(&sb, &ctl);
 }
+
+/// `w` in the picker parks every agent of the current row's window (after a `y`), as in zellij.
+#[test]
+fn pick_w_parks_every_agent_of_the_window() {
+    let sb = Sandbox::new();
+    install_shims(&sb, Some(FAKE));
+    let p1 = agent_in_shell(&sb, "alpha");
+    let dir = sb.project_dir("alpha2");
+    let p2 = crate::servers::split(&sb, &p1, &dir, &[]);
+    sb.type_line(&p2, "claude");
+    sb.wait_for(&p2, "for shortcuts", SECS(15)).unwrap();
+    sb.type_line(&p2, "first prompt");
+    sb.wait_for(&p2, "PARKTEST-OK", SECS(15)).unwrap();
+    wait_row(&sb, &p2, SECS(10), |r| {
+        r.status == Status::Idle && r.reason.is_none()
+    });
+    let other = agent_in_shell(&sb, "beta");
+    let (ctl, _log) = control_pane(&sb);
+    sb.type_line(&ctl, &format!("park pick --pane {p1}"));
+    sb.wait_for(&ctl, &cursor_on(&p1), SECS(15)).unwrap();
+    sb.send_keys(&ctl, &["w"]);
+    sb.wait_for(&ctl, r"\? \[y/N\]", SECS(5)).unwrap();
+    sb.send_keys(&ctl, &["y"]);
+    for p in [&p1, &p2] {
+        wait_row(&sb, p, SECS(30), |r| r.state == RowState::Parked);
+    }
+    assert_eq!(
+        row(&sb, &other).unwrap().state,
+        RowState::Live,
+        "another window's agent is not touched"
+    );
+}

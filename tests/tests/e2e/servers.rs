@@ -70,7 +70,7 @@ pub(crate) fn pids_running(sb: &Sandbox, needle: &str) -> Vec<u32> {
         .collect()
 }
 
-fn split(sb: &Sandbox, target: &str, dir: &Path, env: &[(String, String)]) -> String {
+pub(crate) fn split(sb: &Sandbox, target: &str, dir: &Path, env: &[(String, String)]) -> String {
     let mut a: Vec<String> = vec![
         "split-window".into(),
         "-d".into(),
