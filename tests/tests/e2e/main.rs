@@ -34,5 +34,5 @@ mod races;
 mod rebuild;
 mod servers;
 mod tmux_plugin;
-mod tpm_install;
+mod tpm_one_step;
 mod wake;

@@ -180,7 +180,7 @@ fn missing_binary_says_so_or_offers_the_build() {
     assert_eq!(gopt(&sb, "status-right"), "#{park_status}");
 
     // Unset @park-bin and no park on the server's PATH (nor in ~/.local/bin, ~/.cargo/bin): the
-    // plugin sits in park's source tree, so the key offers to build it (tpm_install.rs); only
+    // plugin sits in park's source tree, so the key offers to build it (tpm_one_step.rs); only
     // that key is bound, and no option is touched.
     sb.tmux(&["set-option", "-gu", "@park-bin"]).unwrap();
     sb.tmux(&["set-environment", "-g", "PATH", "/usr/bin:/bin"])
