@@ -656,14 +656,33 @@ impl Mux for Zellij {
         Ok(())
     }
 
+    /// Renames the pane and checks the listing shows it, up to three tries: the name is the
+    /// parked pane's mark (`store::slot`), and zellij can lose a CLI action or let a dying
+    /// program's last title land after it (seen in CI: the ❄ name missing after a park).
     fn set_title(&self, pane: &str, title: &str) -> Result<(), MuxError> {
-        let (id, session) = self.session_of(pane)?;
-        let id = format!("terminal_{id}");
-        self.call(
-            session,
-            &["action", "rename-pane", "--pane-id", &id, "--", title],
-        )
-        .map(|_| ())
+        let (n, session) = self.session_of(pane)?;
+        let id = format!("terminal_{n}");
+        for _ in 0..3 {
+            self.call(
+                session,
+                &["action", "rename-pane", "--pane-id", &id, "--", title],
+            )?;
+            for _ in 0..5 {
+                let json = self.query(session, &["action", "list-panes", "--json", "--all"])?;
+                let shown = parse_list(&json, session, "")
+                    .ok()
+                    .and_then(|ps| ps.into_iter().find(|p| p.pane_index == n))
+                    .map(|p| p.title);
+                match shown {
+                    Some(t) if t == title => return Ok(()),
+                    None => return Err(MuxError::Command(format!("{pane} is gone"))),
+                    _ => std::thread::sleep(Duration::from_millis(40)),
+                }
+            }
+        }
+        Err(MuxError::Command(format!(
+            "{pane}: zellij does not show the name {title:?} after three renames"
+        )))
     }
 
     fn restore_title(&self, pane: &str, _title: &str) -> Result<(), MuxError> {
