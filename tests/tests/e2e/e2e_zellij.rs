@@ -68,23 +68,32 @@ pub(crate) fn park_when_quiet(sb: &Sandbox, z: &Zellij, pane: &str) -> park_prot
     }
 }
 
-fn start() -> (Z, String) {
+/// A sandbox with Claude seeded against the mock server and zellij session `name` running
+/// `layout(sandbox)` (which may prepare files first) with `config` appended to config.kdl.
+pub(crate) fn world_with(name: &str, layout: impl FnOnce(&Sandbox) -> String, config: &str) -> Z {
     let sb = Sandbox::new();
     let mock = mock_server!(&sb.logs);
     seed_claude_home(&sb.home, &sb.work, CLAUDE_API_KEY).unwrap();
     install_shims(&sb, None);
     let mut env = sb.claude_env(&mock);
     env.push(("DISABLE_AUTOUPDATER".into(), "1".into()));
-    let zj = Zellij::start(&sb, "zp", &env, "pane", "");
-    let id = zj.terminals().into_iter().next().expect("a terminal pane");
-    (
-        Z {
-            sb,
-            _mock: mock,
-            zj,
-        },
-        id,
-    )
+    let layout = layout(&sb);
+    let zj = Zellij::start(&sb, name, &env, &layout, config);
+    Z {
+        sb,
+        _mock: mock,
+        zj,
+    }
+}
+
+fn start() -> (Z, String) {
+    let z = world_with("zp", |_| "pane".into(), "");
+    let id =
+        z.zj.terminals()
+            .into_iter()
+            .next()
+            .expect("a terminal pane");
+    (z, id)
 }
 
 /// `claude` typed at the pane's prompt in project `api`, one turn answered, the row idle.
@@ -450,26 +459,15 @@ fn entries_before_id(sid: &str) -> String {
 /// typed into.
 #[test]
 fn a_resurrected_zellij_session_resumes_in_the_parked_pane_not_the_one_that_took_its_id() {
-    let sb = Sandbox::new();
-    let mock = mock_server!(&sb.logs);
-    seed_claude_home(&sb.home, &sb.work, CLAUDE_API_KEY).unwrap();
-    install_shims(&sb, None);
-    let mut env = sb.claude_env(&mock);
-    env.push(("DISABLE_AUTOUPDATER".into(), "1".into()));
-    let layout = r#"tab name="work" { pane split_direction="vertical" { pane; pane; pane; }; }
-tab name="other" { pane; }"#;
-    let zj = Zellij::start(
-        &sb,
+    let z = world_with(
         "zr",
-        &env,
-        layout,
+        |_| {
+            r#"tab name="work" { pane split_direction="vertical" { pane; pane; pane; }; }
+tab name="other" { pane; }"#
+                .into()
+        },
         "session_serialization true\nserialization_interval 1",
     );
-    let z = Z {
-        sb,
-        _mock: mock,
-        zj,
-    };
     let terms = z.zj.terminals();
     assert_eq!(terms.len(), 4, "{terms:?}");
     // Claude in the third pane of tab `work`; the other tab's pane will take its id.
@@ -627,26 +625,15 @@ fn runs_hold(zj: &Zellij, id: &str) -> bool {
 /// took its old id.
 #[test]
 fn a_pane_owned_claude_in_zellij_keeps_its_pane_through_park_and_a_resurrection() {
-    let sb = Sandbox::new();
-    let mock = mock_server!(&sb.logs);
-    seed_claude_home(&sb.home, &sb.work, CLAUDE_API_KEY).unwrap();
-    install_shims(&sb, None);
-    let mut env = sb.claude_env(&mock);
-    env.push(("DISABLE_AUTOUPDATER".into(), "1".into()));
-    let layout = r#"tab name="work" { pane; }
-tab name="other" { pane; }"#;
-    let zj = Zellij::start(
-        &sb,
+    let z = world_with(
         "zo",
-        &env,
-        layout,
+        |_| {
+            r#"tab name="work" { pane; }
+tab name="other" { pane; }"#
+                .into()
+        },
         "session_serialization true\nserialization_interval 1",
     );
-    let z = Z {
-        sb,
-        _mock: mock,
-        zj,
-    };
 
     // A: park leaves the placeholder in the same pane; unpark presses its Enter.
     let a = run_owned_claude(&z, "api");
@@ -751,26 +738,20 @@ tab name="other" { pane; }"#;
 #[test]
 fn parking_a_zellij_tab_stops_its_dev_server_and_with_servers_brings_it_back() {
     use crate::servers::{free_port, pids_running, write_exec, ESBUILD, VITE};
-    let sb = Sandbox::new();
-    let mock = mock_server!(&sb.logs);
-    seed_claude_home(&sb.home, &sb.work, CLAUDE_API_KEY).unwrap();
-    install_shims(&sb, None);
-    let dir = sb.project_dir("api");
-    write_exec(&dir.join("node_modules/.bin/vite"), VITE);
-    write_exec(&dir.join("node_modules/esbuild/bin/esbuild"), ESBUILD);
-    std::fs::write(dir.join("vite.config.ts"), "export default {}\n").unwrap();
-    let mut env = sb.claude_env(&mock);
-    env.push(("DISABLE_AUTOUPDATER".into(), "1".into()));
-    let d = dir.to_string_lossy();
-    let layout = format!(
-        r#"tab name="work" {{ pane split_direction="vertical" {{ pane size="60%" cwd="{d}"; pane split_direction="horizontal" {{ pane cwd="{d}"; pane cwd="{d}"; }}; }}; }}"#
+    let z = world_with(
+        "zs",
+        |sb| {
+            let dir = sb.project_dir("api");
+            write_exec(&dir.join("node_modules/.bin/vite"), VITE);
+            write_exec(&dir.join("node_modules/esbuild/bin/esbuild"), ESBUILD);
+            std::fs::write(dir.join("vite.config.ts"), "export default {}\n").unwrap();
+            let d = dir.to_string_lossy();
+            format!(
+                r#"tab name="work" {{ pane split_direction="vertical" {{ pane size="60%" cwd="{d}"; pane split_direction="horizontal" {{ pane cwd="{d}"; pane cwd="{d}"; }}; }}; }}"#
+            )
+        },
+        "",
     );
-    let zj = Zellij::start(&sb, "zs", &env, &layout, "");
-    let z = Z {
-        sb,
-        _mock: mock,
-        zj,
-    };
     let terms = z.zj.terminals();
     assert_eq!(terms.len(), 3, "{terms:?}");
     let sid = run_claude(&z, &terms[0]);
