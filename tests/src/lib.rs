@@ -63,7 +63,9 @@ pub use harness::opencode::{
     opencode_messages, opencode_sessions, seed_opencode_home, OcCli, Opencode, KILO_VERSION,
     OPENCODE_VERSION,
 };
-pub use harness::procs::{descendants, kill_and_reap, pid_alive, processes_referencing, wait_gone};
+pub use harness::procs::{
+    descendants, kill_and_reap, pid_alive, processes_referencing, wait_cpu_quiet, wait_gone,
+};
 pub use harness::qwen::{
     qwen_encode_cwd, qwen_registry, qwen_transcript, seed_qwen_home, Qwen, QWEN_VERSION,
 };

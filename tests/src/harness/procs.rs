@@ -77,6 +77,45 @@ pub fn wait_gone(pid: u32, timeout: Duration) -> bool {
     poll(timeout, || (!pid_alive(pid)).then_some(())).is_some()
 }
 
+/// CPU time (user + system, clock ticks) of `pid`: fields 14 and 15 of `/proc/<pid>/stat`.
+fn cpu_ticks(pid: u32) -> u64 {
+    let Ok(s) = fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return 0;
+    };
+    let Some(rest) = s.rfind(')').map(|i| &s[i + 1..]) else {
+        return 0;
+    };
+    // `rest` starts at field 3, so fields 14 and 15 are items 11 and 12.
+    let f: Vec<u64> = rest
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .filter_map(|v| v.parse().ok())
+        .collect();
+    f.iter().sum()
+}
+
+/// Waits up to `timeout` until `pid` and its descendants together use under `percent`% of one
+/// CPU over a 500 ms window, so a guard that refuses a busy tree (park's is 20%) will not refuse
+/// it; true if they did.
+pub fn wait_cpu_quiet(pid: u32, percent: f64, timeout: Duration) -> bool {
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let sum = || -> u64 {
+        std::iter::once(pid)
+            .chain(descendants(pid))
+            .map(cpu_ticks)
+            .sum()
+    };
+    poll(timeout, || {
+        let t0 = sum();
+        std::thread::sleep(Duration::from_millis(500));
+        let used = sum().saturating_sub(t0) as f64 / hz;
+        (used / 0.5 * 100.0 < percent).then_some(())
+    })
+    .is_some()
+}
+
 /// The test process and its ancestors: never to be killed by a cleanup.
 fn self_and_ancestors() -> BTreeSet<u32> {
     let mut set = BTreeSet::new();

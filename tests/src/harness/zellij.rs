@@ -145,7 +145,26 @@ impl Zellij {
     }
 
     /// `zellij --session <s> <args>` under a 10 s timeout: stdout, or the error with stderr.
+    /// A refusal at session discovery (the CLI's socket probe lost its reply under load; nothing
+    /// was sent) is retried, as park's own adapter does.
     pub fn cli(&self, args: &[&str]) -> Result<String, String> {
+        let mut tries = 0;
+        loop {
+            match self.cli_once(args) {
+                Err(e)
+                    if tries < 8
+                        && (e.contains("There is no active session!")
+                            || e.contains("' not found. The following sessions")) =>
+                {
+                    tries += 1;
+                    std::thread::sleep(Duration::from_millis(50 * tries));
+                }
+                r => return r,
+            }
+        }
+    }
+
+    fn cli_once(&self, args: &[&str]) -> Result<String, String> {
         let out = Command::new("timeout")
             .arg("10")
             .arg(&self.bin)

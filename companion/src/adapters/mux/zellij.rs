@@ -27,6 +27,16 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(5);
 /// Tries for a query whose answer is never legitimately empty, and the gap between them.
 const TRIES: u32 = 6;
 const GAP: Duration = Duration::from_millis(50);
+/// Retries of a call the CLI refused at session discovery (see [`Zellij::call`]).
+const DISCOVERY_TRIES: u32 = 8;
+
+/// The CLI's own refusals when its probe of the session socket got no reply: printed, and the
+/// process exits, before any action reaches the server.
+fn refused_before_sending(err: &str) -> bool {
+    let e = err.split_once(": ").map_or(err, |(_, e)| e);
+    e.starts_with("There is no active session!")
+        || (e.starts_with("Session '") && e.contains("' not found."))
+}
 
 /// A running zellij session: its server process and where its socket lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -362,7 +372,30 @@ impl Zellij {
     }
 
     /// One CLI call against `session`, under the timeout. Non-zero exit is an error.
+    ///
+    /// The CLI first probes every socket of the socket dir (`ConnStatus`) and refuses with
+    /// "There is no active session!" / "Session 'S' not found" when the probe's reply is lost,
+    /// which a busy server does (seen in CI: an unpark's dev-server restart refused while the
+    /// session was up). The refusal comes before the action is sent, so retrying it can never
+    /// run an action twice; any other failure is returned at once.
     fn call(&self, session: &str, args: &[&str]) -> Result<String, MuxError> {
+        let mut tries = 0;
+        loop {
+            match self.call_once(session, args) {
+                Err(MuxError::Command(e))
+                    if tries < DISCOVERY_TRIES
+                        && (refused_before_sending(&e)
+                            || crate::support::fault::disabled("zellij-retry-unsent")) =>
+                {
+                    tries += 1;
+                    std::thread::sleep(GAP * tries);
+                }
+                r => return r,
+            }
+        }
+    }
+
+    fn call_once(&self, session: &str, args: &[&str]) -> Result<String, MuxError> {
         let mut child = Command::new(self.bin_for(session))
             .env("ZELLIJ_SOCKET_DIR", &self.root)
             .env_remove("ZELLIJ")
@@ -424,9 +457,13 @@ impl Zellij {
             if i > 0 {
                 std::thread::sleep(GAP);
             }
+            // `call` retries a refusal at discovery; a lost answer is retried here.
             match self.call(session, args) {
                 Ok(s) if !s.trim().is_empty() => return Ok(s),
                 Ok(_) => last = None,
+                Err(MuxError::Command(e)) if refused_before_sending(&e) => {
+                    return Err(MuxError::Command(e))
+                }
                 Err(e) => last = Some(e),
             }
         }
@@ -785,6 +822,63 @@ mod tests {
                 .into_owned(),
             ..Default::default()
         }
+    }
+
+    /// A zellij CLI stand-in: counts its runs in `runs`, fails the first `fail` of them with
+    /// `err` on stderr, then succeeds.
+    fn stub_cli(dir: &Path, fail: u32, err: &str) -> Zellij {
+        let bin = dir.join("zellij");
+        let script = format!(
+            "#!/bin/sh\nn=$(($(cat {d}/runs 2>/dev/null || echo 0) + 1))\necho $n > {d}/runs\n\
+             if [ $n -le {fail} ]; then echo \"{err}\" >&2; exit 1; fi\necho ok\n",
+            d = dir.display()
+        );
+        std::fs::write(&bin, script).unwrap();
+        std::fs::set_permissions(&bin, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        Zellij {
+            bin: Some(bin.display().to_string()),
+            root: dir.to_path_buf(),
+            platform: crate::adapters::platform::native(),
+            exes: Default::default(),
+        }
+    }
+
+    fn runs(dir: &Path) -> u32 {
+        std::fs::read_to_string(dir.join("runs"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
+    #[test]
+    fn an_action_refused_at_session_discovery_is_retried_and_no_other_failure_is() {
+        // Refused before sending (the probe's reply was lost): retried until it goes through.
+        for err in [
+            "There is no active session!",
+            "Session 's' not found. The following sessions are active:",
+        ] {
+            let d = tempfile::tempdir().unwrap();
+            let z = stub_cli(d.path(), 2, err);
+            assert_eq!(
+                z.send_text(&handle(3, "s"), "hi")
+                    .map_err(|e| e.to_string()),
+                Ok(())
+            );
+            assert_eq!(runs(d.path()), 3, "{err}");
+        }
+        // Any other failure may have reached the server: one run, the error returned.
+        let d = tempfile::tempdir().unwrap();
+        let z = stub_cli(d.path(), 1, "Error: no pane with id terminal_3");
+        let e = z.send_text(&handle(3, "s"), "hi").unwrap_err().to_string();
+        assert!(e.contains("no pane with id"), "{e}");
+        assert_eq!(runs(d.path()), 1);
+        // A session that stays unreachable ends in an error, not a hang.
+        let d = tempfile::tempdir().unwrap();
+        let z = stub_cli(d.path(), 100, "There is no active session!");
+        assert!(z.send_text(&handle(3, "s"), "hi").is_err());
+        assert_eq!(runs(d.path()), DISCOVERY_TRIES + 1);
     }
 
     #[test]
