@@ -21,8 +21,8 @@ use crate::exit::Stop;
 use crate::model::entry::{Entry, EntryState};
 use crate::ops::park::shell_prompt_ready;
 use crate::ops::unpark;
-use crate::scan;
 use crate::scan::live::LiveSet;
+use crate::scan::{self, Scan};
 use crate::store::group::{self, WindowPlan};
 use crate::store::lock::{try_lock, TryLock};
 use park_protocol::reports::{
@@ -298,9 +298,7 @@ fn relocate(
             }
         }
         if !o.no_resume {
-            wait_for_shell(ctx, &p.id);
-            let live = LiveSet::from_scan(&s);
-            let u = unpark::unpark_remote(ctx, &s, &live, &e.id, &e.id, false);
+            let u = resume_in(ctx, &s, &p.id, &e.id);
             r.outcome = SlotResult::Unpark(u.outcome);
             r.reason = u.reason;
         }
@@ -389,16 +387,21 @@ fn build_one(ctx: &Ctx, p: &WindowPlan, o: Opts) -> WindowOutcome {
         }
         return w;
     };
-    let live = LiveSet::from_scan(&s);
     for (i, eid) in repointed {
         let pane = w.slots[i].pane.clone().unwrap_or_default();
-        wait_for_shell(ctx, &pane);
-        let r = unpark::unpark_remote(ctx, &s, &live, &eid, &eid, false);
+        let r = resume_in(ctx, &s, &pane, &eid);
         w.slots[i].outcome = SlotResult::Unpark(r.outcome);
         w.slots[i].reason = r.reason;
         w.slots[i].pane = r.pane.or(w.slots[i].pane.take());
     }
     w
+}
+
+/// Resumes a re-pointed entry in its pane once the pane's shell is up (the same hand-off as
+/// `park unpark <entry>`, which re-checks everything under the locks).
+fn resume_in(ctx: &Ctx, s: &Scan, pane: &str, eid: &str) -> park_protocol::ActionResult {
+    wait_for_shell(ctx, pane);
+    unpark::unpark_remote(ctx, s, &LiveSet::from_scan(s), eid, eid, false)
 }
 
 /// The recorded cwd if it still exists, else park's home's parent (the pane must open somewhere;
