@@ -439,6 +439,9 @@ pub(crate) fn mark_parked_pane(ctx: &Ctx, e: &Entry, pane: &str) {
     // The title is the mark that survives a zellij resurrection (pane ids do not): the entry's
     // own tag in it lets `store::slot` find this pane again, never another ❄ pane.
     let _ = ctx.mux.set_title(pane, &crate::store::slot::pill_title(e));
+    // zellij saves its layout only every `serialization_interval`: without this, a crash in the
+    // next minute brings the pane back unmarked (`pane-unmatched`, resumed in a new tab).
+    ctx.mux.checkpoint(pane);
 }
 
 /// After the kill: keep the pane, restore its terminal, pin the title, set the pill, and leave the

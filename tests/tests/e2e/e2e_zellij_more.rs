@@ -463,6 +463,80 @@ fn zellij_plugin_w_parks_every_agent_of_the_tab() {
     assert_parked_in_pane(&z, &a, &trees[0]);
     assert_parked_in_pane(&z, &b, &trees[1]);
     assert_eq!(entries(sb).len(), 2);
+    // This session does not save itself (`session_serialization false`): park never asks it to,
+    // which would make it resurrectable against the user's setting.
+    assert_eq!(
+        zj.saved_layout(sb),
+        "",
+        "park saved a session that does not serialize"
+    );
+}
+
+// ---------------------------------------------------------------- a crash right after a park
+
+/// zellij saves its layout only every `serialization_interval` (60 s by default, an hour here): a
+/// pane parked since the last save would come back from a crash without its mark
+/// (`pane-unmatched`, resumed in a new tab). park asks a session that saves itself for a save as
+/// soon as the pane is marked, so the crash brings the mark back and the session resumes there.
+#[test]
+fn zellij_a_pane_parked_just_before_a_crash_comes_back_marked_and_resumes_there() {
+    let z = world(
+        "zc",
+        "pane\npane",
+        "session_serialization true\nserialization_interval 3600",
+        None,
+    );
+    let ids = z.zj.terminals();
+    let (sid, _) = claude_in(&z, &ids[1], "crash");
+    // zellij's own save of this interval (it saves once per interval; the first comes after one).
+    z.zj.cli(&["action", "save-session"]).unwrap();
+    let saved = poll(SECS(5), || {
+        Some(z.zj.saved_layout(&z.sb)).filter(|l| l.contains("pane"))
+    })
+    .expect("zellij saved the layout");
+    assert!(!saved.contains('❄'), "{saved}");
+    let h = z.zj.handle(&ids[1]);
+    let (_, out) = settled(&z, &["park", &h]);
+    assert_eq!(out.results[0].outcome.as_str(), "parked", "{out:?}");
+    let mark = z.zj.title(&ids[1]).filter(|t| t.starts_with('❄'));
+    let mark = mark.expect("the ❄ mark");
+    // Saved at once, an hour before zellij would have.
+    let saved = z.zj.saved_layout(&z.sb);
+    assert!(
+        saved.contains(&mark),
+        "the saved layout lacks {mark:?}:\n{saved}"
+    );
+
+    let (sb, mut zj) = (&z.sb, z.zj);
+    zj.kill_server();
+    zj.resurrect(sb);
+    assert_eq!(zj.title(&ids[1]), Some(mark.clone()), "{:#?}", zj.panes());
+    let o = zpark(sb, &zj, &["doctor", "--json"]);
+    let rep: serde_json::Value = serde_json::from_slice(&o.stdout).expect("doctor --json");
+    assert!(
+        !rep["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["code"] == "pane-unmatched"),
+        "{rep:#}"
+    );
+    let (c, out) = zaction(sb, &zj, &["unpark", &sid]);
+    assert_eq!(
+        (c, out.results[0].outcome.as_str()),
+        (0, "unparked"),
+        "{out:?}"
+    );
+    let back = poll(SECS(30), || {
+        zrow(sb, &zj, &h).filter(|r| r.state == RowState::Live && r.pid.is_some())
+    })
+    .unwrap_or_else(|| panic!("{h} never came back: {:?}", zrow(sb, &zj, &h)));
+    assert_eq!(back.session_id.as_deref(), Some(sid.as_str()));
+    assert_eq!(
+        env_of(back.pid.unwrap(), "ZELLIJ_PANE_ID").as_deref(),
+        Some(ids[1].trim_start_matches("terminal_")),
+        "resumed in the pane that was parked"
+    );
 }
 
 /// The plugin config of `plugin_keys_open_the_picker…` (with its permission grant written).

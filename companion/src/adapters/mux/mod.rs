@@ -159,6 +159,11 @@ pub trait Mux: Send + Sync {
     fn restore_title(&self, pane: &str, title: &str) -> Result<(), MuxError> {
         self.set_title(pane, title)
     }
+    /// Makes the multiplexer's own saved copy of the session show `pane` as it is now, so a crash
+    /// right after park marked (or unpark cleared) it does not bring the pane back as it was.
+    /// zellij: `save-session`, only for a session that saves itself (see the zellij adapter);
+    /// tmux saves nothing. Best effort.
+    fn checkpoint(&self, _pane: &str) {}
     /// Pushes the status summary (JSON) to plugins that render it; tmux reads user options instead.
     fn push_status(&self, _json: &str) {}
     /// Announces `text` to the people attached (tmux: `display-message` on every client unless

@@ -280,6 +280,9 @@ impl Mux for MuxSet {
     fn restore_title(&self, pane: &str, title: &str) -> Result<(), MuxError> {
         self.route(pane).restore_title(pane, title)
     }
+    fn checkpoint(&self, pane: &str) {
+        self.route(pane).checkpoint(pane)
+    }
 
     fn respawn(
         &self,

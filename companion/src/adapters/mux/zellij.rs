@@ -145,6 +145,49 @@ pub fn visible_in(session: &str, focused: &[String], panes: &[Pane]) -> Vec<Stri
         .collect()
 }
 
+/// zellij's cache dir (`$XDG_CACHE_HOME/zellij`, else `~/.cache/zellij`): where it saves each
+/// session's layout for resurrection.
+fn cache_root() -> PathBuf {
+    match std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
+        Some(d) => PathBuf::from(d).join("zellij"),
+        None => PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/zellij"),
+    }
+}
+
+/// Does the running server of `session` save its layout itself (`session_serialization`, on by
+/// default)? Only then may park ask for a save: `save-session` in a session that does not
+/// serialize writes a generic layout and makes the session resurrectable against the user's
+/// setting (measured on 0.45.1). The evidence: the session's saved layout is newer than its
+/// socket, i.e. this server wrote it. A session younger than one `serialization_interval` has
+/// not saved yet and is left alone.
+pub(crate) fn saves_itself(sock_root: &Path, cache: &Path, session: &str) -> bool {
+    let modified = |p: PathBuf| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let contracts = |dir: &Path| -> Vec<String> {
+        std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("contract_version_"))
+            .collect()
+    };
+    contracts(sock_root).iter().any(|c| {
+        let (Some(sock), Some(layout)) = (
+            modified(sock_root.join(c).join(session)),
+            modified(
+                cache
+                    .join(c)
+                    .join("session_info")
+                    .join(session)
+                    .join("session-layout.kdl"),
+            ),
+        ) else {
+            return false;
+        };
+        layout >= sock
+    })
+}
+
 /// zellij servers under `root` in a process table. Pure, for tests.
 pub(crate) fn servers_in(procs: &[ProcInfo], root: &Path) -> Vec<Server> {
     let mut v: Vec<Server> = procs
@@ -722,6 +765,14 @@ impl Mux for Zellij {
         )))
     }
 
+    fn checkpoint(&self, pane: &str) {
+        if let Ok((_, session)) = self.session_of(pane) {
+            if saves_itself(&self.root, &cache_root(), session) {
+                let _ = self.call(session, &["action", "save-session"]);
+            }
+        }
+    }
+
     fn restore_title(&self, pane: &str, _title: &str) -> Result<(), MuxError> {
         // Give the title back to the program (a rename pins it; the agent sets its own).
         let (id, session) = self.session_of(pane)?;
@@ -879,6 +930,30 @@ mod tests {
         let z = stub_cli(d.path(), 100, "There is no active session!");
         assert!(z.send_text(&handle(3, "s"), "hi").is_err());
         assert_eq!(runs(d.path()), DISCOVERY_TRIES + 1);
+    }
+
+    #[test]
+    fn park_asks_for_a_save_only_where_this_server_saved_its_layout_itself() {
+        use std::time::{Duration, SystemTime};
+        let d = tempfile::tempdir().unwrap();
+        let (sock, cache) = (d.path().join("sock"), d.path().join("cache"));
+        let at = |p: &Path, secs_ago: u64| {
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            let f = std::fs::File::create(p).unwrap();
+            f.set_modified(SystemTime::now() - Duration::from_secs(secs_ago))
+                .unwrap();
+        };
+        let layout = cache.join("contract_version_1/session_info/s/session-layout.kdl");
+        at(&sock.join("contract_version_1/s"), 100);
+        // Never saved (serialization off, or younger than one interval): no save.
+        assert!(!saves_itself(&sock, &cache, "s"));
+        // Saved by an earlier server of that name (before this socket): no save.
+        at(&layout, 200);
+        assert!(!saves_itself(&sock, &cache, "s"));
+        // Saved by this server: it serializes, a save only brings the copy up to date.
+        at(&layout, 10);
+        assert!(saves_itself(&sock, &cache, "s"));
+        assert!(!saves_itself(&sock, &cache, "other"));
     }
 
     #[test]

@@ -96,6 +96,7 @@ pub fn teardown(ctx: &Ctx, e: &Entry) {
             &e.place.pane_title
         };
         let _ = ctx.mux.restore_title(&e.place.pane, title);
+        ctx.mux.checkpoint(&e.place.pane);
     }
 }
 
