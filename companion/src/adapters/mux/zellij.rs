@@ -293,6 +293,20 @@ pub(crate) fn key_bytes(key: &str) -> Option<u8> {
     })
 }
 
+/// `sh -c` body for [`Zellij::pipe_detached`]: `"$@"` is the zellij command line. Retries only the
+/// two refusals [`refused_before_sending`] names (8 tries, growing pauses).
+const PIPE_RETRY_SH: &str = r#"i=0
+while [ $i -lt 8 ]; do
+  e=$(timeout 3 "$@" 2>&1 >/dev/null) && exit 0
+  case $e in
+    *"There is no active session!"*|*"' not found. The following sessions"*) ;;
+    *) exit 1 ;;
+  esac
+  i=$((i + 1))
+  sleep 0.$((i * 5 / 4))
+done
+exit 1"#;
+
 /// The arguments of `zellij` that pipe `payload` to every plugin of `session` listening for `name`.
 pub fn pipe_args<'a>(session: &'a str, name: &'a str, payload: &'a str) -> [&'a str; 7] {
     ["--session", session, "pipe", "--name", name, "--", payload]
@@ -580,21 +594,31 @@ impl Zellij {
     /// with no plugin must not slow park down).
     fn broadcast(&self, name: &str, payload: &str) {
         for s in self.servers() {
-            let _ = Command::new("timeout")
-                .arg("3")
-                .arg(self.bin_for(&s.session))
-                .env("ZELLIJ_SOCKET_DIR", &self.root)
-                .env_remove("ZELLIJ")
-                .args(pipe_args(&s.session, name, payload))
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .map(|mut c| {
-                    // Reaped on a thread so no zombie outlives the call.
-                    std::thread::spawn(move || c.wait());
-                });
+            self.pipe_detached(&s.session, name, payload);
         }
+    }
+
+    /// One `zellij pipe` to `session`, left running: a small `sh` loop retries the CLI's refusals
+    /// at session discovery (nothing was sent, see [`Zellij::call`]), so a busy server does not
+    /// lose a status push — zjstatus has no poll to heal a lost one. Any other failure, or a pipe
+    /// nobody reads within 3 s, ends it.
+    fn pipe_detached(&self, session: &str, name: &str, payload: &str) {
+        let _ = Command::new("sh")
+            .arg("-c")
+            .arg(PIPE_RETRY_SH)
+            .arg("park-pipe")
+            .arg(self.bin_for(session))
+            .args(pipe_args(session, name, payload))
+            .env("ZELLIJ_SOCKET_DIR", &self.root)
+            .env_remove("ZELLIJ")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map(|mut c| {
+                // Reaped on a thread so no zombie outlives the call.
+                std::thread::spawn(move || c.wait());
+            });
     }
 }
 
@@ -930,6 +954,33 @@ mod tests {
         let z = stub_cli(d.path(), 100, "There is no active session!");
         assert!(z.send_text(&handle(3, "s"), "hi").is_err());
         assert_eq!(runs(d.path()), DISCOVERY_TRIES + 1);
+    }
+
+    #[test]
+    fn a_status_push_refused_at_session_discovery_is_sent_again_in_the_background() {
+        let runs_within = |d: &Path, want: u32| {
+            (0..100).any(|_| {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                std::fs::read_to_string(d.join("runs"))
+                    .is_ok_and(|r| r.trim().parse::<u32>() == Ok(want))
+            })
+        };
+        let d = tempfile::tempdir().unwrap();
+        stub_cli(d.path(), 2, "There is no active session!").pipe_detached(
+            "s",
+            "park:status",
+            "{}",
+        );
+        assert!(
+            runs_within(d.path(), 3),
+            "refused twice, sent the third time"
+        );
+        // Another failure may have been delivered: not sent again.
+        let d = tempfile::tempdir().unwrap();
+        stub_cli(d.path(), 1, "Error: something else").pipe_detached("s", "park:status", "{}");
+        assert!(runs_within(d.path(), 1));
+        std::thread::sleep(std::time::Duration::from_millis(600));
+        assert_eq!(runs(d.path()), 1);
     }
 
     #[test]
