@@ -57,7 +57,10 @@ impl Ctx {
             .filter(|e| e.state != EntryState::Parking)
             .collect();
         // Suggestions of the last pass that are still live (not parked since).
-        let suggested = crate::store::autolog::suggested_ids(&self.ledger.home)
+        let auto = crate::store::config::load(&self.ledger.home)
+            .ok()
+            .map(|c| c.auto);
+        let suggested = crate::store::autolog::suggested_ids(&self.ledger.home, auto.as_ref())
             .iter()
             .filter(|id| {
                 !entries

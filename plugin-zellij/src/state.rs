@@ -310,7 +310,7 @@ impl Plugin {
         if job == "ls" {
             self.since_scan = 0.0;
             match serde_json::from_slice::<LsOutput>(stdout) {
-                Ok(o) => self.app.set_rows(o.rows, o.warnings),
+                Ok(o) => self.app.set_scan(o),
                 Err(_) => {
                     self.app.scanning = false;
                     self.app.say(format!("park ls: {}", err_line()), true);

@@ -68,6 +68,10 @@ pub struct AutoReport {
     pub trigger: String,
     /// The config file read, if any.
     pub config: Option<String>,
+    /// A fingerprint of the `[auto]` settings the pass ran with: its suggestions stand only while
+    /// the settings in force have the same one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_stamp: Option<String>,
     pub idle_seconds: u64,
     pub per_pass: usize,
     pub budget: AutoBudget,

@@ -184,6 +184,10 @@ pub struct LsOutput {
     pub servers: Vec<ServerRow>,
     /// Non-fatal problems met while scanning (partial pane map, unreadable ledger file, …).
     pub warnings: Vec<String>,
+    /// The autopilot's mode in force (`off`, `suggest`, `park`); absent when the config does not
+    /// load. Lets a picker say why nothing is suggested.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_mode: Option<String>,
 }
 
 /// The tiny summary in `$PARK_HOME/status`, rewritten after every change and read by status lines.

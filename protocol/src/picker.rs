@@ -221,6 +221,8 @@ pub struct App {
     quit_when_idle: bool,
     /// `$HOME`, shown as `~` in paths (unset in tests, so snapshots do not depend on it).
     pub home: Option<String>,
+    /// The autopilot's mode from the last scan (`LsOutput::auto_mode`).
+    pub auto_mode: Option<String>,
 }
 
 impl App {
@@ -243,6 +245,7 @@ impl App {
             placed: false,
             quit_when_idle: false,
             home: None,
+            auto_mode: None,
         }
     }
 
@@ -271,6 +274,12 @@ impl App {
         [&r.pane, &r.title, &r.cwd, &r.session]
             .iter()
             .any(|s| s.to_lowercase().contains(&f))
+    }
+
+    /// Takes a fresh `park ls --json`: its rows, warnings and the autopilot's mode.
+    pub fn set_scan(&mut self, out: crate::LsOutput) {
+        self.auto_mode = out.auto_mode;
+        self.set_rows(out.rows, out.warnings);
     }
 
     /// Replaces the rows with a fresh scan, keeping the cursor on the same pane id.
@@ -589,7 +598,15 @@ impl App {
             .filter(|r| r.suggested && r.state == RowState::Live && !r.pane.is_empty())
             .collect();
         if rows.is_empty() {
-            self.say("the autopilot suggests nothing now", true);
+            let why = match self.auto_mode.as_deref() {
+                Some("suggest") => "the autopilot suggests nothing now".to_string(),
+                Some(m) => format!(
+                    "nothing to suggest: the autopilot's mode is {m:?} (suggestions need [auto] mode = \"suggest\")"
+                ),
+                None => "nothing to suggest: the autopilot's config does not load (park config says why)"
+                    .to_string(),
+            };
+            self.say(why, true);
             return Action::None;
         }
         self.mode = Mode::ConfirmBulk {

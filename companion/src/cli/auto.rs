@@ -220,41 +220,33 @@ fn pin(ctx: &Ctx, targets: &[String], on: bool) -> Result<Vec<String>, Stop> {
     let parsed = park::ops::park_batch::parse_targets(&expanded)?;
     let s = ctx.scan(false)?;
     let here = s.caller.pane.clone();
-    let (entries, _) = ctx.ledger.all();
+    let entries = park::ops::unpark::as_placed(ctx, &s, &ctx.ledger.all().0);
     let mut sessions = vec![];
     let mut lines = vec![];
     for (raw, t) in parsed {
         let mut named = vec![];
-        if let Ok(idx) = target::resolve_live(&t, &s.found, here.as_deref(), &raw) {
-            for i in idx {
-                let f = &s.found[i];
-                match &f.ident.session_id {
-                    Some(id) => named.push((
-                        f.proc.agent,
-                        id.clone(),
-                        f.pane.as_ref().map(|p| p.id.clone()).unwrap_or_default(),
-                    )),
-                    None => lines.push(format!(
-                        "{raw}: {} has no exact session id to pin ({})",
-                        f.pane.as_ref().map(|p| p.id.as_str()).unwrap_or("?"),
-                        f.ident.reason.clone().unwrap_or_default()
-                    )),
-                }
+        let hit = target::resolve(&t, &s.found, &entries, here.as_deref())
+            .map_err(|why| Stop::refused(format!("{raw}: {why}")))?;
+        for i in hit.live {
+            let f = &s.found[i];
+            match &f.ident.session_id {
+                Some(id) => named.push((
+                    f.proc.agent,
+                    id.clone(),
+                    f.pane.as_ref().map(|p| p.id.clone()).unwrap_or_default(),
+                )),
+                None => lines.push(format!(
+                    "{raw}: {} has no exact session id to pin ({})",
+                    f.pane.as_ref().map(|p| p.id.as_str()).unwrap_or("?"),
+                    f.ident.reason.clone().unwrap_or_default()
+                )),
             }
         }
-        if named.is_empty() {
-            if let Ok(es) = target::resolve_entries(&t, &entries, here.as_deref(), &raw) {
-                named.extend(
-                    es.into_iter()
-                        .map(|e| (e.agent, e.session_id.clone(), e.id.clone())),
-                );
-            }
-        }
-        if named.is_empty() && lines.is_empty() {
-            return Err(Stop::refused(format!(
-                "{raw}: names no live agent and no parked session"
-            )));
-        }
+        named.extend(
+            hit.parked
+                .into_iter()
+                .map(|e| (e.agent, e.session_id.clone(), e.id.clone())),
+        );
         for (agent, id, where_) in named {
             lines.push(format!(
                 "{} {where_} ({} {id})",

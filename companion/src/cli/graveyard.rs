@@ -95,7 +95,7 @@ pub fn archive_live(ctx: &Ctx, targets: &[String]) -> ExitStatus {
                 return report(Stop::usage(e));
             }
         };
-        match target::resolve_live(&parsed, &s.found, here.as_deref(), t) {
+        match target::resolve_live(&parsed, &s.found, here.as_deref()) {
             Ok(idx) => {
                 for i in idx {
                     match archive_found(ctx, &s, i) {
@@ -141,8 +141,8 @@ fn note_target(ctx: &Ctx, raw: &str) -> Result<String, (ExitStatus, String)> {
         .scan(false)
         .map_err(|stop| (crate::cli::term::report(stop), "process scan failed".into()))?;
     let here = park::adapters::mux::here(ctx.platform.as_ref()).map(|h| h.pane);
-    let idx = target::resolve_live(&parsed, &s.found, here.as_deref(), raw)
-        .map_err(|e| (ExitStatus::Refused, e))?;
+    let idx = target::resolve_live(&parsed, &s.found, here.as_deref())
+        .map_err(|e| (ExitStatus::Refused, format!("{raw}: {e}")))?;
     if idx.len() != 1 {
         return Err((
             ExitStatus::Refused,

@@ -33,8 +33,13 @@ use term::report;
 fn set_cmd(ctx: &Ctx, op: SetOp) -> ExitStatus {
     let home = &ctx.ledger.home;
     let r = match op {
-        SetOp::Add { name, targets } => park::store::sets::add(home, &name, &targets).map(|m| {
-            println!("@{name}: {}", m.join(" "));
+        SetOp::Add { name, targets } => set_members_exist(ctx, &targets).and_then(|later| {
+            park::store::sets::add(home, &name, &targets).map(|m| {
+                println!("@{name}: {}", m.join(" "));
+                for t in later {
+                    println!("note: {t} names nothing now; the set keeps it for when it does");
+                }
+            })
         }),
         SetOp::Rm { name, targets } => park::store::sets::remove(home, &name, &targets),
         SetOp::Ls { json } => park::store::sets::list(home).map(|sets| {
@@ -53,6 +58,61 @@ fn set_cmd(ctx: &Ctx, op: SetOp) -> ExitStatus {
         Ok(()) => ExitStatus::Success,
         Err(e) => report(Stop::usage(e)),
     }
+}
+
+/// Sets are validated when added: a pane (`%7`, `terminal_3@s`) must be a pane of a reachable
+/// multiplexer or a parked entry's pane, since a pane id that does not exist now is a typo or a
+/// pane that will never come back under that id; `.` is refused (a set is used from other panes).
+/// A session, window or title may be for later: returned, to say so.
+fn set_members_exist(ctx: &Ctx, targets: &[String]) -> Result<Vec<String>, String> {
+    let mut later = vec![];
+    let mut panes: Option<Vec<String>> = None;
+    for t in targets {
+        match target::parse(t) {
+            Ok(target::Target::Here) => {
+                return Err(format!(
+                    "{t}: a set is used from other panes, so `.` would name a different pane each time: name the pane (%N)"
+                ))
+            }
+            Ok(target::Target::Pane(p)) => {
+                let known = panes.get_or_insert_with(|| {
+                    let mut ids: Vec<String> = ctx
+                        .mux
+                        .list_panes()
+                        .map(|ps| ps.into_iter().map(|p| p.id).collect())
+                        .unwrap_or_default();
+                    ids.extend(ctx.ledger.all().0.into_iter().map(|e| e.place.pane));
+                    ids
+                });
+                if !known.contains(&p) {
+                    return Err(format!(
+                        "{t}: no such pane (not a pane of this multiplexer and no parked session's pane); nothing was added"
+                    ));
+                }
+            }
+            Ok(target::Target::Window(..)) | Ok(target::Target::Word(_)) => {
+                let s = ctx.scan(false).map_err(|e| e.to_string())?;
+                let parsed = target::parse(t).expect("parsed above");
+                let any_pane = match &parsed {
+                    target::Target::Window(se, w) => s.panes.iter().any(|p| {
+                        p.session == *se
+                            && (w.parse::<u32>().ok() == Some(p.window_index) || p.window_name == *w)
+                    }),
+                    target::Target::Word(w) => s.panes.iter().any(|p| p.session == *w),
+                    _ => true,
+                };
+                let entries = ctx.ledger.all().0;
+                if !any_pane
+                    && target::resolve(&parsed, &s.found, &entries, None).is_err()
+                {
+                    later.push(t.clone());
+                }
+            }
+            // Session ids, and strings that do not parse (the store says why).
+            _ => {}
+        }
+    }
+    Ok(later)
 }
 
 /// `park status [--json] [--tmux]`, recognised without clap.
@@ -393,53 +453,56 @@ fn show(ctx: &Ctx, t: &str) -> ExitStatus {
         Err(e) => return report(Stop::usage(e)),
     };
     let here = park::adapters::mux::here(ctx.platform.as_ref()).map(|h| h.pane);
-    let entries =
-        park::ops::unpark::placed_for(ctx, std::slice::from_ref(&parsed), ctx.ledger.all().0);
-    if let Ok(es) = target::resolve_entries(&parsed, &entries, here.as_deref(), t) {
-        for e in es {
-            println!(
-                "{}",
-                serde_json::to_string_pretty(e).expect("entry serialises")
-            );
-            println!("resume: {}", park::agents::resume_command_line(e));
-            if let Some(w) = &e.wake {
-                println!("wakes: {}", w.describe(jiff::Timestamp::now()));
-            }
-            if let Err(why) = unpark::restorable(e) {
-                println!("warning: not restorable now: {why}");
-            }
-        }
-        return ExitStatus::Success;
-    }
     let s = match ctx.scan(true) {
         Ok(s) => s,
         Err(stop) => return term::report(stop),
     };
-    match target::resolve_live(&parsed, &s.found, here.as_deref(), t) {
-        Ok(idx) => {
-            for i in idx {
-                let r = live_row(&s, &s.found[i]);
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&r).expect("row serialises")
-                );
-                let f = &s.found[i];
-                println!(
-                    "processes: {:?}",
-                    f.tree.iter().map(|p| p.0).collect::<Vec<_>>()
-                );
-                if !f.spared.is_empty() {
-                    println!("spared: {:?}", f.spared);
-                }
-                println!("flags kept: {:?}  dropped: {:?}", f.flags, f.dropped_flags);
-            }
-            ExitStatus::Success
-        }
+    let entries = park::ops::unpark::as_placed(ctx, &s, &ctx.ledger.all().0);
+    // Live and parked at once: a title both share is ambiguous, never the parked one by default.
+    let named = match target::resolve(&parsed, &s.found, &entries, here.as_deref()) {
+        Ok(n) => n,
         Err(why) => {
-            eprintln!("park: {why}");
-            ExitStatus::Refused
+            eprintln!("park: {t}: {why}");
+            return ExitStatus::Refused;
+        }
+    };
+    let auto = park::store::config::load(&ctx.ledger.home)
+        .ok()
+        .map(|c| c.auto);
+    let pins = park::store::pins::Pins::read(&ctx.ledger.home);
+    for e in named.parked {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(e).expect("entry serialises")
+        );
+        println!("pinned: {}", pins.contains(&e.session_id));
+        println!("resume: {}", park::agents::resume_command_line(e));
+        if let Some(w) = &e.wake {
+            println!("wakes: {}", w.describe(jiff::Timestamp::now()));
+        }
+        if let Err(why) = unpark::restorable(e) {
+            println!("warning: not restorable now: {why}");
         }
     }
+    for i in named.live {
+        let f = &s.found[i];
+        // The row `ls` shows, pins and suggestions included (one source for both).
+        let mut r = [live_row(&s, f)];
+        park::rows::ls::decorate(ctx, auto.as_ref(), &mut r);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&r[0]).expect("row serialises")
+        );
+        println!(
+            "processes: {:?}",
+            f.tree.iter().map(|p| p.0).collect::<Vec<_>>()
+        );
+        if !f.spared.is_empty() {
+            println!("spared: {:?}", f.spared);
+        }
+        println!("flags kept: {:?}  dropped: {:?}", f.flags, f.dropped_flags);
+    }
+    ExitStatus::Success
 }
 
 fn status(ctx: &Ctx, json: bool, tmux: bool) -> ExitStatus {

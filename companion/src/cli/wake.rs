@@ -154,9 +154,10 @@ fn parked_targets(
     let all: Vec<_> = parsed.iter().map(|(_, p)| p.clone()).collect();
     let entries = park::ops::unpark::placed_for(ctx, &all, ctx.ledger.all().0);
     let here = park::adapters::mux::here(ctx.platform.as_ref()).map(|h| h.pane);
+    let found = park::ops::forget::live_for(ctx, &all);
     let mut out = vec![];
     for (t, p) in parsed {
-        let hits = park::guards::target::resolve_entries(&p, &entries, here.as_deref(), &t)
+        let hits = park::guards::target::resolve_parked(&p, &found, &entries, here.as_deref())
             .map_err(|why| (ExitStatus::Refused, format!("{t}: {why}")))?;
         for e in hits {
             if !out

@@ -54,166 +54,217 @@ fn pane_matches_window(
     f_session == s && (w.parse::<u32>().ok() == Some(f_win_idx) || w == f_win_name)
 }
 
-/// Live agents a target names (indexes into `found`).
-pub fn resolve_live(
+/// What a target names: live agents (indexes into `found`) and parked entries.
+#[derive(Debug)]
+pub struct Named<'a> {
+    pub live: Vec<usize>,
+    pub parked: Vec<&'a Entry>,
+}
+
+impl Named<'_> {
+    pub fn is_empty(&self) -> bool {
+        self.live.is_empty() && self.parked.is_empty()
+    }
+}
+
+/// Why a target resolved to nothing usable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Miss {
+    /// A title that matches several agents, live or parked (each listed): refuse, never pick.
+    Ambiguous(String),
+    /// Nothing matches (or `.` outside a pane).
+    Nothing(String),
+}
+
+impl std::fmt::Display for Miss {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Miss::Ambiguous(s) | Miss::Nothing(s) => f.write_str(s),
+        }
+    }
+}
+
+impl From<Miss> for String {
+    fn from(m: Miss) -> String {
+        m.to_string()
+    }
+}
+
+const HERE_OUTSIDE: &str =
+    "`.` needs a pane: run it inside a tmux pane (TMUX_PANE) or a zellij pane (ZELLIJ_PANE_ID)";
+
+fn live_title_hit(f: &Found, lw: &str) -> bool {
+    f.title.to_lowercase().contains(lw)
+        || f.pane
+            .as_ref()
+            .is_some_and(|p| p.title.to_lowercase().contains(lw))
+}
+
+/// Resolves a target against the live agents and the parked entries at once. A title that
+/// matches more than one of them, live or parked, is refused with every match listed: resolving
+/// one set and falling back to the other on any error read an ambiguous `Claude` as the one parked
+/// entry it also matched ("already-parked", exit 0, nothing parked). Reasons never repeat the
+/// target: callers print it in front.
+pub fn resolve<'a>(
     t: &Target,
     found: &[Found],
+    entries: &'a [Entry],
     here: Option<&str>,
-    raw: &str,
-) -> Result<Vec<usize>, String> {
-    let idx: Vec<usize> = match t {
+) -> Result<Named<'a>, Miss> {
+    let live_where = |keep: &dyn Fn(&Found) -> bool| -> Vec<usize> {
+        found
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| keep(f))
+            .map(|(i, _)| i)
+            .collect()
+    };
+    let named = match t {
         Target::Here => {
             let Some(h) = here else {
-                return Err(
-                    "`.` needs TMUX_PANE or ZELLIJ_PANE_ID: run it inside a tmux or zellij pane"
-                        .into(),
-                );
+                return Err(Miss::Nothing(HERE_OUTSIDE.into()));
             };
-            found
-                .iter()
-                .enumerate()
-                .filter(|(_, f)| f.pane.as_ref().is_some_and(|p| p.id == h))
-                .map(|(i, _)| i)
-                .collect()
+            Named {
+                live: live_where(&|f| f.pane.as_ref().is_some_and(|p| p.id == h)),
+                parked: entries.iter().filter(|e| e.place.pane == h).collect(),
+            }
         }
-        Target::Pane(p) => found
-            .iter()
-            .enumerate()
-            .filter(|(_, f)| f.pane.as_ref().is_some_and(|x| x.id == *p))
-            .map(|(i, _)| i)
-            .collect(),
-        Target::Window(s, w) => found
-            .iter()
-            .enumerate()
-            .filter(|(_, f)| {
+        Target::Pane(p) => Named {
+            live: live_where(&|f| f.pane.as_ref().is_some_and(|x| x.id == *p)),
+            parked: entries.iter().filter(|e| e.place.pane == *p).collect(),
+        },
+        Target::Window(s, w) => Named {
+            live: live_where(&|f| {
                 f.pane.as_ref().is_some_and(|p| {
                     pane_matches_window(&p.session, p.window_index, &p.window_name, s, w)
                 })
-            })
-            .map(|(i, _)| i)
-            .collect(),
-        Target::SessionId(id) => found
-            .iter()
-            .enumerate()
-            .filter(|(_, f)| f.ident.session_id.as_deref() == Some(id.as_str()))
-            .map(|(i, _)| i)
-            .collect(),
-        Target::Word(w) => {
-            let by_session: Vec<usize> = found
+            }),
+            parked: entries
                 .iter()
-                .enumerate()
-                .filter(|(_, f)| f.pane.as_ref().is_some_and(|p| p.session == *w))
-                .map(|(i, _)| i)
-                .collect();
-            if !by_session.is_empty() {
-                by_session
-            } else {
-                let lw = w.to_lowercase();
-                let hits: Vec<usize> = found
+                .filter(|e| {
+                    pane_matches_window(
+                        &e.place.session,
+                        e.place.window_index,
+                        &e.place.window_name,
+                        s,
+                        w,
+                    )
+                })
+                .collect(),
+        },
+        Target::SessionId(id) => Named {
+            live: live_where(&|f| f.ident.session_id.as_deref() == Some(id.as_str())),
+            parked: entries.iter().filter(|e| e.session_id == *id).collect(),
+        },
+        Target::Word(w) => {
+            // A session name or an entry id is exact; only a title is a search.
+            let exact = Named {
+                live: live_where(&|f| f.pane.as_ref().is_some_and(|p| p.session == *w)),
+                parked: entries
                     .iter()
-                    .enumerate()
-                    .filter(|(_, f)| {
-                        f.title.to_lowercase().contains(&lw)
-                            || f.pane
-                                .as_ref()
-                                .is_some_and(|p| p.title.to_lowercase().contains(&lw))
-                    })
-                    .map(|(i, _)| i)
-                    .collect();
-                if hits.len() > 1 {
-                    let list: Vec<String> = hits
-                        .iter()
-                        .map(|i| {
-                            format!(
-                                "{} {:?}",
-                                found[*i]
-                                    .pane
-                                    .as_ref()
-                                    .map(|p| p.id.as_str())
-                                    .unwrap_or("?"),
-                                found[*i].title
-                            )
-                        })
-                        .collect();
-                    return Err(format!(
-                        "{raw:?} matches {} agents: {} (name one)",
-                        hits.len(),
-                        list.join(", ")
-                    ));
-                }
-                hits
-            }
-        }
-    };
-    if idx.is_empty() {
-        return Err(format!("{raw}: no running agent matches"));
-    }
-    Ok(idx)
-}
-
-/// Parked entries a target names.
-pub fn resolve_entries<'a>(
-    t: &Target,
-    entries: &'a [Entry],
-    here: Option<&str>,
-    raw: &str,
-) -> Result<Vec<&'a Entry>, String> {
-    let hits: Vec<&Entry> = match t {
-        Target::Here => {
-            let Some(h) = here else {
-                return Err(
-                    "`.` needs TMUX_PANE or ZELLIJ_PANE_ID: run it inside a tmux or zellij pane"
-                        .into(),
-                );
+                    .filter(|e| e.id == *w || e.place.session == *w)
+                    .collect(),
             };
-            entries.iter().filter(|e| e.place.pane == h).collect()
-        }
-        Target::Pane(p) => entries.iter().filter(|e| e.place.pane == *p).collect(),
-        Target::Window(s, w) => entries
-            .iter()
-            .filter(|e| {
-                pane_matches_window(
-                    &e.place.session,
-                    e.place.window_index,
-                    &e.place.window_name,
-                    s,
-                    w,
-                )
-            })
-            .collect(),
-        Target::SessionId(id) => entries.iter().filter(|e| e.session_id == *id).collect(),
-        Target::Word(w) => {
-            let exact: Vec<&Entry> = entries
-                .iter()
-                .filter(|e| e.id == *w || e.place.session == *w)
-                .collect();
             if !exact.is_empty() {
                 exact
             } else {
                 let lw = w.to_lowercase();
-                let hits: Vec<&Entry> = entries
-                    .iter()
-                    .filter(|e| e.place.title.to_lowercase().contains(&lw))
-                    .collect();
-                if hits.len() > 1 {
-                    let list: Vec<String> = hits
+                let hits = Named {
+                    live: live_where(&|f| live_title_hit(f, &lw)),
+                    parked: entries
                         .iter()
-                        .map(|e| format!("{} {:?}", e.id, e.place.title))
-                        .collect();
-                    return Err(format!(
-                        "{raw:?} matches {} parked sessions: {} (name one)",
-                        hits.len(),
-                        list.join(", ")
-                    ));
+                        .filter(|e| e.place.title.to_lowercase().contains(&lw))
+                        .collect(),
+                };
+                let n = hits.live.len() + hits.parked.len();
+                if n > 1 {
+                    return Err(Miss::Ambiguous(ambiguous(&hits, found)));
                 }
                 hits
             }
         }
     };
-    if hits.is_empty() {
-        return Err(format!("{raw}: no parked session matches"));
+    if named.is_empty() {
+        return Err(Miss::Nothing(match t {
+            Target::Here => "no running agent and no parked session in this pane".into(),
+            _ => "names no running agent and no parked session".into(),
+        }));
     }
-    Ok(hits)
+    Ok(named)
+}
+
+fn ambiguous(hits: &Named, found: &[Found]) -> String {
+    let mut list: Vec<String> = hits
+        .live
+        .iter()
+        .map(|i| {
+            let f = &found[*i];
+            format!(
+                "{} {:?} (running)",
+                f.pane.as_ref().map(|p| p.id.as_str()).unwrap_or("?"),
+                f.title
+            )
+        })
+        .collect();
+    list.extend(hits.parked.iter().map(|e| {
+        let pane = if e.place.pane.is_empty() {
+            String::new()
+        } else {
+            format!(" in {}", e.place.pane)
+        };
+        format!("{} {:?} (parked{pane})", e.id, e.place.title)
+    }));
+    format!(
+        "the title matches {} agents: {} (name one by its pane or id)",
+        list.len(),
+        list.join(", ")
+    )
+}
+
+/// Live agents a target names (indexes into `found`); parked entries are not looked at, so use it
+/// only where a parked session cannot be meant (archiving a running transcript, exclusions).
+pub fn resolve_live(t: &Target, found: &[Found], here: Option<&str>) -> Result<Vec<usize>, Miss> {
+    match resolve(t, found, &[], here) {
+        Ok(n) => Ok(n.live),
+        Err(Miss::Nothing(why)) if why != HERE_OUTSIDE => {
+            Err(Miss::Nothing("no running agent matches".into()))
+        }
+        Err(m) => Err(m),
+    }
+}
+
+/// The parked entries a target names, for verbs that act on parked sessions only (forget, wake,
+/// show's ledger half). `found` must be the live agents when the target is a title search
+/// ([`needs_live`]): a title shared by a running agent is as ambiguous as one shared by two parked
+/// sessions. A target that names only running agents says so.
+pub fn resolve_parked<'a>(
+    t: &Target,
+    found: &[Found],
+    entries: &'a [Entry],
+    here: Option<&str>,
+) -> Result<Vec<&'a Entry>, Miss> {
+    let n = resolve(t, found, entries, here)?;
+    if n.parked.is_empty() {
+        return Err(Miss::Nothing(format!(
+            "no parked session matches ({} running: park it first)",
+            n.live
+                .iter()
+                .map(|i| found[*i]
+                    .pane
+                    .as_ref()
+                    .map(|p| p.id.as_str())
+                    .unwrap_or("?"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    Ok(n.parked)
+}
+
+/// Whether resolving `t` depends on the live agents too (a title search can be ambiguous across
+/// them); other targets name parked entries by exact fields.
+pub fn needs_live(t: &Target) -> bool {
+    matches!(t, Target::Word(_))
 }
 
 /// What `--idle`/`--all` would park: (index into `found`, why skipped if it is not selected).
@@ -263,5 +314,98 @@ mod tests {
         assert_eq!(parse("api").unwrap(), Target::Word("api".into()));
         assert!(parse("a\nb").is_err());
         assert!(parse("").is_err());
+    }
+}
+
+#[cfg(test)]
+mod resolve_tests {
+    use super::*;
+    use crate::adapters::mux::Pane;
+    use park_protocol::Agent;
+
+    fn live(pane: &str, session: &str, title: &str) -> Found {
+        let mut f = crate::scan::tests::found_with_tree(vec![(100, 1)]);
+        f.title = title.into();
+        f.pane = Some(Pane {
+            id: pane.into(),
+            session: session.into(),
+            title: title.into(),
+            ..Pane::default()
+        });
+        f
+    }
+
+    fn parked(sfx: &str, pane: &str, title: &str) -> Entry {
+        let mut e = Entry::sample(
+            Agent::Claude,
+            &format!("5b0c6a1e-2f3d-4c5b-9a8e-7d6c5b4a3f{sfx}"),
+        );
+        e.place.pane = pane.into();
+        e.place.title = title.into();
+        e
+    }
+
+    /// Issue 34 item 1: two live `✳ Claude Code` panes and a parked entry with that title. The
+    /// old park resolved the live ones, met "ambiguous", fell back to the entries and answered
+    /// "already-parked" (exit 0, nothing parked).
+    #[test]
+    fn a_title_shared_by_live_and_parked_agents_is_ambiguous_and_lists_them_all() {
+        let found = vec![
+            live("%1", "work", "✳ Claude Code"),
+            live("%2", "work", "✳ Claude Code"),
+        ];
+        let entries = vec![parked("01", "%3", "✳ Claude Code")];
+        for word in ["Claude", "Claude Code", "code"] {
+            let t = parse(word).unwrap();
+            match resolve(&t, &found, &entries, None) {
+                Err(Miss::Ambiguous(why)) => {
+                    for id in ["%1", "%2", entries[0].id.as_str()] {
+                        assert!(why.contains(id), "{word}: {why}");
+                    }
+                    assert!(why.contains("3 agents"), "{why}");
+                }
+                other => panic!("{word}: {other:?}"),
+            }
+        }
+        // One running and one parked is as ambiguous: neither verb may pick.
+        let t = parse("Claude").unwrap();
+        assert!(matches!(
+            resolve(&t, &found[..1], &entries, None),
+            Err(Miss::Ambiguous(_))
+        ));
+        assert!(matches!(
+            resolve_parked(&t, &found[..1], &entries, None),
+            Err(Miss::Ambiguous(_))
+        ));
+        // The same title alone on one side still resolves.
+        assert_eq!(resolve(&t, &found[..1], &[], None).unwrap().live, vec![0]);
+        assert_eq!(resolve(&t, &[], &entries, None).unwrap().parked.len(), 1);
+        // Exact names are not searches: a session name takes every pane of it, live and parked.
+        let mut e = entries.clone();
+        e[0].place.session = "work".into();
+        let n = resolve(&parse("work").unwrap(), &found, &e, None).unwrap();
+        assert_eq!((n.live.len(), n.parked.len()), (2, 1));
+        // An entry id names that entry even where its title is shared.
+        let n = resolve(&parse(&e[0].id).unwrap(), &found, &e, None).unwrap();
+        assert_eq!((n.live.len(), n.parked.len()), (0, 1));
+    }
+
+    #[test]
+    fn misses_never_repeat_the_target_and_say_what_is_running() {
+        let found = vec![live("%1", "work", "api")];
+        let t = parse("%2").unwrap();
+        let Err(Miss::Nothing(why)) = resolve(&t, &found, &[], None) else {
+            panic!()
+        };
+        assert!(!why.contains("%2"), "{why}");
+        let t = parse("%1").unwrap();
+        let Err(Miss::Nothing(why)) = resolve_parked(&t, &found, &[], None) else {
+            panic!()
+        };
+        assert!(why.contains("1 running") && why.contains("%1"), "{why}");
+        assert!(matches!(
+            resolve_live(&parse(".").unwrap(), &found, None),
+            Err(Miss::Nothing(w)) if w.contains("inside a tmux pane")
+        ));
     }
 }

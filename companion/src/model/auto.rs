@@ -105,6 +105,18 @@ impl Auto {
         self.max_live.is_some() || self.ram_budget.is_some() || self.min_available.is_some()
     }
 
+    /// A fingerprint of these settings, stored in each pass's report: a suggestion is shown only
+    /// while the config that made it is still the one in force (an edit, `mode = "off"` above
+    /// all, must not leave the last pass's suggestions on the status line and in `ls`).
+    pub fn stamp(&self) -> String {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in format!("{self:?}").bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        format!("{h:016x}")
+    }
+
     /// Whether the daemon has anything automatic to do.
     pub fn active(&self) -> bool {
         self.mode != Mode::Off || self.limit_reset

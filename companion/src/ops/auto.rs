@@ -51,7 +51,7 @@ fn excluded(ctx: &Ctx, s: &Scan, exclude: &[String]) -> Vec<(usize, String)> {
             let Ok(parsed) = crate::guards::target::parse(&t) else {
                 continue;
             };
-            if let Ok(idx) = crate::guards::target::resolve_live(&parsed, &s.found, None, &t) {
+            if let Ok(idx) = crate::guards::target::resolve_live(&parsed, &s.found, None) {
                 out.extend(idx.into_iter().map(|i| (i, raw.clone())));
             }
         }
@@ -271,6 +271,7 @@ pub fn pass(ctx: &Ctx, config: &Config, trigger: &str) -> Result<AutoReport, Sto
         at: jiff::Timestamp::now().to_string(),
         trigger: trigger.into(),
         config: config.file.as_ref().map(|p| p.display().to_string()),
+        config_stamp: Some(cfg.stamp()),
         idle_seconds: cfg.idle.as_secs(),
         per_pass: cfg.per_pass,
         budget: budget_of(cfg, &e),

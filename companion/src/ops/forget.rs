@@ -18,9 +18,10 @@ pub fn run(ctx: &Ctx, targets: &[String]) -> Result<Vec<ActionResult>, Stop> {
     let parsed_all = crate::ops::park_batch::parse_targets(targets)?;
     let parsed: Vec<_> = parsed_all.iter().map(|(_, p)| p.clone()).collect();
     let entries = unpark::placed_for(ctx, &parsed, ctx.ledger.all().0);
+    let found = live_for(ctx, &parsed);
     for (t, parsed) in parsed_all {
         let t = &t;
-        match target::resolve_entries(&parsed, &entries, here.as_deref(), t) {
+        match target::resolve_parked(&parsed, &found, &entries, here.as_deref()) {
             Ok(es) => {
                 for e in es {
                     let r = match lock::try_lock(
@@ -55,9 +56,24 @@ pub fn run(ctx: &Ctx, targets: &[String]) -> Result<Vec<ActionResult>, Stop> {
                     results.push(r);
                 }
             }
-            Err(why) => results.push(ActionResult::new(t, Outcome::NotParked, Some(why))),
+            Err(target::Miss::Ambiguous(why)) => {
+                results.push(ActionResult::new(t, Outcome::Refused, Some(why)))
+            }
+            Err(target::Miss::Nothing(why)) => {
+                results.push(ActionResult::new(t, Outcome::NotParked, Some(why)))
+            }
         }
     }
     ctx.publish_status();
     Ok(results)
+}
+
+/// The live agents, only when a target is a title search (it may be ambiguous across them); a
+/// scan that fails leaves the parked entries to answer alone (a dead multiplexer must not stop a
+/// forget).
+pub fn live_for(ctx: &Ctx, targets: &[target::Target]) -> Vec<crate::scan::Found> {
+    if !targets.iter().any(target::needs_live) {
+        return vec![];
+    }
+    ctx.scan(false).map(|s| s.found).unwrap_or_default()
 }

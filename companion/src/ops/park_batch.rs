@@ -118,6 +118,8 @@ fn park_named(
     let mut results = vec![];
     let mut seen: Vec<(String, usize)> = vec![];
     let mut window_level: Vec<usize> = vec![];
+    // Parked entries where their slots are now (zellij renumbers panes on a resurrection).
+    let entries = crate::rows::slots::as_placed(ctx, s, &ctx.ledger.all().0);
     for (t, parsed) in parsed_all {
         let t = &t;
         if parsed == Target::Here && here_raw.is_none() {
@@ -131,8 +133,9 @@ fn park_named(
             ));
             continue;
         }
-        match target::resolve_live(&parsed, &s.found, here.as_deref(), t) {
-            Ok(idx) => {
+        match target::resolve(&parsed, &s.found, &entries, here.as_deref()) {
+            Ok(named) if !named.live.is_empty() => {
+                let idx = named.live;
                 // A window or session holding several agents: on a terminal, confirm the group.
                 if idx.len() > 1 && !req.yes && !req.dry_run && ui.can_ask() {
                     let total: u64 = idx.iter().map(|i| s.found[*i].mem.anon).sum();
@@ -160,24 +163,20 @@ fn park_named(
                 }
                 seen.extend(idx.into_iter().map(|i| (t.clone(), i)))
             }
-            Err(why) => {
-                // A target that names a parked session is already where it was asked to be.
-                let (entries, _) = ctx.ledger.all();
-                if let Ok(es) = target::resolve_entries(&parsed, &entries, here.as_deref(), t) {
-                    for e in es {
-                        results.push(ActionResult {
-                            target: t.clone(),
-                            pane: Some(e.place.pane.clone()),
-                            session_id: Some(e.session_id.clone()),
-                            outcome: Outcome::AlreadyParked,
-                            reason: None,
-                            freed_bytes: e.freed_bytes,
-                        });
-                    }
-                } else {
-                    results.push(ActionResult::new(t, Outcome::Refused, Some(why)));
+            // A target that names only parked sessions is already where it was asked to be.
+            Ok(named) => {
+                for e in named.parked {
+                    results.push(ActionResult {
+                        target: t.clone(),
+                        pane: Some(e.place.pane.clone()),
+                        session_id: Some(e.session_id.clone()),
+                        outcome: Outcome::AlreadyParked,
+                        reason: None,
+                        freed_bytes: e.freed_bytes,
+                    });
                 }
             }
+            Err(why) => results.push(ActionResult::new(t, Outcome::Refused, Some(why.into()))),
         }
     }
     if req.with_servers {

@@ -124,19 +124,23 @@ fn unpark_named(ctx: &Ctx, targets: &[String], req: &Request, ui: &dyn Ui) -> Re
     let mut done: Vec<String> = vec![];
     for (t, parsed) in parsed_all {
         let t = &t;
-        let hits = match target::resolve_entries(&parsed, &entries, here.as_deref(), t) {
-            Ok(h) => h,
-            Err(why) => {
-                // Already running counts as the asked state.
-                if target::resolve_live(&parsed, &s.found, here.as_deref(), t).is_ok() {
-                    results.push(Some(ActionResult::new(t, Outcome::AlreadyRunning, None)));
-                } else {
-                    results.extend(
-                        resurrect(ctx, &s, &live, &parsed, t, req.dry_run, why)
-                            .into_iter()
-                            .map(Some),
-                    );
-                }
+        let hits = match target::resolve(&parsed, &s.found, &entries, here.as_deref()) {
+            Ok(n) if !n.parked.is_empty() => n.parked,
+            // Already running counts as the asked state.
+            Ok(_) => {
+                results.push(Some(ActionResult::new(t, Outcome::AlreadyRunning, None)));
+                continue;
+            }
+            Err(target::Miss::Ambiguous(why)) => {
+                results.push(Some(ActionResult::new(t, Outcome::Refused, Some(why))));
+                continue;
+            }
+            Err(target::Miss::Nothing(why)) => {
+                results.extend(
+                    resurrect(ctx, &s, &live, &parsed, t, req.dry_run, why)
+                        .into_iter()
+                        .map(Some),
+                );
                 continue;
             }
         };

@@ -464,10 +464,14 @@ impl AutoState {
                 // A changed config is looked at now, not an interval later.
                 self.next = Instant::now();
                 self.config = Some(c);
+                // Suggestions stand only under the settings that made them: push the status
+                // line now, so `mode = "off"` clears a `❄ 1?` at once.
+                ctx.publish_status();
             }
             Err(e) => {
                 eprintln!("park daemon: config: {e}; nothing automatic runs until it is fixed");
                 self.config = None;
+                ctx.publish_status();
             }
         }
     }

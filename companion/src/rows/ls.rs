@@ -140,6 +140,25 @@ fn entry_row(e: &Entry) -> Row {
     }
 }
 
+/// Pins and the autopilot's suggestions on rows: two small file reads, no extra scan. The one
+/// source of both fields for `ls`, `show` and the pickers. Returns the pins file's problem, if
+/// it is unreadable.
+pub fn decorate(
+    ctx: &Ctx,
+    auto: Option<&crate::model::auto::Auto>,
+    rows: &mut [Row],
+) -> Option<String> {
+    let pins = crate::store::pins::Pins::read(&ctx.ledger.home);
+    let suggested = crate::store::autolog::suggested_ids(&ctx.ledger.home, auto);
+    for r in rows.iter_mut() {
+        if let Some(id) = r.session_id.as_deref() {
+            r.pinned = pins.contains(id);
+            r.suggested = r.state == RowState::Live && suggested.iter().any(|s| s == id);
+        }
+    }
+    pins.broken
+}
+
 /// The one accessor every view reads: live rows and parked entries, grouped by session and window.
 pub fn rows(ctx: &Ctx, s: &Scan) -> LsOutput {
     let mut warnings = s.warnings.clone();
@@ -155,16 +174,10 @@ pub fn rows(ctx: &Ctx, s: &Scan) -> LsOutput {
     // a session), or none when no pane can be shown to be its slot.
     let entries = crate::rows::slots::as_placed(ctx, s, &entries);
     rows.extend(entries.iter().map(entry_row));
-    // Pins and the autopilot's suggestions: two small file reads, no extra scan.
-    let pins = crate::store::pins::Pins::read(&ctx.ledger.home);
-    let suggested = crate::store::autolog::suggested_ids(&ctx.ledger.home);
-    for r in rows.iter_mut() {
-        if let Some(id) = r.session_id.as_deref() {
-            r.pinned = pins.contains(id);
-            r.suggested = r.state == RowState::Live && suggested.iter().any(|s| s == id);
-        }
-    }
-    if let Some(e) = pins.broken {
+    let auto = crate::store::config::load(&ctx.ledger.home)
+        .ok()
+        .map(|c| c.auto);
+    if let Some(e) = decorate(ctx, auto.as_ref(), &mut rows) {
         warnings.push(e);
     }
     // Pane groups first, then Claude's background sessions, then agents in no pane.
@@ -198,5 +211,6 @@ pub fn rows(ctx: &Ctx, s: &Scan) -> LsOutput {
         rows,
         servers,
         warnings,
+        auto_mode: auto.map(|a| a.mode.as_str().to_string()),
     }
 }

@@ -27,9 +27,15 @@ pub fn save_report(home: &Path, r: &AutoReport) {
     }
 }
 
-/// Session ids the last pass (suggest mode) would park.
-pub fn suggested_ids(home: &Path) -> Vec<String> {
+/// Session ids the last pass (suggest mode) would park, while the settings in force (`now`: the
+/// loaded `[auto]`, `None` when the config does not load) still ask for suggestions and are the
+/// ones that pass ran with. A report left by an earlier mode or an edited config suggests nothing.
+pub fn suggested_ids(home: &Path, now: Option<&crate::model::auto::Auto>) -> Vec<String> {
+    let Some(now) = now.filter(|a| a.mode == crate::model::auto::Mode::Suggest) else {
+        return vec![];
+    };
     last_report(home)
+        .filter(|r| r.mode == "suggest" && r.config_stamp.as_deref() == Some(now.stamp().as_str()))
         .map(|r| {
             r.agents
                 .into_iter()

@@ -22,7 +22,8 @@
 //! range, an unknown key in `[auto]` (a typo there would silently change what the autopilot does)
 //! — is an error naming the file, the line and the key; callers that run in the background treat
 //! it as "off" (a broken config never starts or parks anything), `park config` and `park doctor`
-//! report it. Other unknown tables and keys are ignored, so a newer park's file still reads.
+//! report it. An unknown table or key anywhere is such an error too: `[atuo]`, or `mode = "park"`
+//! above any table header, read as "off" while the user believed the autopilot on.
 //! [`Config::origins`] says where each effective value came from, for `park config`.
 
 use crate::model::auto::{self, Auto, Mode};
@@ -112,6 +113,10 @@ fn line_of(text: &str, span: Option<std::ops::Range<usize>>) -> usize {
         .unwrap_or(0)
 }
 
+/// The tables a config file may have, and the keys of `[archive]`.
+const TABLES: &[&str] = &["archive", "auto"];
+const ARCHIVE_KEYS: &[&str] = &["auto"];
+
 const AUTO_KEYS: &[&str] = &[
     "mode",
     "idle",
@@ -132,11 +137,48 @@ pub fn parse(text: &str) -> Result<Config, String> {
     })?;
     let root = doc.as_table();
     let mut c = Config::default();
+    for (k, item) in root.iter() {
+        if TABLES.contains(&k) {
+            continue;
+        }
+        let line = line_of(
+            text,
+            root.key(k).and_then(|k| k.span()).or_else(|| item.span()),
+        );
+        let known = TABLES
+            .iter()
+            .map(|t| format!("[{t}]"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        return Err(if item.is_table_like() && !item.is_inline_table() {
+            format!("line {line}: unknown table [{k}] (known tables: {known})")
+        } else {
+            let hint = TABLES
+                .iter()
+                .filter(|t| match **t {
+                    "auto" => AUTO_KEYS.contains(&k),
+                    _ => ARCHIVE_KEYS.contains(&k),
+                })
+                .map(|t| format!("; it belongs under [{t}]"))
+                .next()
+                .unwrap_or_default();
+            format!("line {line}: unknown key {k} outside any table (known tables: {known}){hint}")
+        });
+    }
     if let Some(item) = root.get("archive") {
         let t = item.as_table_like().ok_or(format!(
             "line {}: [archive] must be a table",
             line_of(text, item.span())
         ))?;
+        for (k, v) in t.iter() {
+            if !ARCHIVE_KEYS.contains(&k) {
+                let line = line_of(text, t.key(k).and_then(|k| k.span()).or_else(|| v.span()));
+                return Err(format!(
+                    "line {line}: [archive] {k}: unknown key (known: {})",
+                    ARCHIVE_KEYS.join(", ")
+                ));
+            }
+        }
         if let Some(v) = t.get("auto") {
             c.archive_auto = v.as_bool().ok_or(format!(
                 "line {}: [archive] auto must be true or false",
@@ -238,11 +280,7 @@ mod tests {
     fn off_by_default_on_when_asked_and_bad_values_are_errors() {
         assert_eq!(parse("").unwrap(), Config::default());
         assert!(parse("[archive]\nauto = true\n").unwrap().archive_auto);
-        assert!(
-            !parse("[archive]\nauto = false\nother = 1\n")
-                .unwrap()
-                .archive_auto
-        );
+        assert!(!parse("[archive]\nauto = false\n").unwrap().archive_auto);
         assert!(parse("archive = { auto = true }").unwrap().archive_auto);
         assert!(parse("[archive]\nauto = \"yes\"\n")
             .unwrap_err()
@@ -299,6 +337,21 @@ mod tests {
             ("[auto]\nexclude = [\"%1;x\"]\n", "[auto] exclude"),
             ("[auto]\nmode = \n", "line 2: invalid TOML"),
             ("auto = 3\n", "line 1: [auto] must be a table"),
+            // Typos outside [auto] are errors too: each of these read as "off" before.
+            (
+                "[atuo]\nmode = \"park\"\n",
+                "line 1: unknown table [atuo] (known tables: [archive], [auto])",
+            ),
+            (
+                "mode = \"park\"\n",
+                "line 1: unknown key mode outside any table (known tables: [archive], [auto]); it belongs under [auto]",
+            ),
+            (
+                "# hi\n[auto]\nmode = \"off\"\n[auto.x]\n",
+                "line 4: [auto] x: unknown key",
+            ),
+            ("[archive]\nauot = true\n", "line 2: [archive] auot: unknown key"),
+            ("[auto]\nmode = \"off\"\n\n[zellij]\n", "line 4: unknown table [zellij]"),
         ];
         for (text, want) in cases {
             let e = parse(text).unwrap_err();

@@ -1166,3 +1166,68 @@ fn a_sixty_megabyte_transcript_with_a_six_megabyte_last_answer_parks_and_comes_b
     let back = wait_row(sb, &pane, SECS(20), |r| r.state == RowState::Live);
     assert_eq!(back.session_id.as_deref(), Some(sid.as_str()));
 }
+
+/// Issue 34 item 1: two live panes titled `✳ Claude Code` (as Claude 2.1.332 keeps it) and a parked
+/// entry with the same title. `park park Claude` used to resolve the live ones, meet "ambiguous",
+/// fall back to the ledger and print `already-parked` (exit 0, nothing parked). Every verb that
+/// resolves a target now refuses such a title and lists every match, live and parked.
+#[test]
+fn a_title_shared_by_live_and_parked_agents_is_refused_by_every_verb() {
+    let s = Setup::new();
+    let sb = &s.sb;
+    let (p1, _) = s.agent_in_shell("t1", "", &[]);
+    let (p2, _) = s.agent_in_shell("t2", "", &[]);
+    let (p3, sid3) = s.agent_in_shell("t3", "", &[]);
+    let (c, oc, why) = outcome(sb, &["park", &p3]);
+    assert_eq!((c, oc.as_str()), (0, "parked"), "{why:?}");
+    let eid = entries(sb)
+        .first()
+        .and_then(|p| p.file_stem().map(|s| s.to_string_lossy().to_string()))
+        .expect("one entry");
+    for word in ["Claude", "Claude Code"] {
+        for verb in [
+            vec!["park", word],
+            vec!["park", word, "--dry-run"],
+            vec!["unpark", word],
+        ] {
+            let (c, out) = action(sb, &verb);
+            assert_eq!(c, 1, "{verb:?} must refuse: {out:?}");
+            let r = &out.results[0];
+            assert_eq!(r.outcome.to_string(), "refused", "{verb:?}: {r:?}");
+            let why = r.reason.clone().unwrap_or_default();
+            for id in [p1.as_str(), p2.as_str(), eid.as_str()] {
+                assert!(why.contains(id), "{verb:?} must list {id}: {why}");
+            }
+        }
+        for verb in [
+            vec!["show", word],
+            vec!["forget", word],
+            vec!["pin", word],
+            vec!["wake", "now", word],
+        ] {
+            let o = park(sb, &verb);
+            assert_eq!(code(&o), 1, "{verb:?} must refuse: {}", text(&o));
+            assert!(
+                text(&o).contains("matches 3 agents") && text(&o).contains(&p1),
+                "{verb:?}: {}",
+                text(&o)
+            );
+        }
+    }
+    // Nothing happened: both live agents run, the parked one is still parked and unpinned.
+    let rows = ls(sb).rows;
+    for p in [&p1, &p2] {
+        assert_eq!(row(sb, p).unwrap().state, RowState::Live);
+    }
+    let parked = rows
+        .iter()
+        .find(|r| r.session_id.as_deref() == Some(sid3.as_str()))
+        .unwrap();
+    assert_eq!(parked.state, RowState::Parked);
+    assert!(!rows.iter().any(|r| r.pinned));
+    // Named exactly, each still works: the pane, the entry id.
+    let (c, oc, why) = outcome(sb, &["park", &p1, "--dry-run"]);
+    assert_eq!((c, oc.as_str()), (0, "would-park"), "{why:?}");
+    let (c, oc, _) = outcome(sb, &["park", &eid]);
+    assert_eq!((c, oc.as_str()), (0, "already-parked"));
+}

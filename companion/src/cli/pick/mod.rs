@@ -140,7 +140,7 @@ fn event_loop(
             scan_in_flight = false;
             last_scan = Instant::now();
             match r {
-                Ok(out) => app.set_rows(out.rows, out.warnings),
+                Ok(out) => app.set_scan(out),
                 Err(e) => {
                     app.scanning = false;
                     app.say(e, true);
