@@ -133,6 +133,14 @@ impl Ctx {
     /// binary on PATH, else the full path; prefixed with `PARK_HOME=…` when that shell would
     /// otherwise look at another ledger.
     pub fn typed_name(&self, shell_pid: u32) -> String {
+        self.typed_name_seen(shell_pid, None)
+    }
+
+    /// [`Self::typed_name`] with the environment of a program that shell started (the agent just
+    /// parked): its PATH is what the shell exports now, after a login shell's profile ran — the
+    /// PATH `park` is looked up in when the user presses Enter. Without one, a login shell's
+    /// PATH is unknown (its profile may set it afresh) and only a system dir is trusted.
+    pub fn typed_name_seen(&self, shell_pid: u32, started: Option<&[(String, String)]>) -> String {
         let q = |s: &str| {
             shlex::try_quote(s)
                 .map(|c| c.into_owned())
@@ -150,11 +158,24 @@ impl Ctx {
                 .iter()
                 .any(|s| d == std::path::Path::new(s))
         });
-        let prog = match which("park") {
-            Some(p) if same_file(&p, &self.exe) && (!login || system_dir) => "park".to_string(),
-            _ => q(&self.exe.to_string_lossy()),
-        };
         let shell_env = self.platform.environ(shell_pid).unwrap_or_default();
+        let get = |env: &[(String, String)], k: &str| {
+            crate::adapters::platform::env_get(env, k).map(str::to_string)
+        };
+        let path = match started.and_then(|e| get(e, "PATH")) {
+            Some(p) => Some(p),
+            None if !login => get(&shell_env, "PATH"),
+            None => None,
+        };
+        let short = match path {
+            Some(p) => which_in(&p, "park").is_some_and(|p| same_file(&p, &self.exe)),
+            None => system_dir && which("park").is_some_and(|p| same_file(&p, &self.exe)),
+        };
+        let prog = if short {
+            "park".to_string()
+        } else {
+            q(&self.exe.to_string_lossy())
+        };
         let theirs = crate::support::paths::park_home_from(|k| {
             crate::adapters::platform::env_get(&shell_env, k).map(str::to_string)
         });
@@ -186,10 +207,18 @@ pub fn status_text(s: &StatusSummary) -> String {
 }
 
 pub fn which(prog: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
+    which_in(&std::env::var("PATH").ok()?, prog)
+}
+
+/// The first `prog` in the directories of `path` (a `$PATH` value) that is an executable file.
+pub fn which_in(path: &str, prog: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::split_paths(path)
+        .filter(|d| d.is_absolute())
         .map(|d| d.join(prog))
-        .find(|p| p.is_file())
+        .find(|p| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
 }
 
 fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {

@@ -102,6 +102,10 @@ pub struct Facts {
     pub archive_bytes: u64,
     /// `$PARK_HOME/config.toml` could not be read.
     pub config_error: Option<String>,
+    /// `pins.json` could not be read (the autopilot then treats every session as pinned).
+    pub pins_error: Option<String>,
+    /// `sets.json` could not be read (every `@name` target fails).
+    pub sets_error: Option<String>,
     /// The config turns automatic work on (autopilot mode, `limit_reset`).
     pub auto_on: bool,
     /// Each agent integration and its state (`park integrate`).
@@ -450,13 +454,16 @@ fn locks(f: &Facts, out: &mut Vec<Finding>) {
             continue;
         }
         if l.owner_alive && l.owner_is_park {
+            // The lock's key is its file name: name the holder's job, not a generic one.
+            let job = match l.path.file_stem().and_then(|x| x.to_str()) {
+                Some("waker") => "the park daemon: wake-ups and the autopilot",
+                Some("auto-pass") => "an autopilot pass is running",
+                _ => "a park or unpark is running",
+            };
             out.push(info(
                 "lock-held",
                 &s,
-                format!(
-                    "held by park pid {} (a park or unpark is running)",
-                    l.owner.unwrap_or(0)
-                ),
+                format!("held by park pid {} ({job})", l.owner.unwrap_or(0)),
             ));
         } else {
             out.push(att(
@@ -499,6 +506,22 @@ fn settings(f: &Facts, out: &mut Vec<Finding>) {
             "config.toml",
             e.clone(),
             Some("fix the file (see \"Autopilot\" and `[archive] auto` in the README); until then nothing automatic runs (autopilot, daily archive)".into()),
+        ));
+    }
+    if let Some(e) = &f.pins_error {
+        out.push(att(
+            "pins",
+            "pins.json",
+            format!("{e}: until it reads, the autopilot treats every session as pinned (it parks nothing) and `park pin` refuses"),
+            Some("fix the JSON, or move the file away and pin again with `park pin <target>` (a missing file is no pins)".into()),
+        ));
+    }
+    if let Some(e) = &f.sets_error {
+        out.push(att(
+            "sets",
+            "sets.json",
+            format!("{e}: until it reads, every `@name` target (and `park set`) fails"),
+            Some("fix the JSON, or move the file away and add the sets again with `park set add` (a missing file is no sets)".into()),
         ));
     }
 }
@@ -761,6 +784,8 @@ pub fn gather(ctx: &crate::ctx::Ctx) -> Facts {
         claude_cleanup,
         archive_bytes: crate::ops::protect::archive_bytes(&ctx.ledger.home),
         config_error: crate::store::config::load(&ctx.ledger.home).err(),
+        pins_error: crate::store::pins::Pins::read(&ctx.ledger.home).broken,
+        sets_error: crate::store::sets::list(&ctx.ledger.home).err(),
         auto_on: crate::ops::waker::auto_wanted(&ctx.ledger.home),
         integrations: crate::ops::integrate::list(
             &ctx.ledger.home,
@@ -831,6 +856,8 @@ mod tests {
             claude_cleanup: vec![],
             archive_bytes: 0,
             config_error: None,
+            pins_error: None,
+            sets_error: None,
             auto_on: false,
             integrations: vec![],
         }
@@ -1154,6 +1181,39 @@ mod tests {
         );
         assert!(r.findings[5].message.contains("exited"));
         assert!(r.findings[6].message.contains("not park"));
+        assert!(r.findings[4].message.contains("a park or unpark"));
+        // The daemon's own lock is named as the daemon's (issue 34 item 6).
+        f.locks = vec![LockFacts {
+            path: "/h/locks/waker.lock".into(),
+            ..lock(true, true, true)
+        }];
+        let r = diagnose(&f);
+        assert!(
+            r.findings.iter().any(|x| x.code == "lock-held"
+                && x.message.contains("the park daemon")
+                && !x.message.contains("park or unpark")),
+            "{:?}",
+            r.findings
+        );
+    }
+
+    /// Issue 34 item 6: doctor said ok while pins.json or sets.json was corrupt, although the
+    /// autopilot then treats every session as pinned.
+    #[test]
+    fn a_corrupt_pins_or_sets_file_needs_attention() {
+        let mut f = facts(vec![]);
+        assert!(diagnose(&f).ok);
+        f.pins_error = Some("/h/pins.json is not a valid pins file (eof)".into());
+        let r = diagnose(&f);
+        assert!(!r.ok);
+        assert_eq!(codes(&r), vec![("pins", Level::Attention)]);
+        assert!(r.findings[0].message.contains("/h/pins.json"));
+        assert!(r.findings[0].message.contains("every session as pinned"));
+        f.pins_error = None;
+        f.sets_error = Some("/h/sets.json is not a valid sets file (eof)".into());
+        let r = diagnose(&f);
+        assert!(!r.ok);
+        assert_eq!(codes(&r), vec![("sets", Level::Attention)]);
     }
 
     #[test]

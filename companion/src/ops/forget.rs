@@ -17,8 +17,15 @@ pub fn run(ctx: &Ctx, targets: &[String]) -> Result<Vec<ActionResult>, Stop> {
     // Every target is validated before anything is done to any of them.
     let parsed_all = crate::ops::park_batch::parse_targets(targets)?;
     let parsed: Vec<_> = parsed_all.iter().map(|(_, p)| p.clone()).collect();
-    let entries = unpark::placed_for(ctx, &parsed, ctx.ledger.all().0);
+    let (all, bad) = ctx.ledger.all();
+    let entries = unpark::placed_for(ctx, &parsed, all);
     let found = live_for(ctx, &parsed);
+    let unreadable = if bad.is_empty() {
+        vec![]
+    } else {
+        let panes = ctx.mux.list_panes().unwrap_or_default();
+        crate::rows::slots::unreadable(ctx, &panes, &bad)
+    };
     for (t, parsed) in parsed_all {
         let t = &t;
         match target::resolve_parked(&parsed, &found, &entries, here.as_deref()) {
@@ -31,6 +38,7 @@ pub fn run(ctx: &Ctx, targets: &[String]) -> Result<Vec<ActionResult>, Stop> {
                         Ok(TryLock::Acquired(_l)) => match ctx.ledger.remove(&e.id) {
                             Ok(()) => {
                                 unpark::teardown(ctx, e);
+                                unpark::clear_prefill(ctx, e);
                                 ActionResult {
                                     target: t.clone(),
                                     pane: Some(e.place.pane.clone()),
@@ -60,7 +68,15 @@ pub fn run(ctx: &Ctx, targets: &[String]) -> Result<Vec<ActionResult>, Stop> {
                 results.push(ActionResult::new(t, Outcome::Refused, Some(why)))
             }
             Err(target::Miss::Nothing(why)) => {
-                results.push(ActionResult::new(t, Outcome::NotParked, Some(why)))
+                match unreadable
+                    .iter()
+                    .find(|u| u.named_by(&parsed, here.as_deref()))
+                {
+                    Some(u) => {
+                        results.push(ActionResult::new(t, Outcome::Refused, Some(u.refusal())))
+                    }
+                    None => results.push(ActionResult::new(t, Outcome::NotParked, Some(why))),
+                }
             }
         }
     }

@@ -482,9 +482,10 @@ fn leave_pane_usable(
     if caller_here {
         // park itself is this pane's foreground job: the keys wait in the terminal's input and
         // land at the shell prompt once park exits.
-        let _ = ctx
-            .mux
-            .send_text(&pane.id, &format!("{} unpark .", ctx.typed_name(pane.pid)));
+        let _ = ctx.mux.send_text(
+            &pane.id,
+            &format!("{} unpark .", ctx.typed_name_seen(pane.pid, Some(env))),
+        );
         return;
     }
     // Wait for the shell to take the terminal back before resetting it.
@@ -519,9 +520,10 @@ fn leave_pane_usable(
                 if p.in_mode {
                     let _ = ctx.mux.leave_mode(&p.id);
                 }
-                let _ = ctx
-                    .mux
-                    .send_text(&p.id, &format!("{} unpark .", ctx.typed_name(p.pid)));
+                let _ = ctx.mux.send_text(
+                    &p.id,
+                    &format!("{} unpark .", ctx.typed_name_seen(p.pid, Some(env))),
+                );
                 return;
             }
         }
@@ -531,10 +533,28 @@ fn leave_pane_usable(
     // shell's new prompt: with the shell in the foreground, have it redraw on a clean screen.
     if let Some(p) = find_pane(ctx, &pane.id) {
         if repair_shell_screen(ctx, &p) {
-            let _ = ctx
-                .mux
-                .send_text(&p.id, &format!("{} unpark .", ctx.typed_name(p.pid)));
+            let _ = ctx.mux.send_text(
+                &p.id,
+                &format!("{} unpark .", ctx.typed_name_seen(p.pid, Some(env))),
+            );
         }
+    }
+}
+
+/// Whether a screen's last line ends with the line park leaves at a parked pane's prompt: the
+/// `park unpark .` prefill (short or by full path: the park that typed it may have judged the
+/// shell's PATH differently) or an unpark's hand-off `… unpark <entry>`.
+pub fn is_our_prefill(last: &str, typed: &str, eid: &str) -> bool {
+    let last = last.trim_end();
+    let with = |prog: &str| {
+        last.ends_with(&format!("{prog} unpark ."))
+            || last.ends_with(&format!("{prog} unpark {eid}"))
+    };
+    with(typed) || with(" park") || last == "park unpark ." || {
+        // `/any/dir/park unpark .`: the word before ` unpark` is a path to a `park`.
+        last.strip_suffix(" unpark .")
+            .and_then(|l| l.rsplit(' ').next())
+            .is_some_and(|w| w.starts_with('/') && w.ends_with("/park"))
     }
 }
 

@@ -115,6 +115,7 @@ fn unpark_named(ctx: &Ctx, targets: &[String], req: &Request, ui: &dyn Ui) -> Re
     }
     // Pane targets name the pane each slot is in now, not a handle zellij may have renumbered.
     let entries = unpark::as_placed(ctx, &s, &entries);
+    let unreadable = crate::rows::slots::unreadable(ctx, &s.panes, &bad);
     let here_at = crate::adapters::mux::here(ctx.platform.as_ref());
     let here = here_at.as_ref().map(|h| h.pane.clone());
     // Slots in target order; resumes are filled in by the wave, the pane park runs in goes last.
@@ -133,6 +134,25 @@ fn unpark_named(ctx: &Ctx, targets: &[String], req: &Request, ui: &dyn Ui) -> Re
             }
             Err(target::Miss::Ambiguous(why)) => {
                 results.push(Some(ActionResult::new(t, Outcome::Refused, Some(why))));
+                continue;
+            }
+            // An entry that does not read is named as such; resurrecting its session from the
+            // archive would meet its file ("already exists") or, worse, a second entry.
+            Err(target::Miss::Nothing(_))
+                if unreadable
+                    .iter()
+                    .any(|u| u.named_by(&parsed, here.as_deref())) =>
+            {
+                for u in unreadable
+                    .iter()
+                    .filter(|u| u.named_by(&parsed, here.as_deref()))
+                {
+                    results.push(Some(ActionResult::new(
+                        t,
+                        Outcome::Refused,
+                        Some(u.refusal()),
+                    )));
+                }
                 continue;
             }
             Err(target::Miss::Nothing(why)) => {

@@ -140,6 +140,46 @@ fn entry_row(e: &Entry) -> Row {
     }
 }
 
+/// The row of a ledger file that does not read (agent and session from its name).
+fn unreadable_row(u: &crate::rows::slots::Unreadable) -> Option<Row> {
+    let p = u.pane.as_ref();
+    Some(Row {
+        pane: p.map(|p| p.id.clone()).unwrap_or_default(),
+        mux: p
+            .map(|p| crate::adapters::mux::MuxKind::of_pane(&p.id).as_str())
+            .unwrap_or("none")
+            .into(),
+        session: p.map(|p| p.session.clone()).unwrap_or_default(),
+        window_index: p.map(|p| p.window_index),
+        window: p.map(|p| p.window_name.clone()).unwrap_or_default(),
+        agent: u.agent?,
+        session_id: u.session_id.clone(),
+        session_source: None,
+        cwd: p.map(|p| p.cwd.clone()).unwrap_or_default(),
+        title: p.map(|p| p.title.clone()).unwrap_or_default(),
+        state: RowState::Parked,
+        status: Status::Parked,
+        reason: Some(format!(
+            "its ledger entry is unreadable ({}: {}); `park doctor` explains; nothing can resume or forget it until the file is fixed or removed",
+            u.file.display(),
+            u.error
+        )),
+        idle_seconds: None,
+        bytes: 0,
+        uss_bytes: 0,
+        anon_bytes: 0,
+        pss_bytes: 0,
+        freed_bytes: None,
+        pid: None,
+        entry: Some(u.id.clone()),
+        parked_at: None,
+        wake: None,
+        job: None,
+        pinned: false,
+        suggested: false,
+    })
+}
+
 /// Pins and the autopilot's suggestions on rows: two small file reads, no extra scan. The one
 /// source of both fields for `ls`, `show` and the pickers. Returns the pins file's problem, if
 /// it is unreadable.
@@ -167,8 +207,17 @@ pub fn rows(ctx: &Ctx, s: &Scan) -> LsOutput {
         let _t = crate::support::profile::span("ls.ledger");
         ctx.ledger.all()
     };
-    for b in bad {
+    for b in &bad {
         warnings.push(b.to_string());
+    }
+    // An unreadable entry's pane is shown as parked, with why nothing can act on it: without the
+    // row it looked like a plain pane.
+    if s.pane_error.is_none() {
+        rows.extend(
+            crate::rows::slots::unreadable(ctx, &s.panes, &bad)
+                .iter()
+                .filter_map(unreadable_row),
+        );
     }
     // A parked row shows the pane its slot is in now (zellij renumbers panes when it resurrects
     // a session), or none when no pane can be shown to be its slot.

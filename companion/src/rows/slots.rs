@@ -111,3 +111,83 @@ pub fn is_placeholder(ctx: &Ctx, pid: u32, eid: &str) -> bool {
                     .is_some_and(|f| hold(&f)))
     })
 }
+
+/// A ledger file that does not read (`LedgerError::Corrupt`): what its name says (the entry id is
+/// the file's name) and the pane that carries its mark, if one does. park never acts on such an
+/// entry; it names it wherever a target or a row would otherwise meet it, so the answer is "the
+/// entry is unreadable", never a wrong one ("no parked session", "already exists").
+#[derive(Debug, Clone)]
+pub struct Unreadable {
+    pub id: String,
+    pub file: std::path::PathBuf,
+    pub error: String,
+    pub agent: Option<park_protocol::Agent>,
+    pub session_id: Option<String>,
+    pub pane: Option<Pane>,
+}
+
+impl Unreadable {
+    /// Whether `t` names this entry (its pane, its session id or its id).
+    pub fn named_by(&self, t: &crate::guards::target::Target, here: Option<&str>) -> bool {
+        use crate::guards::target::Target;
+        let pane = self.pane.as_ref().map(|p| p.id.as_str());
+        match t {
+            Target::Here => here.is_some() && pane == here,
+            Target::Pane(p) => pane == Some(p.as_str()),
+            Target::SessionId(id) => self.session_id.as_deref() == Some(id.as_str()),
+            Target::Word(w) => *w == self.id,
+            Target::Window(..) => false,
+        }
+    }
+
+    /// The refusal: what is unreadable, where, and that nothing was changed.
+    pub fn refusal(&self) -> String {
+        format!(
+            "the ledger entry {}{} is unreadable ({}: {}); `park doctor` explains; nothing was changed",
+            self.id,
+            self.pane
+                .as_ref()
+                .map(|p| format!(" for {}", p.id))
+                .unwrap_or_default(),
+            self.file.display(),
+            self.error
+        )
+    }
+}
+
+/// The unreadable ledger files among `bad`, each with the pane that carries its mark (the title's
+/// tag, or park's placeholder for it).
+pub fn unreadable(
+    ctx: &Ctx,
+    panes: &[Pane],
+    bad: &[crate::store::ledger::LedgerError],
+) -> Vec<Unreadable> {
+    bad.iter()
+        .filter_map(|b| match b {
+            crate::store::ledger::LedgerError::Corrupt(file, error) => {
+                let id = file.file_stem()?.to_str()?.to_string();
+                let (agent, sid) = id.split_once('-').unzip();
+                let agent = agent.and_then(|a| serde_json::from_value(a.into()).ok());
+                let session_id = sid.and_then(crate::agents::transcript::valid_session_id);
+                let tag = slot::tag(&id);
+                let pane = panes
+                    .iter()
+                    .find(|p| {
+                        p.title.ends_with(&format!(" · {tag}"))
+                            || p.title == format!("❄ {tag}")
+                            || is_placeholder(ctx, p.pid, &id)
+                    })
+                    .cloned();
+                Some(Unreadable {
+                    id,
+                    file: file.clone(),
+                    error: error.clone(),
+                    agent,
+                    session_id,
+                    pane,
+                })
+            }
+            _ => None,
+        })
+        .collect()
+}

@@ -100,3 +100,73 @@ pub fn limit_parks(home: &Path) -> Vec<(String, String)> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::auto::{Auto, Mode};
+    use park_protocol::auto::{AutoAgent, AutoBudget};
+
+    fn report(mode: &str, stamp: Option<String>) -> AutoReport {
+        AutoReport {
+            schema: 1,
+            mode: mode.into(),
+            at: "2026-12-06T00:00:00Z".into(),
+            trigger: "interval".into(),
+            config: None,
+            config_stamp: stamp,
+            idle_seconds: 60,
+            per_pass: 3,
+            budget: AutoBudget::default(),
+            agents: vec![AutoAgent {
+                pane: "%1".into(),
+                agent: park_protocol::Agent::Claude,
+                session_id: Some("s1".into()),
+                decision: Decision::Suggested,
+                reason: "idle".into(),
+                rank: Some(1),
+                quiet_seconds: Some(100),
+                anon_bytes: 1,
+                limit: None,
+            }],
+            results: vec![],
+            daemon_pid: None,
+        }
+    }
+
+    /// Issue 34 item 2: `mode = "suggest"` → `"off"` left `❄ 1?`, `"suggested": true` and the
+    /// picker's `a` offer alive, all read from the last pass's report.
+    #[test]
+    fn a_suggestion_stands_only_under_the_settings_that_made_it() {
+        let d = tempfile::tempdir().unwrap();
+        let suggest = Auto {
+            mode: Mode::Suggest,
+            ..Auto::default()
+        };
+        save_report(d.path(), &report("suggest", Some(suggest.stamp())));
+        assert_eq!(
+            suggested_ids(d.path(), Some(&suggest)),
+            vec!["s1".to_string()]
+        );
+        let off = Auto {
+            mode: Mode::Off,
+            ..suggest.clone()
+        };
+        assert!(suggested_ids(d.path(), Some(&off)).is_empty(), "mode off");
+        assert!(
+            suggested_ids(d.path(), None).is_empty(),
+            "a config that does not load"
+        );
+        let edited = Auto {
+            idle: std::time::Duration::from_secs(7),
+            ..suggest.clone()
+        };
+        assert!(
+            suggested_ids(d.path(), Some(&edited)).is_empty(),
+            "an edited config"
+        );
+        // A report from an older park (no stamp) suggests nothing either.
+        save_report(d.path(), &report("suggest", None));
+        assert!(suggested_ids(d.path(), Some(&suggest)).is_empty());
+    }
+}

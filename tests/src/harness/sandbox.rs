@@ -268,6 +268,11 @@ impl Sandbox {
         .expect("start the sandbox tmux server");
     }
 
+    /// The PATH the sandbox's panes get (shims first).
+    pub fn path_env(&self) -> &str {
+        &self.path_env
+    }
+
     /// Opens a detached window `name` in `session` running the shell command `command` (via the
     /// default shell, `bash -c`) in `cwd`, with `env` added to the pane's environment.
     /// Returns the pane id (`%N`).

@@ -169,6 +169,37 @@ fn daemon_once_parks_the_least_recently_used_never_visible_pinned_or_excluded_an
         .map(|r| r.pane.clone())
         .collect();
     assert_eq!(suggested.len(), 2, "ls --json marks the suggested rows");
+    // `park show` reads pins and suggestions from the same source as `ls` (issue 34 item 5).
+    let shown = text(&park(&sb, &["show", &pane("b")]));
+    assert!(shown.contains("\"pinned\": true"), "{shown}");
+    let shown = text(&park(&sb, &["show", &pane("c")]));
+    assert!(shown.contains("\"suggested\": true"), "{shown}");
+
+    // Suggestions stand only under the settings that made them (issue 34 item 2): mode off
+    // clears them at once — `ls`, `show`, `park status` and the pushed status line — although
+    // the last pass's report still lists them.
+    config(
+        &sb,
+        "[auto]\nmode = \"off\"\nidle = \"15s\"\nmax_live = 5\nper_pass = 3\n",
+    );
+    assert!(
+        !ls(&sb).rows.iter().any(|r| r.suggested),
+        "no suggestion with mode off"
+    );
+    let shown = text(&park(&sb, &["show", &pane("c")]));
+    assert!(shown.contains("\"suggested\": false"), "{shown}");
+    assert!(!text(&park(&sb, &["status"])).contains('?'));
+    // Nothing but the daemon, which notices the edit, pushes the status line: wait for it.
+    let pushed = poll(SECS(30), || {
+        let v = sb
+            .tmux(&["show", "-g", "-v", "@park_status"])
+            .unwrap_or_default();
+        (!v.contains('?')).then_some(v)
+    });
+    assert!(
+        pushed.is_some(),
+        "the daemon pushes the status line on a config change"
+    );
 
     // `auto status` is a dry evaluation with the same decisions.
     let o = park(&sb, &["auto", "status", "--json"]);

@@ -1231,3 +1231,104 @@ fn a_title_shared_by_live_and_parked_agents_is_refused_by_every_verb() {
     let (c, oc, _) = outcome(sb, &["park", &eid]);
     assert_eq!((c, oc.as_str()), (0, "already-parked"));
 }
+
+/// Issue 34 items 12 and 8: tmux starts login shells (`-bash`), whose profile may set PATH afresh,
+/// so park used to prefill `/full/path/park unpark .` there even when `park` on PATH is this
+/// binary. The agent it parks was started by that shell after its profile ran: its PATH is the
+/// one Enter will search, and it resolves `park` to this binary, so the short form is typed.
+/// `park forget` then clears the prefill (Enter there would only say "not-parked").
+#[test]
+fn a_login_shell_gets_the_short_prefill_and_forget_clears_it() {
+    let s = Setup::new();
+    let sb = &s.sb;
+    let dir = sb.project_dir("login");
+    let pane = sb.new_window(
+        "w",
+        "login",
+        &dir,
+        &[("PATH", sb.path_env())],
+        r#"PS1='park-test$ ' exec perl -e 'exec {"bash"} "-bash", "--norc", "--noprofile"'"#,
+    );
+    sb.wait_for(&pane, r"park-test\$", SECS(15)).unwrap();
+    sb.type_line(&pane, "claude");
+    sb.wait_for(&pane, "for shortcuts", SECS(15)).unwrap();
+    sb.type_line(&pane, "first prompt");
+    sb.wait_for(&pane, "PARKTEST-OK", SECS(15)).unwrap();
+    wait_row(sb, &pane, SECS(10), |r| r.status == Status::Idle);
+    let (c, oc, why) = outcome(sb, &["park", &pane]);
+    assert_eq!((c, oc.as_str()), (0, "parked"), "{why:?}");
+    let screen = sb.wait_for(&pane, r"park unpark \.\s*$", SECS(5)).unwrap();
+    let last = screen
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        last.trim_end().ends_with("$ park unpark ."),
+        "the short form at a login shell whose PATH finds this park: {last:?}"
+    );
+    let o = park(sb, &["forget", &pane]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(text(&o).contains("forgotten"), "{}", text(&o));
+    let cleared = poll(SECS(5), || {
+        let scr = sb.capture(&pane);
+        let last = scr
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())?
+            .to_string();
+        (last.trim_end() == SHELL_PROMPT.trim_end()).then_some(())
+    });
+    assert!(
+        cleared.is_some(),
+        "forget clears the prefill:\n{}",
+        sb.capture(&pane)
+    );
+}
+
+/// Issue 34 item 7: a corrupt ledger entry. `ls` dropped its row (the pane looked plain), and
+/// `park unpark %N` answered "cannot claim a ledger entry … already exists". Now the pane is shown
+/// parked with why, and every verb that meets the entry says it is unreadable and changes nothing.
+#[test]
+fn a_corrupt_entry_is_shown_and_named_and_nothing_is_changed() {
+    let s = Setup::new();
+    let sb = &s.sb;
+    let (pane, sid) = s.agent_in_shell("bad", "", &[]);
+    let (c, oc, why) = outcome(sb, &["park", &pane]);
+    assert_eq!((c, oc.as_str()), (0, "parked"), "{why:?}");
+    let file = entries(sb).into_iter().next().expect("one entry");
+    std::fs::write(&file, b"{\"schema\": 1, \"id\": ").unwrap();
+    let before = std::fs::read(&file).unwrap();
+    let r = row(sb, &pane).expect("the pane of an unreadable entry has a row");
+    assert_eq!(r.state, RowState::Parked);
+    assert_eq!(r.session_id.as_deref(), Some(sid.as_str()));
+    assert!(
+        r.reason
+            .as_deref()
+            .is_some_and(|w| w.contains("unreadable")),
+        "{r:?}"
+    );
+    for verb in [
+        ["unpark", pane.as_str()],
+        ["unpark", sid.as_str()],
+        ["forget", pane.as_str()],
+    ] {
+        let o = park(sb, &verb);
+        assert_eq!(code(&o), 1, "{verb:?}: {}", text(&o));
+        let why = text(&o);
+        assert!(
+            why.contains("is unreadable")
+                && why.contains(&file.display().to_string())
+                && why.contains("park doctor")
+                && why.contains("nothing was changed"),
+            "{verb:?}: {why}"
+        );
+    }
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        before,
+        "the file is kept as is"
+    );
+    assert_eq!(entries(sb).len(), 1);
+}

@@ -100,6 +100,36 @@ pub fn teardown(ctx: &Ctx, e: &Entry) {
     }
 }
 
+/// Clears the `park unpark .` park prefilled at the entry's pane, when the pane's shell is in
+/// the foreground and its last line is still that prefill (`forget`: Enter there would only say
+/// "not-parked"). Anything else the user typed is left alone.
+pub fn clear_prefill(ctx: &Ctx, e: &Entry) {
+    if !ctx.mux.serves(&e.place.server) {
+        return;
+    }
+    let Some(p) = ctx
+        .mux
+        .list_panes()
+        .ok()
+        .and_then(|ps| ps.into_iter().find(|p| p.id == e.place.pane))
+    else {
+        return;
+    };
+    if !crate::ops::park::shell_in_foreground(ctx, &p) {
+        return;
+    }
+    let typed = ctx.typed_name(p.pid);
+    let ours = ctx.mux.capture(&p.id, false).is_ok_and(|s| {
+        s.lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .is_some_and(|l| crate::ops::park::is_our_prefill(l, &typed, &e.id))
+    });
+    if ours {
+        let _ = ctx.mux.send_keys(&p.id, &["C-e", "C-u"]);
+    }
+}
+
 /// Types `claude attach <job>` (no Enter) into the entry's pane when it shows a bare shell
 /// prompt: the user's way to the session a background agent now runs.
 fn offer_attach(ctx: &Ctx, e: &Entry, job: &str) -> bool {

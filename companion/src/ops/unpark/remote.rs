@@ -215,8 +215,7 @@ pub(crate) fn send_resume(
             // killed before its Enter (a retry must not be refused by its own leftover).
             let last = last_line(&screen);
             let last = last.trim_end();
-            let prefilled = last.ends_with(&format!("{typed} unpark ."))
-                || last.ends_with(&format!("{typed} unpark {}", e.id));
+            let prefilled = crate::ops::park::is_our_prefill(last, &typed, &e.id);
             if prefilled
                 || shell_prompt_ready(ctx, p)
                 || crate::ops::park::repair_shell_screen(ctx, p)
