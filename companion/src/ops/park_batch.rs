@@ -347,8 +347,10 @@ fn stop_servers(
         let t = format!("{}:{}", w.1, w.2);
         let agents: u64 = results
             .iter()
+            // A dry run's agents count as what they would free (issue 34 item 11: the summary
+            // said 0B above rows that free ~115M).
             .filter(|r| {
-                r.outcome == Outcome::Parked
+                matches!(r.outcome, Outcome::Parked | Outcome::WouldPark)
                     && s.panes.iter().any(|p| {
                         Some(&p.id) == r.pane.as_ref()
                             && p.server == w.0
@@ -364,7 +366,8 @@ fn stop_servers(
             .collect();
         let sbytes: u64 = servers.iter().filter_map(|r| r.freed_bytes).sum();
         ui.inform(&format!(
-            "window {t}: agents {}, servers {} ({}), total {}",
+            "window {t}{}: agents {}, servers {} ({}), total {}",
+            if dry_run { " would free" } else { "" },
             human_bytes(agents),
             human_bytes(sbytes),
             servers.len(),
@@ -1205,6 +1208,16 @@ mod tests {
             "{dry:#?}"
         );
         assert!(ui.asked.borrow().is_empty());
+        // The window's summary counts what the dry run would free, not 0B.
+        let would: u64 = dry.iter().filter_map(|r| r.freed_bytes).sum();
+        assert!(would > 0, "{dry:#?}");
+        let said = ui.said.borrow().clone();
+        let want = format!(
+            "window work:1 would free: agents {}, servers 0B (0), total {}",
+            human_bytes(would),
+            human_bytes(would)
+        );
+        assert!(said.contains(&want), "{said:#?} (want {want:?})");
         nothing_done(&mut w, "dry run");
     }
 

@@ -624,7 +624,13 @@ pub fn derive_status(
 ) -> (Status, Option<String>) {
     if let Some(r) = screen {
         if let Some(w) = &r.waiting {
-            return (Status::Waiting, Some(format!("screen shows a dialog: {w}")));
+            // The readers' generic word for an untitled dialog says nothing the prefix does not.
+            let why = if w == "dialog open" {
+                "screen shows a dialog".to_string()
+            } else {
+                format!("screen shows a dialog: {w}")
+            };
+            return (Status::Waiting, Some(why));
         }
         if r.busy {
             return (
@@ -783,6 +789,26 @@ pub(crate) mod tests {
         let (kill, spared) = kill_set(&t, 10, &[16, 15, 1]);
         assert!(!kill.iter().any(|k| k.0 == 15 || k.0 == 16));
         assert_eq!(spared.len(), 3);
+    }
+
+    /// Issue 34 item 9: "screen shows a dialog: dialog open" said it twice.
+    #[test]
+    fn a_dialog_is_worded_once() {
+        let dialog = |w: &str| ScreenReading {
+            waiting: Some(w.into()),
+            composer_seen: true,
+            ..Default::default()
+        };
+        let why = |w: &str| {
+            derive_status(Agent::Claude, None, Some(&dialog(w)), None, false, true)
+                .1
+                .unwrap()
+        };
+        assert_eq!(why("dialog open"), "screen shows a dialog");
+        assert_eq!(
+            why("permission prompt"),
+            "screen shows a dialog: permission prompt"
+        );
     }
 
     #[test]

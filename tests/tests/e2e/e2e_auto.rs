@@ -188,13 +188,14 @@ fn daemon_once_parks_the_least_recently_used_never_visible_pinned_or_excluded_an
     );
     let shown = text(&park(&sb, &["show", &pane("c")]));
     assert!(shown.contains("\"suggested\": false"), "{shown}");
-    assert!(!text(&park(&sb, &["status"])).contains('?'));
-    // Nothing but the daemon, which notices the edit, pushes the status line: wait for it.
+    // `park status` reads the file the daemon rewrites, and the daemon pushes the status line,
+    // when it notices the edit (a tick): wait for both.
     let pushed = poll(SECS(30), || {
         let v = sb
             .tmux(&["show", "-g", "-v", "@park_status"])
             .unwrap_or_default();
-        (!v.contains('?')).then_some(v)
+        let f = text(&park(&sb, &["status"]));
+        (!v.contains('?') && !f.contains('?')).then_some(v)
     });
     assert!(
         pushed.is_some(),

@@ -1230,6 +1230,10 @@ fn a_title_shared_by_live_and_parked_agents_is_refused_by_every_verb() {
     assert_eq!((c, oc.as_str()), (0, "would-park"), "{why:?}");
     let (c, oc, _) = outcome(sb, &["park", &eid]);
     assert_eq!((c, oc.as_str()), (0, "already-parked"));
+    // Item 9: a miss names the target once.
+    let o = park(sb, &["wake", "now", "%99"]);
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    assert_eq!(text(&o).matches("%99").count(), 1, "{}", text(&o));
 }
 
 /// Issue 34 items 12 and 8: tmux starts login shells (`-bash`), whose profile may set PATH afresh,
