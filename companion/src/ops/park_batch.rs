@@ -945,6 +945,7 @@ mod tests {
             &self,
             _server: &str,
             _session: &str,
+            _name: &str,
             _cwd: &str,
             _env: &[(String, String)],
             _argv: &[String],

@@ -201,6 +201,10 @@ fn daemon_once_parks_the_least_recently_used_never_visible_pinned_or_excluded_an
         pushed.is_some(),
         "the daemon pushes the status line on a config change"
     );
+    config(
+        &sb,
+        "[auto]\nmode = \"suggest\"\nidle = \"15s\"\nmax_live = 5\nper_pass = 3\n",
+    );
 
     // `auto status` is a dry evaluation with the same decisions.
     let o = park(&sb, &["auto", "status", "--json"]);

@@ -371,8 +371,16 @@ fn a_pane_that_is_gone_gets_a_new_window_in_its_session() {
     let (pane, sid) = s.agent_in_shell("gone", "", &[]);
     assert_eq!(outcome(sb, &["park", &pane]).1, "parked");
     sb.tmux(&["kill-pane", "-t", &pane]).unwrap();
-    let (c, oc, why) = outcome(sb, &["unpark", &sid]);
+    let (c, oc, why) = outcome(sb, &["unpark", &pane]);
     assert_eq!((c, oc.as_str()), (0, "unparked"), "{why:?}");
+    // Issue 34 item 14: it says where it went, and the window keeps the old one's name.
+    let why = why.unwrap_or_default();
+    assert!(
+        why.contains(&format!("its pane {pane} was gone: resumed in a new window"))
+            && why.contains("w:")
+            && why.contains("(gone)"),
+        "{why}"
+    );
     let r = poll(SECS(10), || {
         ls(sb)
             .rows
@@ -382,6 +390,7 @@ fn a_pane_that_is_gone_gets_a_new_window_in_its_session() {
     .unwrap();
     assert_ne!(r.pane, pane);
     assert_eq!(r.session, "w");
+    assert_eq!(r.window, "gone", "named as the old window was, not after the agent");
 }
 
 #[test]

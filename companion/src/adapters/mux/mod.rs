@@ -186,11 +186,14 @@ pub trait Mux: Send + Sync {
         )))
     }
     /// Open a new window (zellij: pane) in `session` of `server` (tmux: created if missing) running
-    /// argv; returns the new pane handle.
+    /// argv; returns the new pane handle. `name` (tmux: the window's name, kept from automatic
+    /// renaming) is the recorded window's, as `rebuild` names the windows it recreates; empty
+    /// leaves the multiplexer's default.
     fn new_window(
         &self,
         server: &str,
         session: &str,
+        name: &str,
         cwd: &str,
         env: &[(String, String)],
         argv: &[String],

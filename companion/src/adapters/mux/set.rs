@@ -302,14 +302,15 @@ impl Mux for MuxSet {
         &self,
         server: &str,
         session: &str,
+        name: &str,
         cwd: &str,
         env: &[(String, String)],
         argv: &[String],
     ) -> Result<String, MuxError> {
         if super::zellij::is_server(server) {
-            self.zellij.new_window(server, session, cwd, env, argv)
+            self.zellij.new_window(server, session, name, cwd, env, argv)
         } else {
-            self.tmux.new_window(server, session, cwd, env, argv)
+            self.tmux.new_window(server, session, name, cwd, env, argv)
         }
     }
 }

@@ -699,6 +699,7 @@ impl Mux for Tmux {
         &self,
         _server: &str,
         session: &str,
+        name: &str,
         cwd: &str,
         env: &[(String, String)],
         argv: &[String],
@@ -727,6 +728,10 @@ impl Mux for Tmux {
                 "#{pane_id}".into(),
             ]
         };
+        if !name.is_empty() {
+            a.push("-n".into());
+            a.push(name.into());
+        }
         a.push("-c".into());
         a.push(cwd.into());
         for (k, v) in env {

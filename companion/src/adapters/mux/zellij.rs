@@ -856,6 +856,9 @@ impl Mux for Zellij {
         &self,
         _server: &str,
         session: &str,
+        // A pane in the focused tab, not a tab: park names a parked pane with its ❄ mark, and a
+        // tab name here would be renamed by no one.
+        _name: &str,
         cwd: &str,
         env: &[(String, String)],
         argv: &[String],

@@ -25,6 +25,8 @@ pub struct Started {
     entry: Entry,
     target: String,
     restored: Option<String>,
+    /// The parked pane was gone and the resume went to a new window: where, to say so.
+    opened: Option<String>,
 }
 
 pub enum Sent {
@@ -37,7 +39,11 @@ pub enum Sent {
 pub fn finish(ctx: &Ctx, p: &Started) -> ActionResult {
     let mut r = wait_for_verdict(ctx, &p.entry, &p.target);
     if r.outcome == Outcome::Unparked {
-        r.reason = p.restored.clone().or(r.reason);
+        let said: Vec<String> = [p.opened.clone(), p.restored.clone().or(r.reason.take())]
+            .into_iter()
+            .flatten()
+            .collect();
+        r.reason = (!said.is_empty()).then(|| said.join("; "));
     }
     r
 }
@@ -247,6 +253,7 @@ pub(crate) fn send_resume(
         ctx.platform.process(me).map(|p| p.start_ticks).unwrap_or(0),
     ));
     e.handoff_pane = Some(e.place.pane.clone());
+    let mut opened = None;
     let delivered = match how {
         How::Enter => ctx
             .ledger
@@ -277,11 +284,28 @@ pub(crate) fn send_resume(
             match ctx.mux.new_window(
                 &e.place.server.clone(),
                 &e.place.session.clone(),
+                &e.place.window_name.clone(),
                 &e.cwd.clone(),
                 &ctx.park_env(),
                 &argv,
             ) {
                 Ok(new_pane) => {
+                    let at = ctx
+                        .mux
+                        .list_panes()
+                        .ok()
+                        .and_then(|ps| ps.into_iter().find(|p| p.id == new_pane))
+                        .map(|p| format!("{}:{} ({})", p.session, p.window_index, p.window_name))
+                        .unwrap_or_else(|| e.place.session.clone());
+                    opened = Some(format!(
+                        "its pane {} was gone: resumed in a new {} {new_pane} of {at}",
+                        e.place.pane,
+                        if crate::adapters::mux::is_zellij_server(&e.place.server) {
+                            "pane"
+                        } else {
+                            "window"
+                        }
+                    ));
                     e.handoff_pane = Some(new_pane.clone());
                     e.place.pane = new_pane;
                     ctx.ledger.save(&e).map_err(|x| x.to_string())
@@ -309,6 +333,7 @@ pub(crate) fn send_resume(
         entry: e,
         target: target.to_string(),
         restored,
+        opened,
     }))
 }
 
