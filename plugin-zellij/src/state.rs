@@ -381,6 +381,7 @@ mod tests {
             ],
             servers: vec![],
             warnings: vec![],
+            auto_mode: None,
         })
         .unwrap()
     }

@@ -95,6 +95,9 @@ pub enum Action {
     Quit(i32),
 }
 
+/// What `r` says until the scan it asked for arrives.
+const RESCANNING: &str = "rescanning…";
+
 /// The bulk target of `a`: the autopilot's suggested rows, parked as named panes.
 pub const SUGGESTED: &str = "suggested";
 
@@ -276,7 +279,8 @@ impl App {
             .any(|s| s.to_lowercase().contains(&f))
     }
 
-    /// Takes a fresh `park ls --json`: its rows, warnings and the autopilot's mode.
+    /// Takes a fresh `park ls --json`: its rows, warnings and the autopilot's mode. The
+    /// `rescanning…` that `r` said is answered by the scan itself.
     pub fn set_scan(&mut self, out: crate::LsOutput) {
         self.auto_mode = out.auto_mode;
         self.set_rows(out.rows, out.warnings);
@@ -294,6 +298,9 @@ impl App {
         self.rows = rows;
         self.warnings = warnings;
         self.scanning = false;
+        if self.message.as_deref() == Some(RESCANNING) {
+            self.message = None;
+        }
         self.rebuild(keep.as_deref(), old_pos);
         if let Some((pane, tries)) = self.followup.take() {
             if !self.rows.iter().any(|r| r.pane == pane) && tries > 1 {
@@ -468,6 +475,14 @@ impl App {
             Key::PageDown => self.move_by(10),
             Key::Home | Key::Char('g') => self.move_by(isize::MIN / 2),
             Key::End | Key::Char('G') => self.move_by(isize::MAX / 2),
+            // Esc first clears a filter kept with Enter (as it clears one being typed); only
+            // then does it quit, like q.
+            Key::Esc if !self.filter.is_empty() => {
+                let keep = self.current().map(|r| r.pane.clone());
+                self.filter.clear();
+                let old = self.cursor;
+                self.rebuild(keep.as_deref(), old);
+            }
             Key::Char('q') | Key::Esc | Key::CtrlC => {
                 if let Some(w) = self.wait_text() {
                     self.say(w, true);
@@ -480,7 +495,7 @@ impl App {
             }
             Key::Char('r') => {
                 if self.inflight.is_empty() {
-                    self.say("rescanning…", false);
+                    self.say(RESCANNING, false);
                     return Action::Rescan;
                 }
                 self.rescan_pending = true;
@@ -921,6 +936,55 @@ mod tests {
         assert_eq!(a.filter, "");
         assert_eq!(a.lines.len(), 8);
         assert_eq!(cur(&a), "%5", "the cursor stays on its pane");
+    }
+
+    /// Issue 34 item 10: Esc after a filter kept with Enter quit instead of clearing it;
+    /// `rescanning…` never cleared after `r`; `a` with the autopilot off said it "suggests
+    /// nothing now".
+    #[test]
+    fn esc_clears_a_kept_filter_a_rescan_answers_itself_and_a_says_the_mode() {
+        let mut a = App::new(None, None);
+        a.set_rows(fixture(), vec![]);
+        let all = a.lines.len();
+        a.key(Key::Char('/'));
+        for c in "web".chars() {
+            a.key(Key::Char(c));
+        }
+        a.key(Key::Enter);
+        assert!(a.lines.len() < all);
+        assert_eq!(
+            a.key(Key::Esc),
+            Action::None,
+            "Esc clears the kept filter first"
+        );
+        assert_eq!((a.filter.as_str(), a.lines.len()), ("", all));
+        assert_eq!(a.key(Key::Esc), Action::Quit(0), "then it quits");
+
+        let mut a = App::new(None, None);
+        a.set_rows(fixture(), vec![]);
+        assert_eq!(a.key(Key::Char('r')), Action::Rescan);
+        assert_eq!(a.message.as_deref(), Some("rescanning…"));
+        a.set_scan(crate::LsOutput {
+            schema: 1,
+            rows: fixture(),
+            servers: vec![],
+            warnings: vec![],
+            auto_mode: Some("off".into()),
+        });
+        assert_eq!(a.message, None, "the scan answers `r`");
+
+        a.key(Key::Char('a'));
+        let m = a.message.clone().unwrap();
+        assert!(
+            m.contains("mode is \"off\"") && !m.contains("suggests nothing now"),
+            "{m}"
+        );
+        a.auto_mode = Some("suggest".into());
+        a.key(Key::Char('a'));
+        assert_eq!(
+            a.message.as_deref(),
+            Some("the autopilot suggests nothing now")
+        );
     }
 
     #[test]

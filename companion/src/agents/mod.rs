@@ -57,6 +57,9 @@ pub struct Identity {
     pub cwd: Option<String>,
     /// A Claude background session's short id (its status file's `jobId`).
     pub job: Option<String>,
+    /// The agent's own name for the session (Claude's status file `name`): shown where the
+    /// terminal title is the agent's generic one ([`AgentKind::generic_title`]).
+    pub name: Option<String>,
 }
 
 impl Identity {
@@ -69,6 +72,7 @@ impl Identity {
             status_file: None,
             cwd: None,
             job: None,
+            name: None,
         }
     }
 }
@@ -286,6 +290,11 @@ pub trait AgentKind: Sync {
     /// The prompt or reply one transcript record holds, as its renderer reads it (the archive's
     /// raw-end check walks records back with this).
     fn message_of(&self, v: &serde_json::Value) -> Option<render::Message>;
+    /// Whether a pane title is the agent's generic one (the product's name behind a spinner),
+    /// which names no conversation: the session's own name is shown instead.
+    fn generic_title(&self, _title: &str) -> bool {
+        false
+    }
     /// Identity from the process and its files alone (Claude's status file); `None` when the
     /// agent is identified from its pane (`identify_in_pane`).
     fn identify_by_files(

@@ -15,9 +15,13 @@ fn short(s: &str, n: usize) -> String {
     }
 }
 
-pub fn render_text(out: &LsOutput) -> String {
+/// `park ls` as text, `w` columns wide: the picker's columns and marks (one look for both), the
+/// group's parkable total beside its rows, reasons cut to the width, and a legend of the marks.
+pub fn render_text(out: &LsOutput, w: usize, home: Option<&str>) -> String {
+    use crate::cli::pick::view::{content_width, legend, plain_row};
     let mut t = String::new();
     let mut group = None;
+    let cut = |s: &str, n: usize| crate::cli::pick::view::fit(s, n).trim_end().to_string();
     for r in &out.rows {
         let g = (r.session.clone(), r.window_index, r.window.clone());
         if group.as_ref() != Some(&g) {
@@ -54,84 +58,120 @@ pub fn render_text(out: &LsOutput) -> String {
                     r.window
                 )
             };
-            t.push_str(&format!(
-                "{head}{}\n",
-                if parkable > 0 {
-                    format!("  (parkable {})", human_bytes(parkable))
-                } else {
-                    String::new()
-                }
-            ));
+            let total = if parkable > 0 {
+                format!("parkable {}", human_bytes(parkable))
+            } else {
+                String::new()
+            };
+            let lw = content_width(w).saturating_sub(total.chars().count() + 1);
+            t.push_str(format!("{}{total}", crate::cli::pick::view::fit(&head, lw)).trim_end());
+            t.push('\n');
             for x in servers {
-                t.push_str(&format!(
-                    "  ⚙ {:<8} {:<6} {:<8} {:>7}  {}{}\n",
+                let line = format!(
+                    "  ⚙ {:<8} {:<6} {:<8} {:>7}  {}{}",
                     short(&x.name, 8),
                     x.pane.as_deref().unwrap_or("-"),
                     x.state,
                     human_bytes(x.bytes),
-                    short(&x.command, 60),
+                    x.command,
                     x.note
                         .as_ref()
-                        .map(|n| format!("  ({})", short(n, 60)))
+                        .map(|n| format!("  ({n})"))
                         .or_else(|| x.orphan.then(|| "  (detached)".into()))
                         .unwrap_or_default()
-                ));
+                );
+                t.push_str(&cut(&line, w));
+                t.push('\n');
             }
             group = Some(g);
         }
-        let mem = match r.state {
-            RowState::Parked => format!(
-                "freed {}",
-                r.freed_bytes.map(human_bytes).unwrap_or_else(|| "?".into())
-            ),
-            _ => format!(
-                "{} rss, frees ~{}",
-                human_bytes(r.bytes),
-                human_bytes(r.anon_bytes)
-            ),
-        };
-        let state = match r.state {
-            RowState::Parked => "❄ parked".to_string(),
-            RowState::Untargetable => "⚠ untargetable".to_string(),
-            RowState::Background => format!("◌ bg {}", r.status.as_str()),
-            RowState::Live => r.status.as_str().to_string(),
-        };
-        // 📌 pinned (the autopilot never parks it); `?` the autopilot suggests parking it.
-        let state = match (r.pinned, r.suggested) {
-            (true, _) => format!("📌 {state}"),
-            (false, true) => format!("{state} ?"),
-            _ => state,
-        };
-        let sid = r
-            .session_id
-            .as_deref()
-            .map(|s| &s[..8.min(s.len())])
-            .unwrap_or("-");
-        t.push_str(&format!(
-            "  {:<5} {:<6} {:<14} {:>5}  {:<20} {:<8} {}  {}\n",
-            r.pane,
-            r.agent.as_str(),
-            state,
-            park::support::duration::brief(r.idle_seconds),
-            mem,
-            sid,
-            short(&r.title, 40),
-            short(&r.cwd, 50)
-        ));
+        // The session id column (what `park unpark <id>` takes, by prefix in `park show`) from
+        // 100 columns: at 80 the title and the cwd need the room more.
+        t.push_str(&plain_row(r, w, home, w >= 100));
+        t.push('\n');
+        // Reasons are read whole: wrapped to the width, never cut.
         if let Some(why) = &r.reason {
-            t.push_str(&format!("        ↳ {}\n", short(why, 150)));
+            t.push_str(&wrap(&format!("↳ {why}"), w, 8));
         }
-        if let Some(w) = &r.wake {
-            t.push_str(&format!("        ⏰ wakes {}\n", short(w, 150)));
+        if let Some(wk) = &r.wake {
+            t.push_str(&wrap(&format!("⏰ wakes {wk}"), w, 8));
         }
     }
     if out.rows.is_empty() {
-        t.push_str("no agents found in tmux panes, nothing parked\n");
+        t.push_str("no agents found in tmux or zellij panes, nothing parked\n");
+    } else if let Some(l) = legend(&out.rows) {
+        t.push_str(&cut(&l, w));
+        t.push('\n');
     }
-    for w in &out.warnings {
-        t.push_str(&format!("warning: {w}\n"));
+    for wn in &out.warnings {
+        t.push_str(&format!("warning: {wn}\n"));
     }
     t
+}
+
+/// `text` word-wrapped to `w` columns, every line indented by `indent` (continuations by two
+/// more), each ending in a newline. A command in backticks is never split (it is copied whole);
+/// a word longer than a line is cut.
+fn wrap(text: &str, w: usize, indent: usize) -> String {
+    use crate::cli::pick::view::{fit, width};
+    let mut words: Vec<String> = vec![];
+    let mut quoted = false;
+    for word in text.split(' ') {
+        match words.last_mut() {
+            Some(last) if quoted => {
+                last.push(' ');
+                last.push_str(word);
+            }
+            _ => words.push(word.to_string()),
+        }
+        if word.matches('`').count() % 2 == 1 {
+            quoted = !quoted;
+        }
+    }
+    let mut out = String::new();
+    let mut line = String::new();
+    let mut pad = indent;
+    for word in &words {
+        let room = w.saturating_sub(pad).max(20);
+        if !line.is_empty() && width(&line) + 1 + width(word) > room {
+            out.push_str(&" ".repeat(pad));
+            out.push_str(&line);
+            out.push('\n');
+            line.clear();
+            pad = indent + 2;
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+        if width(&line) > room {
+            line = fit(&line, room).trim_end().to_string();
+        }
+    }
+    if !line.is_empty() {
+        out.push_str(&" ".repeat(pad));
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+/// The width `park ls` lays its table out for: the terminal's, else `$COLUMNS`, else 120 (a
+/// pipe: scripts read `--json`).
+fn out_width() -> usize {
+    #[cfg(unix)]
+    {
+        // SAFETY: TIOCGWINSZ fills a winsize for a terminal fd and fails otherwise.
+        let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+        if unsafe { libc::ioctl(1, libc::TIOCGWINSZ, &mut ws) } == 0 && ws.ws_col > 0 {
+            return ws.ws_col as usize;
+        }
+    }
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.parse::<usize>().ok())
+        .filter(|c| *c > 0)
+        .unwrap_or(120)
 }
 
 pub fn ls(ctx: &Ctx, json: bool) -> ExitStatus {
@@ -149,7 +189,8 @@ pub fn ls(ctx: &Ctx, json: bool) -> ExitStatus {
     if json {
         println!("{}", serde_json::to_string(&out).expect("rows serialise"));
     } else {
-        print!("{}", render_text(&out));
+        let home = std::env::var("HOME").ok();
+        print!("{}", render_text(&out, out_width(), home.as_deref()));
     }
     ExitStatus::Success
 }
@@ -229,4 +270,77 @@ pub fn candidates(ctx: &Ctx, json: bool) -> ExitStatus {
         }
     }
     ExitStatus::Success
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::pick::view::width;
+    use park_protocol::picker::fixtures::{fixture, parked_row, row};
+
+    fn out(rows: Vec<park_protocol::Row>) -> LsOutput {
+        LsOutput {
+            schema: SCHEMA_VERSION,
+            rows,
+            servers: vec![],
+            warnings: vec![],
+            auto_mode: None,
+        }
+    }
+
+    /// Issue 34 item 15: at 80 columns every row wrapped, and the id column moved with the
+    /// memory text (`freed 1.1G` vs `240M rss, frees ~151M`).
+    #[test]
+    fn the_table_fits_the_width_and_its_columns_stay_put() {
+        let mut rows = fixture();
+        let mut long = row("%9", "work", 1, "api");
+        long.title =
+            "A very long title that goes on and on about the parser and its tokenizer".into();
+        long.cwd = "/home/u/projects/some/deeply/nested/checkout/of/the/api".into();
+        long.reason = Some("unsent text in the composer: `park unpark claude-1234` and more words to wrap around the line".into());
+        rows.push(long);
+        for w in [80, 100, 160] {
+            let t = render_text(&out(rows.clone()), w, Some("/home/u"));
+            for l in t.lines() {
+                assert!(width(l) <= w, "{w}: {} columns: {l:?}", width(l));
+            }
+            // The backticked command is never split across lines.
+            assert!(t.contains("`park unpark claude-1234`"), "{t}");
+        }
+        // Columns by display position: a live row and a parked row put the title (and, from
+        // 100 columns, the id) at the same column.
+        let mut live = row("%1", "s", 1, "w");
+        live.title = "LIVE-TITLE".into();
+        live.session_id = Some("aaaaaaaa-live".into());
+        let mut parked = parked_row("%2", "s", 1, "w");
+        parked.title = "PARK-TITLE".into();
+        parked.session_id = Some("bbbbbbbb-park".into());
+        for w in [80, 120] {
+            let t = render_text(&out(vec![live.clone(), parked.clone()]), w, None);
+            let at = |needle: &str| {
+                let l = t.lines().find(|l| l.contains(needle)).unwrap();
+                width(&l[..l.find(needle).unwrap()])
+            };
+            assert_eq!(at("LIVE-TITLE"), at("PARK-TITLE"), "{w}:\n{t}");
+            if w >= 100 {
+                assert_eq!(at("aaaaaaaa"), at("bbbbbbbb"), "{w}:\n{t}");
+            }
+        }
+    }
+
+    /// Issue 34 item 10: `ls` showed `idle ?`, the picker `? idle`, and neither said what `?` is.
+    #[test]
+    fn marks_are_the_pickers_and_have_a_legend() {
+        let mut a = row("%1", "s", 1, "w");
+        a.suggested = true;
+        let mut b = row("%2", "s", 1, "w");
+        b.pinned = true;
+        let t = render_text(&out(vec![a, b]), 100, None);
+        assert!(t.contains("? idle"), "{t}");
+        assert!(t.contains("📌 idle"), "{t}");
+        assert!(t.contains("? the autopilot suggests parking it"), "{t}");
+        assert!(t.contains("📌 pinned: the autopilot never parks it"), "{t}");
+        let t = render_text(&out(vec![row("%1", "s", 1, "w")]), 100, None);
+        assert!(!t.contains("autopilot"), "no legend without marks: {t}");
+    }
 }

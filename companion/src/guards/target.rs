@@ -171,9 +171,13 @@ pub fn resolve<'a>(
                 let lw = w.to_lowercase();
                 let hits = Named {
                     live: live_where(&|f| live_title_hit(f, &lw)),
+                    // As for live rows: the title shown, or the pane's own title.
                     parked: entries
                         .iter()
-                        .filter(|e| e.place.title.to_lowercase().contains(&lw))
+                        .filter(|e| {
+                            e.place.title.to_lowercase().contains(&lw)
+                                || e.place.pane_title.to_lowercase().contains(&lw)
+                        })
                         .collect(),
                 };
                 let n = hits.live.len() + hits.parked.len();

@@ -389,12 +389,13 @@ fn with_pane(
                 .map(|p| p.to_string_lossy().into_owned())
         })
         .unwrap_or_default();
-    f.title = f
-        .tinfo
-        .as_ref()
-        .and_then(|t| t.ai_title.clone())
-        .or_else(|| f.pane.as_ref().map(|p| p.title.clone()))
-        .unwrap_or_default();
+    let kind = crate::agents::of(a.agent);
+    f.title = shown_title(
+        f.tinfo.as_ref().and_then(|t| t.ai_title.as_deref()),
+        f.pane.as_ref().map(|p| p.title.as_str()),
+        f.ident.name.as_deref(),
+        |t| kind.generic_title(t),
+    );
 }
 
 /// The session ids that `env` names through any agent's caller variables
@@ -613,6 +614,23 @@ pub fn idle_secs(tinfo: Option<&TranscriptInfo>, now: jiff::Timestamp) -> Option
     Some(now.as_second().saturating_sub(ts.as_second()).max(0) as u64)
 }
 
+/// The title a row shows: the transcript's, else the pane's — unless the pane's is empty or the
+/// agent's generic one (Claude 2.1.332 keeps `✳ Claude Code`): then the session's own name,
+/// which tells its panes apart.
+pub fn shown_title(
+    transcript: Option<&str>,
+    pane: Option<&str>,
+    name: Option<&str>,
+    generic: impl Fn(&str) -> bool,
+) -> String {
+    let vague = pane.is_none_or(|t| t.trim().is_empty() || generic(t));
+    transcript
+        .or(if vague { name } else { None })
+        .or(pane)
+        .unwrap_or_default()
+        .to_string()
+}
+
 /// The state verdict, in trust order: status file, screen, transcript tail. Unknown counts as busy.
 pub fn derive_status(
     agent: Agent,
@@ -789,6 +807,32 @@ pub(crate) mod tests {
         let (kill, spared) = kill_set(&t, 10, &[16, 15, 1]);
         assert!(!kill.iter().any(|k| k.0 == 15 || k.0 == 16));
         assert_eq!(spared.len(), 3);
+    }
+
+    /// Issue 34 item 15: every Claude 2.1.332 row read `✳ Claude Code`.
+    #[test]
+    fn a_generic_pane_title_gives_way_to_the_sessions_name() {
+        let claude = |t: &str| crate::agents::of(Agent::Claude).generic_title(t);
+        for t in ["✳ Claude Code", "⠂ Claude Code", "Claude Code"] {
+            assert!(claude(t), "{t}");
+        }
+        assert!(!claude("✳ Fix the parser"));
+        assert!(!crate::agents::of(Agent::Codex).generic_title("✳ Claude Code"));
+        let shown = |tr, pane, name| shown_title(tr, pane, name, claude);
+        assert_eq!(
+            shown(None, Some("✳ Claude Code"), Some("api-fix")),
+            "api-fix"
+        );
+        assert_eq!(
+            shown(None, Some("✳ Fix the parser"), Some("api-fix")),
+            "✳ Fix the parser"
+        );
+        assert_eq!(
+            shown(Some("Parser work"), Some("✳ Claude Code"), Some("x")),
+            "Parser work"
+        );
+        assert_eq!(shown(None, Some("✳ Claude Code"), None), "✳ Claude Code");
+        assert_eq!(shown(None, None, Some("x")), "x");
     }
 
     /// Issue 34 item 9: "screen shows a dialog: dialog open" said it twice.

@@ -104,6 +104,7 @@ impl Fx {
                 status_file: Some("idle".into()),
                 cwd: Some(self.cwd()),
                 job: None,
+                name: None,
             },
             tree: vec![(ROOT, START), (ROOT + 1, START + 10)],
             spared: vec![],

@@ -376,8 +376,9 @@ fn a_pane_that_is_gone_gets_a_new_window_in_its_session() {
     // Issue 34 item 14: it says where it went, and the window keeps the old one's name.
     let why = why.unwrap_or_default();
     assert!(
-        why.contains(&format!("its pane {pane} was gone: resumed in a new window"))
-            && why.contains("w:")
+        why.contains(&format!(
+            "its pane {pane} was gone: resumed in a new window"
+        )) && why.contains("w:")
             && why.contains("(gone)"),
         "{why}"
     );
@@ -390,7 +391,10 @@ fn a_pane_that_is_gone_gets_a_new_window_in_its_session() {
     .unwrap();
     assert_ne!(r.pane, pane);
     assert_eq!(r.session, "w");
-    assert_eq!(r.window, "gone", "named as the old window was, not after the agent");
+    assert_eq!(
+        r.window, "gone",
+        "named as the old window was, not after the agent"
+    );
 }
 
 #[test]

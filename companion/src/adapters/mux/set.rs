@@ -308,7 +308,8 @@ impl Mux for MuxSet {
         argv: &[String],
     ) -> Result<String, MuxError> {
         if super::zellij::is_server(server) {
-            self.zellij.new_window(server, session, name, cwd, env, argv)
+            self.zellij
+                .new_window(server, session, name, cwd, env, argv)
         } else {
             self.tmux.new_window(server, session, name, cwd, env, argv)
         }

@@ -118,6 +118,9 @@ pub struct StatusFile {
     pub kind: Option<String>,
     /// A background session's short id (`claude attach <jobId>`).
     pub job_id: Option<String>,
+    /// The session's name (from `/rename`, its first prompt or its directory): 2.1.332 keeps
+    /// the terminal title at `✳ Claude Code`, so this is what tells its panes apart.
+    pub name: Option<String>,
 }
 
 pub fn read_status_file(config: &Path, pid: u32) -> Option<StatusFile> {
@@ -170,11 +173,13 @@ pub fn identify(a: &AgentProc, start_ticks: u64, platform: &dyn Platform) -> Ide
         .map(|p| p.to_string_lossy().into_owned());
     let args = &a.argv[a.prog_index + 1..];
     let mut job = None;
+    let mut name = None;
     let (id, source, status, cwd) = match read_status_file(&config, a.main) {
         Some(sf) if sf.proc_start.as_deref().is_some_and(|s| platform.proc_start_matches(start_ticks, s)) && sf.pid.is_none_or(|p| p == a.main) => {
             if sf.kind.as_deref() == Some("bg") {
                 job = sf.job_id.as_deref().filter(|j| plain_job(j)).map(str::to_string);
             }
+            name = sf.name.as_deref().map(str::trim).filter(|n| !n.is_empty()).map(str::to_string);
             match sf.session_id.as_deref().and_then(valid_session_id) {
                 Some(id) => (id, "status-file", sf.status.clone(), sf.cwd.clone().or(proc_cwd)),
                 None => return Identity::untargetable("Claude status file holds no valid session id"),
@@ -207,7 +212,17 @@ pub fn identify(a: &AgentProc, start_ticks: u64, platform: &dyn Platform) -> Ide
         status_file: status,
         cwd: Some(cwd),
         job,
+        name,
     }
+}
+
+/// `✳ Claude Code` (idle) and `⠂ Claude Code` (busy): the title Claude sets when it has no topic
+/// for the terminal (always, from 2.1.332 on).
+pub fn generic_title(title: &str) -> bool {
+    title
+        .trim_start_matches(|c: char| !c.is_alphanumeric())
+        .trim_end()
+        == "Claude Code"
 }
 
 /// Why park leaves a background session alone, and how to reach it.
@@ -405,6 +420,9 @@ impl super::AgentKind for Claude {
     }
     fn prompt_history(&self) -> Option<&'static str> {
         Some("history.jsonl")
+    }
+    fn generic_title(&self, title: &str) -> bool {
+        generic_title(title)
     }
     fn identify_by_files(
         &self,

@@ -409,6 +409,7 @@ pub fn identify(
             status_file: None,
             cwd: proc_cwd.clone(),
             job: None,
+            name: None,
         }
     };
     match ids.len() {

@@ -322,6 +322,7 @@ pub fn identify(a: &AgentProc, platform: &dyn Platform) -> Identity {
         status_file,
         cwd: Some(cwd),
         job: None,
+        name: None,
     }
 }
 

@@ -233,6 +233,7 @@ pub fn identify(a: &AgentProc, main_start: u64, platform: &dyn Platform) -> Iden
         status_file: None,
         cwd: Some(cwd),
         job: None,
+        name: None,
     }
 }
 

@@ -310,6 +310,7 @@ pub fn identify(f: &Flavor, a: &AgentProc, title: &str, platform: &dyn Platform)
         status_file: status,
         cwd: Some(row.directory),
         job: None,
+        name: None,
     }
 }
 

@@ -157,6 +157,7 @@ pub fn identify(a: &AgentProc, start_ticks: u64, platform: &dyn Platform) -> Ide
         status_file: None,
         cwd: Some(cwd),
         job: None,
+        name: None,
     }
 }
 

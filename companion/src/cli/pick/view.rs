@@ -21,6 +21,101 @@ const W_STATE: usize = 15;
 const W_IDLE: usize = 6;
 const W_MEM: usize = 13;
 const FIXED: usize = W_MARK + W_PANE + W_AGENT + W_STATE + W_IDLE + W_MEM;
+/// Past these a title or a path only pushes the group totals away from the rows (200 columns).
+const W_TITLE_MAX: usize = 48;
+const W_CWD_MAX: usize = 40;
+
+/// The widths of the title and cwd columns at `w` columns: 55/45 of what the fixed columns
+/// leave, each capped.
+pub fn text_columns(w: usize) -> (usize, usize) {
+    let rest = w.saturating_sub(FIXED);
+    let t = (rest * 55 / 100).min(W_TITLE_MAX);
+    (t, rest.saturating_sub(t + 2).min(W_CWD_MAX))
+}
+
+/// Where a row's text ends at `w` columns: the group totals are drawn up to here.
+pub fn content_width(w: usize) -> usize {
+    let (t, c) = text_columns(w);
+    w.min(FIXED + t + 2 + c)
+}
+
+/// A row's state word as both `ls` and the picker show it (the mark in front), and its colour.
+pub fn state_text(r: &Row) -> (String, Color) {
+    let (s, c) = match r.state {
+        RowState::Parked => ("❄ parked".into(), Color::Cyan),
+        RowState::Untargetable => ("⚠ untargetable".into(), Color::Red),
+        RowState::Background => (format!("◌ bg {}", r.status.as_str()), Color::Blue),
+        RowState::Live if busy(r) || r.reason.is_some() => {
+            (format!("● {}", r.status.as_str()), Color::Yellow)
+        }
+        RowState::Live => (r.status.as_str().into(), Color::Green),
+    };
+    (format!("{}{s}", app::mark(r)), c)
+}
+
+/// What a row frees (or freed, or holds), as both views show it.
+pub fn mem_text(r: &Row) -> String {
+    match r.state {
+        RowState::Parked => format!(
+            "freed {}",
+            r.freed_bytes.map(human_bytes).unwrap_or_else(|| "?".into())
+        ),
+        RowState::Untargetable | RowState::Background => format!("{} rss", human_bytes(r.bytes)),
+        RowState::Live => format!("frees ~{}", human_bytes(r.anon_bytes)),
+    }
+}
+
+/// The legend of the marks, for a view that shows any.
+pub fn legend(rows: &[Row]) -> Option<String> {
+    let pinned = rows.iter().any(|r| r.pinned);
+    let suggested = rows
+        .iter()
+        .any(|r| r.suggested && !r.pinned && r.state == RowState::Live);
+    let mut parts = vec![];
+    if pinned {
+        parts.push("📌 pinned: the autopilot never parks it");
+    }
+    if suggested {
+        parts.push("? the autopilot suggests parking it (park auto status says why)");
+    }
+    (!parts.is_empty()).then(|| parts.join(" · "))
+}
+
+/// Width of `park ls`'s session-id column (8 characters and a space).
+pub const W_ID: usize = 9;
+
+/// One row as plain text in the picker's columns (`park ls`), `w` columns at most; `with_id` adds
+/// the session id's first 8 characters after the memory column (fixed width: nothing moves).
+pub fn plain_row(r: &Row, w: usize, home: Option<&str>, with_id: bool) -> String {
+    let (t, c) = text_columns(if with_id { w.saturating_sub(W_ID) } else { w });
+    let pane = if r.pane.is_empty() { "-" } else { &r.pane };
+    let mut s = format!(
+        "  {}{}{}{}{}",
+        fit(pane, W_PANE),
+        fit(r.agent.as_str(), W_AGENT),
+        fit(&state_text(r).0, W_STATE),
+        fit(
+            &right(&park::support::duration::brief(r.idle_seconds), W_IDLE - 1),
+            W_IDLE
+        ),
+        fit(&mem_text(r), W_MEM),
+    );
+    if with_id {
+        let sid = r.session_id.as_deref().unwrap_or("-");
+        s.push_str(&fit(&sid[..8.min(sid.len())], W_ID));
+    }
+    if r.state == RowState::Untargetable {
+        s.push_str(&fit(
+            r.reason.as_deref().unwrap_or_default(),
+            w.saturating_sub(FIXED + if with_id { W_ID } else { 0 }),
+        ));
+    } else {
+        s.push_str(&fit(&r.title, t));
+        s.push_str("  ");
+        s.push_str(&fit_tail(&home_short(home, &r.cwd), c));
+    }
+    s.trim_end().to_string()
+}
 
 /// Display width of `s` (control characters count as one column: they are drawn as `?`).
 pub fn width(s: &str) -> usize {
@@ -112,44 +207,20 @@ fn home_short(home: Option<&str>, p: &str) -> String {
 
 fn row_line(app: &App, r: &Row, selected: bool, w: usize) -> Line<'static> {
     let rest = w.saturating_sub(FIXED);
-    let w_title = rest * 55 / 100;
-    let w_cwd = rest.saturating_sub(w_title + 2);
+    let (w_title, w_cwd) = text_columns(w);
     let inflight = app.inflight.get(&r.pane);
     let (state, st_style) = if let Some(f) = inflight {
         (
-            f.op.progress().to_string(),
+            format!("{}{}", app::mark(r), f.op.progress()),
             Style::default()
                 .fg(Color::Magenta)
                 .add_modifier(Modifier::BOLD),
         )
     } else {
-        match r.state {
-            RowState::Parked => ("❄ parked".into(), Style::default().fg(Color::Cyan)),
-            RowState::Untargetable => ("⚠ untargetable".into(), Style::default().fg(Color::Red)),
-            RowState::Background => (
-                format!("◌ bg {}", r.status.as_str()),
-                Style::default().fg(Color::Blue),
-            ),
-            RowState::Live if busy(r) => (
-                format!("● {}", r.status.as_str()),
-                Style::default().fg(Color::Yellow),
-            ),
-            RowState::Live if r.reason.is_some() => (
-                format!("● {}", r.status.as_str()),
-                Style::default().fg(Color::Yellow),
-            ),
-            RowState::Live => (r.status.as_str().into(), Style::default().fg(Color::Green)),
-        }
+        let (s, c) = state_text(r);
+        (s, Style::default().fg(c))
     };
-    let state = format!("{}{state}", app::mark(r));
-    let mem = match r.state {
-        RowState::Parked => format!(
-            "freed {}",
-            r.freed_bytes.map(human_bytes).unwrap_or_else(|| "?".into())
-        ),
-        RowState::Untargetable | RowState::Background => format!("{} rss", human_bytes(r.bytes)),
-        RowState::Live => format!("frees ~{}", human_bytes(r.anon_bytes)),
-    };
+    let mem = mem_text(r);
     let pane = if r.pane.is_empty() { "-" } else { &r.pane };
     let mut spans = vec![
         Span::raw(if selected { "▶ " } else { "  " }),
@@ -199,7 +270,8 @@ fn header_line(app: &App, gi: usize, w: usize) -> Line<'static> {
     } else {
         String::new()
     };
-    let lw = w.saturating_sub(width(&total) + 1);
+    // Beside the rows' text, not at the far edge of a wide terminal.
+    let lw = content_width(w).saturating_sub(width(&total) + 1);
     Line::from(vec![
         Span::styled(
             fit(&label, lw),
@@ -281,6 +353,12 @@ fn prompt_line(app: &App, w: usize) -> Line<'static> {
                     fit(&format!("↳ {why}"), w),
                     Style::default().fg(Color::DarkGray),
                 ))
+            } else if let Some(l) = app.current().and_then(|r| legend(std::slice::from_ref(r))) {
+                // The cursor row's mark, spelled out.
+                Line::from(Span::styled(
+                    fit(&format!("↳ {l}"), w),
+                    Style::default().fg(Color::DarkGray),
+                ))
             } else if let Some(wn) = app.warnings.first() {
                 Line::from(Span::styled(
                     fit(&format!("warning: {wn}"), w),
@@ -293,6 +371,18 @@ fn prompt_line(app: &App, w: usize) -> Line<'static> {
     }
 }
 
+/// The key help of the list, longest first.
+const NORMAL_HELP: &[&str] = &[
+    "↑↓ move · ⏎ park/unpark · w window · p pin · a suggested · f focus · / filter · r rescan · q quit",
+    "⏎ park/unpark · w window · p pin · a suggested · f focus · / filter · r rescan · q quit",
+    "⏎ park/unpark · w window · p pin · a suggested · f focus · / find · r rescan · q quit",
+    "⏎ toggle · w window · p pin · a suggested · f focus · / find · r rescan · q quit",
+    "⏎ toggle · w win · p pin · a sugg · f focus · / find · r scan · q quit",
+    "⏎ toggle · w win · p pin · a sugg · f · / · r scan · q quit",
+    "⏎ toggle · w · p · a · f · / · r rescan · q quit",
+    "⏎ w p a f / r q",
+];
+
 fn help_line(app: &App, w: usize) -> Line<'static> {
     let h = match &app.mode {
         Mode::Filter => "type to filter (pane, title, cwd, session) · ⏎ keep · Esc clear",
@@ -300,9 +390,13 @@ fn help_line(app: &App, w: usize) -> Line<'static> {
             "y park the suggested agents · any other key cancels"
         }
         Mode::ConfirmBulk { .. } => "y park the window · any other key cancels",
-        Mode::Normal => {
-            "↑↓ move · ⏎ park/unpark · w window · p pin · a suggested · f focus · / filter · r rescan · q quit"
-        }
+        // The longest that fits; every key stays, the words shrink (80 columns cut `r rescan ·
+        // q quit` off the full one).
+        Mode::Normal => NORMAL_HELP
+            .iter()
+            .copied()
+            .find(|h| width(h) <= w)
+            .unwrap_or(NORMAL_HELP[NORMAL_HELP.len() - 1]),
     };
     Line::from(Span::styled(
         fit(h, w),
@@ -436,6 +530,41 @@ mod tests {
         let mut a = App::new(None, pane);
         a.set_rows(rows, vec![]);
         a
+    }
+
+    /// Issue 34 item 10: at 80 columns the footer was cut before `r rescan · q quit`; at 200
+    /// the group totals sat far right of the rows; a mark had no legend.
+    #[test]
+    fn the_footer_fits_totals_stay_by_the_rows_and_marks_are_explained() {
+        for w in [60u16, 80, 100, 200] {
+            let app = app_with(mixed(), Some("%1"));
+            let screen = render(&app, w, 20);
+            let help = screen.lines().last().unwrap();
+            assert!(
+                help.contains("q quit") && help.contains('r') && !help.contains('…'),
+                "{w}: {help}"
+            );
+        }
+        let app = app_with(mixed(), Some("%1"));
+        let screen = render(&app, 200, 20);
+        let header = screen.lines().find(|l| l.contains("parkable")).unwrap();
+        let row = screen.lines().find(|l| l.contains("%1")).unwrap();
+        let col = |l: &str, needle: &str| width(&l[..l.find(needle).unwrap()]);
+        let row_end = width(row.trim_end_matches(['"', ' ']));
+        assert!(
+            col(header, "parkable") < row_end + 4,
+            "totals beside the rows, not at column {}: {header}",
+            col(header, "parkable")
+        );
+        let mut rows = mixed();
+        rows.iter_mut().find(|r| r.pane == "%1").unwrap().suggested = true;
+        let app = app_with(rows, Some("%1"));
+        let screen = render(&app, 100, 20);
+        assert!(screen.contains("? idle"), "{screen}");
+        assert!(
+            screen.contains("↳ ? the autopilot suggests parking it"),
+            "the cursor row's mark is spelled out: {screen}"
+        );
     }
 
     #[test]
