@@ -181,7 +181,7 @@ pub fn resolve<'a>(
                         .collect(),
                 };
                 let n = hits.live.len() + hits.parked.len();
-                if n > 1 {
+                if n > 1 && !crate::support::fault::disabled("target-ambiguous") {
                     return Err(Miss::Ambiguous(ambiguous(&hits, found)));
                 }
                 hits

@@ -176,7 +176,16 @@ fn park_named(
                     });
                 }
             }
-            Err(why) => results.push(ActionResult::new(t, Outcome::Refused, Some(why.into()))),
+            Err(why) => {
+                // Nothing matched because no pane could be seen: say that, not only "no agent".
+                let why = match (&why, &s.pane_error) {
+                    (target::Miss::Nothing(w), Some(e)) => {
+                        format!("{w}; the pane map is unavailable ({e})")
+                    }
+                    _ => why.into(),
+                };
+                results.push(ActionResult::new(t, Outcome::Refused, Some(why)))
+            }
         }
     }
     if req.with_servers {

@@ -504,7 +504,11 @@ fn dead_multiplexer_and_hostile_targets_fail_clearly() {
         &[("PARK_TMUX_SOCKET", "no-such-server-xyz")],
     );
     assert_eq!(code(&o), 1);
-    assert!(text(&o).contains("no running agent matches") || text(&o).contains("pane map"));
+    assert!(
+        text(&o).contains("names no running agent") && text(&o).contains("pane map"),
+        "{}",
+        text(&o)
+    );
     let o = park_env(sb, &["ls"], &[("PARK_TMUX_SOCKET", "no-such-server-xyz")]);
     assert!(text(&o).contains("pane map unavailable"), "{}", text(&o));
     for bad in ["%1;kill-server", "%", "a\nb"] {
