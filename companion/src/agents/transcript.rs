@@ -1079,7 +1079,7 @@ mod tests {
         let text = std::str::from_utf8(bytes).unwrap();
         let at = text.find(needle).unwrap_or_else(|| panic!("{needle:?}"));
         let end = text[at..].find('\n').map_or(text.len(), |nl| at + nl + 1);
-        text[..end].as_bytes().to_vec()
+        bytes[..end].to_vec()
     }
 
     #[test]
