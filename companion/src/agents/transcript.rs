@@ -309,8 +309,13 @@ pub(crate) enum ClaudeUser {
 
 impl ClaudeUser {
     pub(crate) fn classify(v: &Value) -> Self {
-        if v.get("isMeta").and_then(Value::as_bool) == Some(true)
-            || v.get("isSidechain").and_then(Value::as_bool) == Some(true)
+        // A compaction summary is written as a user record, but nobody typed it, and the model
+        // already answered it (the summary is that answer): neither a prompt nor a turn.
+        let flag = |k: &str| v.get(k).and_then(Value::as_bool) == Some(true);
+        if flag("isMeta")
+            || flag("isSidechain")
+            || flag("isCompactSummary")
+            || flag("isVisibleInTranscriptOnly")
         {
             return Self::Ignored;
         }
@@ -1157,6 +1162,19 @@ mod tests {
         assert_eq!(info.last_prompt.as_deref(), Some("a prompt in manual mode"));
         assert_eq!(info.last_real_turn, ts("2026-12-06T07:27:28.748Z"));
         assert_eq!(info.ai_title, None);
+    }
+
+    #[test]
+    fn claude_compact_summary_is_nobodys_prompt() {
+        // /compact writes its summary as a user record with no origin: it is not the last prompt,
+        // and the conversation's last real turn stays the reply before it.
+        let info = parse_claude(&through(C332_COMMANDS, "Compacted (ctrl+o"));
+        assert_eq!(
+            info.last_prompt.as_deref(),
+            Some("second prompt before compact")
+        );
+        assert_eq!(info.last_real_turn, ts("2026-12-06T07:27:12.432Z"));
+        assert!(!info.turn_open);
     }
 
     #[test]
