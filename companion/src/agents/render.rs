@@ -633,6 +633,16 @@ pub(crate) fn claude_markdown(bytes: &[u8]) -> Conversation {
             Some("assistant") => claude_assistant(&mut log, v, ts),
             Some("system") => match str_of(v, "subtype") {
                 Some("turn_duration") => log.push(ts, Item::Break),
+                // 2.1.332 writes some local commands' echo (`/rename`, `/context`) here instead
+                // of in a user record; their output, like a user record's, is left out.
+                Some("local_command") => {
+                    let t = str_of(v, "content").unwrap_or("").trim_start();
+                    if t.starts_with("<command-name>") || t.starts_with("<command-message>") {
+                        if let Some(n) = command_note(t) {
+                            log.push(ts, n);
+                        }
+                    }
+                }
                 Some("compact_boundary") => {
                     log.push(ts, Item::Note("Conversation compacted".into()))
                 }
@@ -1185,6 +1195,37 @@ mod tests {
         assert_eq!(c.last_user.as_deref(), Some("run the tests"));
         assert_eq!(c.last_assistant.as_deref(), Some("Running them."));
         check_invariants(&c, &parse_claude(&b).last_assistant);
+    }
+
+    #[test]
+    fn claude_2_1_332_local_commands_are_noted_like_2_1_197_ones() {
+        // Real 2.1.332: /compact and /model still echo in user records, /rename and /context in
+        // `local_command` system records; outputs and the compaction summary stay out.
+        let b = include_bytes!("../../tests/fixtures/claude/commands-2.1.332.jsonl");
+        let c = claude_markdown(b);
+        let md = &c.markdown;
+        let order = [
+            "*Command `/clear`*",
+            "second prompt before compact",
+            "*Command `/compact`*",
+            "*Conversation compacted*",
+            "*Command `/model`*",
+            "*Command `/rename my-renamed-session`*",
+            "a prompt in manual mode",
+            "*Command `/context`*",
+        ];
+        let pos: Vec<usize> = order.iter().map(|s| at(md, s)).collect();
+        assert!(pos.windows(2).all(|w| w[0] < w[1]), "{md}");
+        for absent in [
+            "Session renamed to",
+            "Set model to",
+            "Context Usage",
+            "This session is being continued",
+        ] {
+            assert!(!md.contains(absent), "{absent:?} leaked into:\n{md}");
+        }
+        assert_eq!(c.turns, 2);
+        check_invariants(&c, &parse_claude(b).last_assistant);
     }
 
     #[test]

@@ -772,6 +772,47 @@ mod tests {
         assert_eq!(read_claude(&screen), unknown());
     }
 
+    /// Claude Code 2.1.332 (the version users run beside the 2.1.197 pin): the permission-modes
+    /// notice on first start, the footer naming the mode (`⏵⏵ auto mode on (shift+tab to cycle)
+    /// · ← for agents`, manual, accept edits, plan), the `◐ medium · /effort` line above the
+    /// rule, a renamed session's rule ending in one `─`, a session resumed after `/clear`: at
+    /// rest; the model picker and a permission prompt: dialogs; a turn in flight: busy.
+    #[test]
+    fn claude_2_1_332_screens_are_read_as_2_1_197_ones() {
+        for (name, screen) in [
+            ("first start", fixture!("claude-2.1.332-first-start.txt")),
+            (
+                "first reply",
+                fixture!("claude-2.1.332-after-first-reply.txt"),
+            ),
+            ("after /clear", fixture!("claude-2.1.332-after-clear.txt")),
+            ("manual mode", fixture!("claude-2.1.332-manual-mode.txt")),
+            ("accept edits", fixture!("claude-2.1.332-accept-edits.txt")),
+            ("plan mode", fixture!("claude-2.1.332-plan-mode.txt")),
+            (
+                "resumed after /clear",
+                fixture!("claude-2.1.332-resumed-after-clear.txt"),
+            ),
+        ] {
+            assert_eq!(read_claude(screen), idle(), "{name}");
+            assert!(!bare_shell_prompt(screen), "{name}");
+        }
+        assert_eq!(
+            read_claude(fixture!("claude-2.1.332-model-picker.txt")),
+            waiting("dialog open")
+        );
+        assert_eq!(
+            read_claude(fixture!("claude-2.1.332-permission.txt")),
+            waiting("permission prompt")
+        );
+        // The footer reads `… (shift+tab to cycle) · esc to interrupt · ← for agents`.
+        assert_eq!(read_claude(fixture!("claude-2.1.332-busy.txt")), busy());
+        // A prompt typed mid-turn is queued; the composer then shows a hint where a draft would
+        // be. The turn in flight is what counts.
+        let queued = read_claude(fixture!("claude-2.1.332-busy-queued.txt"));
+        assert!(queued.busy && queued.waiting.is_none(), "{queued:?}");
+    }
+
     #[test]
     fn claude_busy_1_and_2_are_busy() {
         assert_eq!(read_claude(fixture!("claude-busy-1.txt")), busy());

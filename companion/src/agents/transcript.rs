@@ -25,7 +25,8 @@
 //!   - `last_real_turn` is the latest timestamp of a real user prompt or a model reply (Codex:
 //!     also `task_complete`); tool results, meta/harness records and synthetic replies don't count.
 //!   - `turn_open`: Claude — a user record (a real prompt, or a tool result / notification that
-//!     makes the model run again) is not yet answered by a final reply or a `turn_duration`.
+//!     makes the model run again) is not yet answered by a final reply, a `turn_duration`, or
+//!     (for a local slash command) its output, a user or `local_command` system record.
 //!     A reply that ends in `tool_use` keeps the turn open: the agent is still working on it.
 //!     Codex — a `task_started` after the last `task_complete` / `turn_aborted`.
 
@@ -308,8 +309,13 @@ pub(crate) enum ClaudeUser {
 
 impl ClaudeUser {
     pub(crate) fn classify(v: &Value) -> Self {
-        if v.get("isMeta").and_then(Value::as_bool) == Some(true)
-            || v.get("isSidechain").and_then(Value::as_bool) == Some(true)
+        // A compaction summary is written as a user record, but nobody typed it, and the model
+        // already answered it (the summary is that answer): neither a prompt nor a turn.
+        let flag = |k: &str| v.get(k).and_then(Value::as_bool) == Some(true);
+        if flag("isMeta")
+            || flag("isSidechain")
+            || flag("isCompactSummary")
+            || flag("isVisibleInTranscriptOnly")
         {
             return Self::Ignored;
         }
@@ -455,7 +461,16 @@ impl ClaudeState {
                 }
                 // Thinking-only records are mid-stream: the turn stays as it was.
             }
-            "system" if str_of(v, "subtype") == Some("turn_duration") => {
+            // 2.1.332 writes a local command's output (and, for some commands, its echo) as a
+            // `local_command` system record where 2.1.197 wrote a `<local-command-stdout>` user
+            // record: it answers the `<command-name>` record that opened the turn, and no model
+            // call follows it (a command typed mid-turn is queued until the turn ends).
+            "system"
+                if matches!(
+                    str_of(v, "subtype"),
+                    Some("turn_duration" | "local_command")
+                ) =>
+            {
                 set_turn(info, turn_ts, false, ts)
             }
             _ => {}
@@ -1051,6 +1066,126 @@ mod tests {
         assert_eq!(info.first_prompt, None);
         assert_eq!(info.last_real_turn, None);
         assert!(info.turn_open);
+    }
+
+    /// Real Claude Code 2.1.332 transcripts, captured offline against mock-llm (see
+    /// `tests/fixtures/claude/README.md`).
+    const C332_CLEAR: &[u8] = include_bytes!("../../tests/fixtures/claude/clear-2.1.332.jsonl");
+    const C332_COMMANDS: &[u8] =
+        include_bytes!("../../tests/fixtures/claude/commands-2.1.332.jsonl");
+    const C332_RESUMED_AFTER_CLEAR: &[u8] =
+        include_bytes!("../../tests/fixtures/claude/resumed-after-clear-2.1.332.jsonl");
+    const C332_PROMPT_COMMAND: &[u8] =
+        include_bytes!("../../tests/fixtures/claude/prompt-command-2.1.332.jsonl");
+
+    /// `bytes` through the end of the first line containing `needle`: the file as it was when
+    /// that record had just been written.
+    fn through(bytes: &[u8], needle: &str) -> Vec<u8> {
+        let text = std::str::from_utf8(bytes).unwrap();
+        let at = text.find(needle).unwrap_or_else(|| panic!("{needle:?}"));
+        let end = text[at..].find('\n').map_or(text.len(), |nl| at + nl + 1);
+        bytes[..end].to_vec()
+    }
+
+    #[test]
+    fn claude_2_1_332_clear_is_at_rest_at_once() {
+        // /clear starts a new file: its `<command-name>` user record, then the output as a
+        // `local_command` system record. Claude's own status file says idle right away.
+        let info = parse_claude(C332_CLEAR);
+        assert_eq!((info.records, info.bad_lines), (5, 0));
+        assert!(!info.turn_open, "the command's output closes it");
+        assert_eq!(info.last_real_turn, None);
+        assert_eq!(info.first_prompt, None);
+        assert_eq!(
+            info.session_id.as_deref(),
+            Some("f913b9d2-1562-4e78-9512-276dccfa487a")
+        );
+        // Until the output record is written, the command is in flight.
+        assert!(parse_claude(&through(C332_CLEAR, "<command-name>/clear")).turn_open);
+    }
+
+    /// Issue 34 (item 4): within the fresh-write window after `/clear`, with Claude's status file
+    /// saying idle and an empty composer on screen, the row read busy from the transcript.
+    #[test]
+    fn claude_2_1_332_clear_reads_idle_while_the_file_is_fresh() {
+        let screen = crate::agents::screen::test_kit::idle();
+        for t in [C332_CLEAR, C332_RESUMED_AFTER_CLEAR] {
+            let info = parse_claude(t);
+            let verdict = crate::scan::derive_status(
+                crate::agents::Agent::Claude,
+                Some("idle"),
+                Some(&screen),
+                Some(&info),
+                true,
+                true,
+            );
+            assert_eq!(verdict, (park_protocol::Status::Idle, None));
+        }
+    }
+
+    #[test]
+    fn claude_2_1_332_session_resumed_after_clear_is_at_rest() {
+        // The cleared session, exited and resumed: the resume appends bookkeeping only.
+        let info = parse_claude(C332_RESUMED_AFTER_CLEAR);
+        assert_eq!(info.bad_lines, 0);
+        assert!(!info.turn_open);
+        assert_eq!(info.last_real_turn, None);
+        assert_eq!(
+            info.session_id.as_deref(),
+            Some("7a3344d2-ec76-4de9-94e0-b8b5cce284e2")
+        );
+    }
+
+    #[test]
+    fn claude_2_1_332_local_commands_leave_no_turn_open() {
+        // One session: /clear, a prompt, /compact, /model, /rename, shift+tab to manual mode (its
+        // `permission-mode` record comes with the next prompt) and a prompt, /context. After
+        // each command's last record, nothing is in flight.
+        for needle in [
+            "Compacted (ctrl+o to see full summary)",
+            "Set model to",
+            "Session renamed to: my-renamed-session",
+            "canned reply #5", // the reply to the prompt typed in manual mode
+            "## Context Usage",
+        ] {
+            let info = parse_claude(&through(C332_COMMANDS, needle));
+            assert_eq!(info.bad_lines, 0, "{needle}");
+            assert!(!info.turn_open, "after {needle}");
+        }
+        let info = parse_claude(C332_COMMANDS);
+        assert!(!info.turn_open);
+        assert_eq!(info.unsure, None);
+        assert_eq!(
+            info.first_prompt.as_deref(),
+            Some("second prompt before compact")
+        );
+        assert_eq!(info.last_prompt.as_deref(), Some("a prompt in manual mode"));
+        assert_eq!(info.last_real_turn, ts("2026-12-06T07:27:28.748Z"));
+        assert_eq!(info.ai_title, None);
+    }
+
+    #[test]
+    fn claude_compact_summary_is_nobodys_prompt() {
+        // /compact writes its summary as a user record with no origin: it is not the last prompt,
+        // and the conversation's last real turn stays the reply before it.
+        let info = parse_claude(&through(C332_COMMANDS, "Compacted (ctrl+o"));
+        assert_eq!(
+            info.last_prompt.as_deref(),
+            Some("second prompt before compact")
+        );
+        assert_eq!(info.last_real_turn, ts("2026-12-06T07:27:12.432Z"));
+        assert!(!info.turn_open);
+    }
+
+    #[test]
+    fn claude_2_1_332_prompt_command_stays_open_until_its_reply() {
+        // A custom command that expands to a prompt: `<command-message>` then its meta
+        // expansion, and the model runs; no local_command record answers it.
+        let expanded = through(C332_PROMPT_COMMAND, "Please greet the user warmly.");
+        assert!(parse_claude(&expanded).turn_open);
+        let info = parse_claude(C332_PROMPT_COMMAND);
+        assert!(!info.turn_open);
+        assert_eq!(info.last_prompt.as_deref(), Some("hi"));
     }
 
     #[test]
