@@ -202,6 +202,24 @@ fn named_targets_come_back_in_the_order_given() {
     assert_eq!(code(&o), 2, "an unknown set is a usage error: {}", text(&o));
     let o = park(&sb, &["set", "add", "bad", "%1;rm -rf /"]);
     assert_eq!(code(&o), 2, "{}", text(&o));
+    // Issue 34 item 13: a pane that does not exist is refused (the README says sets are
+    // validated when added); a session that does not exist yet is kept, with a note.
+    let o = park(&sb, &["set", "add", "bad", "%99"]);
+    assert_ne!(code(&o), 0, "{}", text(&o));
+    assert!(text(&o).contains("%99: no such pane"), "{}", text(&o));
+    assert!(
+        !text(&park(&sb, &["set", "ls"])).contains("@bad"),
+        "nothing was added"
+    );
+    let o = park(&sb, &["set", "add", "later", "nosuch:0", &panes[1]]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(
+        text(&o).contains("note: nosuch:0 names nothing now"),
+        "{}",
+        text(&o)
+    );
+    let o = park(&sb, &["set", "add", "here", "."]);
+    assert_ne!(code(&o), 0, "{}", text(&o));
     let o = park(&sb, &["park", "--all", "--yes"]);
     assert!(
         !text(&o).contains('\r'),

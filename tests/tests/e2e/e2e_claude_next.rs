@@ -152,6 +152,13 @@ fn real_claude_next_parks_and_unparks_through_its_new_screens() {
     let live = row(sb, &pane).unwrap();
     assert_eq!(live.agent, Agent::Claude);
     assert_eq!(live.session_source.as_deref(), Some("status-file"));
+    // 2.1.332 keeps the terminal title at `✳ Claude Code`: the row shows the session's own name
+    // (its status file's `name`) instead (issue 34 item 15).
+    let pane_title = sb
+        .tmux(&["display", "-p", "-t", &pane, "#{pane_title}"])
+        .unwrap();
+    assert!(pane_title.contains("Claude Code"), "{pane_title}");
+    assert!(!live.title.contains("Claude Code"), "{live:?}");
 
     submit_prompt(sb, &pane, "/rename next-named", "❯");
     sb.wait_for(&pane, r"(?m) next-named ─\s*$", SECS(10))
