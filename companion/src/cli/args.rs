@@ -162,7 +162,8 @@ pub enum Cmd {
         #[arg(long)]
         json: bool,
     },
-    /// Park targets: %pane, session:window, session name, session id, title substring, or `.`.
+    /// Park targets: a pane (%3; zellij terminal_3 or terminal_3@session), session:window (or
+    /// session:tab), a session name, a session or entry id, a title substring, or `.`.
     Park {
         /// What to park (none with --idle/--all).
         targets: Vec<String>,

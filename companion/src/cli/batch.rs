@@ -23,7 +23,7 @@ fn park_request(targets: &[String], o: &ParkFlags) -> Result<park_batch::Request
         return Err(Stop::usage("--wake-on-limit-reset takes named targets (the autopilot's `limit_reset = true` handles every agent at a limit)"));
     }
     if !bulk && targets.is_empty() {
-        return Err(Stop::usage("name what to park (%pane, session:window, session, id, title), or use --idle DUR / --all"));
+        return Err(Stop::usage("name what to park (a pane: %3 in tmux, terminal_3 or terminal_3@session in zellij, or `.` for this one; session:window or session:tab; a session; a session or entry id; a title), or use --idle DUR / --all"));
     }
     // A wake-up is validated before anything is parked.
     let wake = crate::cli::wake::build(&o.wake, jiff::Timestamp::now()).map_err(Stop::usage)?;
@@ -75,7 +75,7 @@ pub fn unpark_cmd(ctx: &Ctx, targets: &[String], o: UnparkOpts) -> ExitStatus {
     }
     if !o.all && targets.is_empty() {
         return report(Stop::usage(
-            "name what to unpark (%pane, session:window, session, id, entry), or use --all",
+            "name what to unpark (a pane: %3 in tmux, terminal_3 or terminal_3@session in zellij, or `.` for this one; session:window or session:tab; a session; a session or entry id; a title), or use --all",
         ));
     }
     let req = unpark_batch::Request {

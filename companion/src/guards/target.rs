@@ -24,7 +24,9 @@ pub fn parse(t: &str) -> Result<Target, String> {
     if t == "." {
         return Ok(Target::Here);
     }
-    if crate::adapters::mux::zellij::parse_handle(t).is_some() {
+    if crate::adapters::mux::zellij::parse_handle(t).is_some()
+        || crate::adapters::mux::zellij::is_bare_handle(t)
+    {
         return Ok(Target::Pane(t.to_string()));
     }
     if let Some(n) = t.strip_prefix('%') {
@@ -90,6 +92,8 @@ impl From<Miss> for String {
     }
 }
 
+const NOTHING: &str = "names no running agent and no parked session";
+
 const HERE_OUTSIDE: &str =
     "`.` needs a pane: run it inside a tmux pane (TMUX_PANE) or a zellij pane (ZELLIJ_PANE_ID)";
 
@@ -118,6 +122,24 @@ pub fn resolve<'a>(
             .filter(|(_, f)| keep(f))
             .map(|(i, _)| i)
             .collect()
+    };
+    // `terminal_3` (zellij's own spelling) is a pane of the session park runs in.
+    let qualified;
+    let t = match t {
+        Target::Pane(p) if crate::adapters::mux::zellij::is_bare_handle(p) => {
+            match crate::adapters::mux::zellij::qualify(p, here) {
+                Some(full) => {
+                    qualified = Target::Pane(full);
+                    &qualified
+                }
+                None => {
+                    return Err(Miss::Nothing(format!(
+                        "`{p}` means a pane of the zellij session park runs in: run it inside zellij, or name the session ({p}@<session>)"
+                    )))
+                }
+            }
+        }
+        _ => t,
     };
     let named = match t {
         Target::Here => {
@@ -191,7 +213,7 @@ pub fn resolve<'a>(
     if named.is_empty() {
         return Err(Miss::Nothing(match t {
             Target::Here => "no running agent and no parked session in this pane".into(),
-            _ => "names no running agent and no parked session".into(),
+            _ => NOTHING.into(),
         }));
     }
     Ok(named)
@@ -230,7 +252,7 @@ fn ambiguous(hits: &Named, found: &[Found]) -> String {
 pub fn resolve_live(t: &Target, found: &[Found], here: Option<&str>) -> Result<Vec<usize>, Miss> {
     match resolve(t, found, &[], here) {
         Ok(n) => Ok(n.live),
-        Err(Miss::Nothing(why)) if why != HERE_OUTSIDE => {
+        Err(Miss::Nothing(why)) if why == NOTHING => {
             Err(Miss::Nothing("no running agent matches".into()))
         }
         Err(m) => Err(m),
@@ -316,6 +338,10 @@ mod tests {
             Target::SessionId("35c98558-0920-4e29-b81c-9304ca43fccb".into())
         );
         assert_eq!(parse("api").unwrap(), Target::Word("api".into()));
+        assert_eq!(
+            parse("terminal_3").unwrap(),
+            Target::Pane("terminal_3".into())
+        );
         assert!(parse("a\nb").is_err());
         assert!(parse("").is_err());
     }
@@ -392,6 +418,27 @@ mod resolve_tests {
         // An entry id names that entry even where its title is shared.
         let n = resolve(&parse(&e[0].id).unwrap(), &found, &e, None).unwrap();
         assert_eq!((n.live.len(), n.parked.len()), (0, 1));
+    }
+
+    /// Issue 35 item 6: `terminal_3`, as `zellij action list-panes` prints it, means a pane of the
+    /// session park runs in.
+    #[test]
+    fn a_bare_zellij_pane_is_one_of_this_session() {
+        let found = vec![
+            live("terminal_3@main", "main", "a"),
+            live("terminal_3@other", "other", "b"),
+        ];
+        let t = parse("terminal_3").unwrap();
+        let n = resolve(&t, &found, &[], Some("terminal_0@main")).unwrap();
+        assert_eq!(n.live, vec![0]);
+        let n = resolve(&t, &found, &[], Some("terminal_9@other")).unwrap();
+        assert_eq!(n.live, vec![1]);
+        for here in [None, Some("%4")] {
+            let Err(Miss::Nothing(why)) = resolve(&t, &found, &[], here) else {
+                panic!("{here:?}")
+            };
+            assert!(why.contains("terminal_3@<session>"), "{why}");
+        }
     }
 
     #[test]

@@ -178,9 +178,26 @@ fn park_named(
             }
             Err(why) => {
                 // Nothing matched because no pane could be seen: say that, not only "no agent".
-                let why = match (&why, &s.pane_error) {
-                    (target::Miss::Nothing(w), Some(e)) => {
+                let why = match (&why, &s.pane_error, &parsed) {
+                    (target::Miss::Nothing(w), Some(e), _) => {
                         format!("{w}; the pane map is unavailable ({e})")
+                    }
+                    // `nosuch:0`: the session itself is not there, which says more.
+                    (target::Miss::Nothing(_), None, Target::Window(se, w))
+                        if !s.panes.iter().any(|p| p.session == *se) =>
+                    {
+                        let mut known: Vec<&str> =
+                            s.panes.iter().map(|p| p.session.as_str()).collect();
+                        known.sort_unstable();
+                        known.dedup();
+                        format!(
+                            "no session {se:?} (to hold window {w:?}); sessions: {}",
+                            if known.is_empty() {
+                                "none".to_string()
+                            } else {
+                                known.join(", ")
+                            }
+                        )
                     }
                     _ => why.into(),
                 };

@@ -31,22 +31,52 @@ pub fn tag(entry_id: &str) -> String {
         .collect()
 }
 
-/// The recorded title without the agent's own leading spinner or marks (`✳ `, `⠂ `).
+/// The recorded title without the agent's own leading spinner or marks (`✳ `, `⠂ `), and without
+/// park's own mark: a pane whose `❄ … · tag` name outlived an unpark (a resurrected zellij pane's
+/// name comes from its layout, which undoing a rename does not change) recorded that name as its
+/// title, and parking it again must not stack a second tag on it.
 fn bare_title(e: &Entry) -> &str {
-    e.place
+    let mut t = e
+        .place
         .title
         .trim_start_matches(|c: char| !c.is_alphanumeric())
-        .trim_end()
+        .trim_end();
+    let marked = e.place.title.trim_start().starts_with('❄');
+    while let Some((rest, tag)) = t.rsplit_once(" · ").filter(|_| marked) {
+        let ours = tag.len() == 5
+            && tag
+                .bytes()
+                .all(|b| b"0123456789abcdefghjkmnpqrstvwxyz".contains(&b));
+        if !ours {
+            break;
+        }
+        t = rest.trim_end();
+    }
+    t
 }
 
 /// The title park pins on a parked pane: `❄ <title> · <tag>`.
 pub fn pill_title(e: &Entry) -> String {
-    let t = bare_title(e);
+    titled(bare_title(e), e)
+}
+
+fn titled(t: &str, e: &Entry) -> String {
     if t.is_empty() {
         format!("❄ {}", tag(&e.id))
     } else {
         format!("❄ {t} · {}", tag(&e.id))
     }
+}
+
+/// The mark an older park pinned when the recorded title already carried a mark (tags stacked).
+fn stacked_title(e: &Entry) -> String {
+    titled(
+        e.place
+            .title
+            .trim_start_matches(|c: char| !c.is_alphanumeric())
+            .trim_end(),
+        e,
+    )
 }
 
 /// The title park pinned before the tag existed.
@@ -62,7 +92,7 @@ fn same_place(p: &Pane, e: &Entry) -> bool {
 /// The pane carries this entry's mark (see the module contract). `others` are the other parked
 /// entries: an untagged mark one of them shares is nobody's.
 pub fn marks(p: &Pane, e: &Entry, others: &[Entry]) -> bool {
-    if p.title == pill_title(e) {
+    if p.title == pill_title(e) || p.title == stacked_title(e) {
         return true;
     }
     let old = untagged_title(e);
@@ -199,6 +229,27 @@ mod tests {
         assert_eq!(pill_title(&e), format!("❄ Fix login · {}", tag(&e.id)));
         let blank = zentry("s1", "terminal_2@zl", "✳ ", "work", "/w");
         assert_eq!(pill_title(&blank), format!("❄ {}", tag(&blank.id)));
+        // Issue 35 item 2: a title that still carries a mark (one outlived an unpark) never
+        // stacks a second tag (`❄ Claude Code · tkfy0 · tkfy0`); a title ending in other words
+        // after ` · ` keeps them.
+        let old = zentry("s0", "terminal_2@zl", "✳ Claude Code", "work", "/w");
+        for marked in [
+            pill_title(&old),
+            format!("{} · {}", pill_title(&old), tag(&old.id)),
+        ] {
+            let again = zentry("s1", "terminal_2@zl", &marked, "work", "/w");
+            assert_eq!(
+                pill_title(&again),
+                format!("❄ Claude Code · {}", tag(&again.id))
+            );
+            // A pane an older park named with the stacked tag is still this entry's mark.
+            let p = zpane("terminal_2@zl", &stacked_title(&again), "work", "/w");
+            assert!(marks(&p, &again, &[]));
+        }
+        for t in ["api · web", "fix · tests"] {
+            let dotted = zentry("s1", "terminal_2@zl", &format!("✳ {t}"), "work", "/w");
+            assert_eq!(pill_title(&dotted), format!("❄ {t} · {}", tag(&dotted.id)));
+        }
     }
 
     /// The resurrection bug: pane ids renumbered, the old id now names another ❄ pane.

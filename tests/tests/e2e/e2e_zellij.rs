@@ -576,6 +576,13 @@ tab name="other" { pane; }"#
         "the pane that took the old id was typed into:\n{other}"
     );
     assert!(entries(sb).is_empty(), "the entry is gone once resumed");
+    // Issue 35 item 2: the mark goes with the unpark, in a resurrected session too (its name
+    // came from the saved layout, which undoing a rename does not touch).
+    let title = zj.title("terminal_1").unwrap_or_default();
+    assert!(
+        !title.starts_with('❄'),
+        "the ❄ mark outlived the unpark: {title:?}"
+    );
 }
 
 /// `zellij run --cwd <dir> -- claude …`: the new pane's id.

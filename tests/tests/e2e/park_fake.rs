@@ -511,6 +511,14 @@ fn dead_multiplexer_and_hostile_targets_fail_clearly() {
     );
     let o = park_env(sb, &["ls"], &[("PARK_TMUX_SOCKET", "no-such-server-xyz")]);
     assert!(text(&o).contains("pane map unavailable"), "{}", text(&o));
+    // A window of a session that does not exist says so (issue 35 item 9).
+    let o = park(sb, &["park", "nosuch:0"]);
+    assert_eq!(code(&o), 1);
+    assert!(
+        text(&o).contains("no session \"nosuch\"") && text(&o).contains("sessions: w"),
+        "{}",
+        text(&o)
+    );
     for bad in ["%1;kill-server", "%", "a\nb"] {
         assert_eq!(
             code(&park(sb, &["park", bad])),

@@ -110,6 +110,19 @@ pub fn parse_handle(h: &str) -> Option<(u32, &str)> {
     Some((n.parse().ok()?, session))
 }
 
+/// `terminal_3`, as `zellij action list-panes` prints a pane: a pane of the session park runs in.
+pub fn is_bare_handle(h: &str) -> bool {
+    h.strip_prefix("terminal_")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// A bare `terminal_N` qualified with the session of `here` (the handle of the pane park runs
+/// in), when that is a zellij pane.
+pub fn qualify(bare: &str, here: Option<&str>) -> Option<String> {
+    let (_, session) = parse_handle(here?)?;
+    is_bare_handle(bare).then(|| format!("{bare}@{session}"))
+}
+
 pub fn handle(id: u32, session: &str) -> String {
     format!("terminal_{id}@{session}")
 }
@@ -797,12 +810,32 @@ impl Mux for Zellij {
         }
     }
 
-    fn restore_title(&self, pane: &str, _title: &str) -> Result<(), MuxError> {
+    fn restore_title(&self, pane: &str, title: &str) -> Result<(), MuxError> {
         // Give the title back to the program (a rename pins it; the agent sets its own).
-        let (id, session) = self.session_of(pane)?;
-        let id = format!("terminal_{id}");
-        self.call(session, &["action", "undo-rename-pane", "--pane-id", &id])
-            .map(|_| ())
+        let (n, session) = self.session_of(pane)?;
+        let id = format!("terminal_{n}");
+        self.call(session, &["action", "undo-rename-pane", "--pane-id", &id])?;
+        // A resurrected pane's name is its saved layout's — park's ❄ mark — and both undoing a
+        // rename and an empty name go back to it (measured on 0.45.1). Only a new name removes
+        // it: the title the pane had before park (pinned; better than a mark that says parked).
+        let json = self.query(session, &["action", "list-panes", "--json", "--all"])?;
+        let still = parse_list(&json, session, "")
+            .ok()
+            .and_then(|ps| ps.into_iter().find(|p| p.pane_index == n))
+            .is_some_and(|p| p.title.starts_with('❄'));
+        if still {
+            let own = title.trim();
+            let own = if own.is_empty() || own.starts_with('❄') {
+                format!("Pane #{}", n + 1)
+            } else {
+                own.to_string()
+            };
+            self.call(
+                session,
+                &["action", "rename-pane", "--pane-id", &id, "--", &own],
+            )?;
+        }
+        Ok(())
     }
 
     /// zellij 0.45 has no respawn: the held pane is turned into a shell under the same id
