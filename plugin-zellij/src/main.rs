@@ -66,6 +66,19 @@ fn focused_terminal(m: &PaneManifest, active_tab: Option<usize>) -> Option<u32> 
         .next()
 }
 
+/// The tab (position) holding this plugin, and that tab's tiled terminal panes.
+fn own_tab(m: &PaneManifest, me: u32) -> Option<(usize, Vec<u32>)> {
+    m.panes
+        .iter()
+        .find(|(_, ps)| ps.iter().any(|p| p.is_plugin && p.id == me))
+        .map(|(tab, ps)| {
+            (
+                *tab,
+                ps.iter().filter(|p| !p.is_plugin).map(|p| p.id).collect(),
+            )
+        })
+}
+
 impl ZellijPlugin for Park {
     fn load(&mut self, configuration: BTreeMap<String, String>) {
         self.p = Some(Plugin::new(&configuration));
@@ -103,6 +116,7 @@ impl ZellijPlugin for Park {
             Event::PaneUpdate(m) => {
                 let tab = ACTIVE_TAB.with(|t| t.get());
                 p.focus(focused_terminal(&m, tab));
+                p.own_tab(own_tab(&m, get_plugin_ids().plugin_id));
                 vec![]
             }
             Event::Key(k) => match key_of(&k) {
@@ -121,6 +135,19 @@ impl ZellijPlugin for Park {
         let Some(p) = self.p.as_mut() else {
             return false;
         };
+        if msg.name == "park:park-focused" {
+            // Read live: every tab's strip gets this message, and a strip in a background tab
+            // has had no pane update since its tab was left.
+            p.live_focus = get_focused_pane_info().ok().map(|(tab, pane)| {
+                (
+                    tab,
+                    match pane {
+                        PaneId::Terminal(id) => Some(id),
+                        PaneId::Plugin(_) => None,
+                    },
+                )
+            });
+        }
         let (cmds, redraw) = p.pipe(&msg.name, msg.payload.as_deref());
         carry_out(cmds);
         redraw

@@ -53,6 +53,14 @@ pub struct Plugin {
     pub session: Option<String>,
     /// The focused terminal pane of this client (zellij pane id).
     pub focused: Option<u32>,
+    /// This instance's own tab (position) and its terminal panes, from the last pane manifest it
+    /// got. zellij sends pane and tab updates only to the plugins of the active tab, so a strip
+    /// in a background tab keeps the state of when its tab was last active.
+    pub own_tab: Option<(usize, Vec<u32>)>,
+    /// The client's focus read live when `park:park-focused` arrived: (tab position, focused
+    /// terminal pane or none). The keybinding reaches every strip of every tab; only the strip
+    /// whose own tab holds that pane may act.
+    pub live_focus: Option<(usize, Option<u32>)>,
     pub summary: Option<StatusSummary>,
     /// A short result line the strip shows instead of the count, and how many ticks it has left.
     pub flash: Option<(String, u32)>,
@@ -84,6 +92,8 @@ impl Plugin {
             app: App::new(None, None),
             session: None,
             focused: None,
+            own_tab: None,
+            live_focus: None,
             summary: None,
             flash: None,
             queue: vec![Queued::Start],
@@ -133,16 +143,44 @@ impl Plugin {
                 }
             }
             Queued::Start => vec![],
-            Queued::ParkFocused => match self.focused.and_then(|f| self.handle(f)) {
-                Some(h) => {
-                    self.flash = Some((format!("❄ parking {h}…"), 30));
-                    vec![self.run(&["park", &h, "--json"], &format!("park:{h}"))]
-                }
-                None => {
-                    self.flash = Some(("park: no focused terminal pane".into(), 5));
+            Queued::ParkFocused => match self.target_of_key() {
+                Err(None) => vec![],
+                Err(Some(why)) => {
+                    self.flash = Some((why, 5));
                     vec![]
                 }
+                Ok(id) => match self.handle(id) {
+                    Some(h) => {
+                        self.flash = Some((format!("❄ parking {h}…"), 30));
+                        vec![self.run(&["park", &h, "--json"], &format!("park:{h}"))]
+                    }
+                    None => vec![],
+                },
             },
+        }
+    }
+
+    /// The pane `park:park-focused` asks this instance to park: `Err(None)` when it is another
+    /// tab's strip's to act on (say nothing), `Err(Some(why))` when nothing can be parked.
+    fn target_of_key(&self) -> Result<u32, Option<String>> {
+        let none = || Some("park: no focused terminal pane".to_string());
+        match (self.mode, self.live_focus.as_ref(), self.own_tab.as_ref()) {
+            (Mode::Strip, Some((tab, pane)), Some((own, panes))) => {
+                if tab != own {
+                    return Err(None);
+                }
+                match pane {
+                    Some(p) if panes.contains(p) => Ok(*p),
+                    Some(_) => Err(None),
+                    None => Err(none()),
+                }
+            }
+            // Without the live focus (an older host) or before the first manifest, the strip
+            // cannot tell whose key it was: it acts on nothing rather than on a stale pane.
+            (Mode::Strip, _, _) => Err(Some(
+                "park: cannot tell which pane is focused; use the picker (Alt p)".into(),
+            )),
+            _ => self.focused.ok_or_else(none),
         }
     }
 
@@ -160,6 +198,13 @@ impl Plugin {
     pub fn session_name(&mut self, name: Option<String>) {
         if name.is_some() {
             self.session = name;
+        }
+    }
+
+    /// Where this instance is: its tab's position and terminal panes (from the pane manifest).
+    pub fn own_tab(&mut self, tab: Option<(usize, Vec<u32>)>) {
+        if tab.is_some() {
+            self.own_tab = tab;
         }
     }
 
@@ -472,12 +517,50 @@ mod tests {
         let mut p = Plugin::new(&cfg("strip"));
         p.session_name(Some("zp".into()));
         p.focus(Some(4));
+        p.own_tab(Some((0, vec![4])));
+        p.live_focus = Some((0, Some(4)));
         let (c, _) = p.pipe("park:park-focused", Some("x"));
         assert!(c.is_empty(), "queued until granted");
         let c = p.permissions(true);
         assert!(c
             .iter()
             .any(|c| args(c) == ["park", "park", "terminal_4@zp", "--json"]));
+    }
+
+    /// Issue 35 item 1: `Alt P` reaches the strip of every tab; each background strip kept the
+    /// focused pane of when its tab was last active, and parked it. Only the strip whose own tab
+    /// holds the live focus acts.
+    #[test]
+    fn the_keybinding_parks_only_the_pane_the_client_is_on() {
+        let strip = |own: usize, panes: Vec<u32>, stale_focus: u32| {
+            let mut p = Plugin::new(&cfg("strip"));
+            p.session_name(Some("zp".into()));
+            p.own_tab(Some((own, panes)));
+            p.focus(Some(stale_focus));
+            p.permissions(true);
+            p
+        };
+        let mut tab0 = strip(0, vec![1, 2], 2);
+        let mut tab1 = strip(1, vec![3, 4], 4);
+        for p in [&mut tab0, &mut tab1] {
+            p.live_focus = Some((0, Some(2)));
+        }
+        let (c0, _) = tab0.pipe("park:park-focused", Some("x"));
+        let (c1, _) = tab1.pipe("park:park-focused", Some("x"));
+        assert!(c0
+            .iter()
+            .any(|c| args(c) == ["park", "park", "terminal_2@zp", "--json"]));
+        assert!(c1.is_empty(), "another tab's strip parks nothing: {c1:?}");
+        assert!(tab1.flash.is_none(), "and says nothing");
+        // A focused plugin or floating pane (no terminal): nothing, said once.
+        tab0.live_focus = Some((0, None));
+        let (c, _) = tab0.pipe("park:park-focused", Some("x"));
+        assert!(c.is_empty());
+        assert!(tab0.flash.is_some());
+        // No live focus: never the stale pane.
+        let mut blind = strip(0, vec![1, 2], 2);
+        let (c, _) = blind.pipe("park:park-focused", Some("x"));
+        assert!(c.is_empty(), "{c:?}");
     }
 
     #[test]
