@@ -18,7 +18,7 @@
 //!    `read_transcript` and `transcript_bytes` (sessions in a database), `config_var_value`,
 //!    `settle`, `unidentified_blocks_unpark` (safe default: true), `writer_lock`,
 //!    `left_running_note`, `cleanup_setting`, `prompt_history`, `caller_session_vars`,
-//!    `deletes_transcripts`, `after_resume`, `integration`);
+//!    `deletes_transcripts`, `after_resume`, `integration`, `ready_for_input`, `draft_shows`);
 //! 3. one line each in [`of`] and [`all`].
 //!
 //! The shared readers (`screen`, `transcript`, `render`) hold the per-agent parsers the kinds
@@ -399,6 +399,25 @@ pub trait AgentKind: Sync {
     fn integration(&self) -> Option<&'static dyn Integration> {
         None
     }
+    /// Whether the agent shows, by its own files, that it reads typed input now (its startup is
+    /// over): `Some(false)` while it is still starting, `None` when it keeps no such evidence
+    /// (then its screen decides). A screen alone can mislead: the pane keeps the last frame of
+    /// the agent that ran there before, composer included, until the new one draws.
+    fn ready_for_input(&self, _ident: &Identity) -> Option<bool> {
+        None
+    }
+    /// Whether the composer's `draft` (as [`AgentKind::read_screen`] reads it) shows `text`,
+    /// typed into an empty composer: the same text, wrapped or not.
+    fn draft_shows(&self, draft: &str, text: &str) -> bool {
+        same_text(draft, text)
+    }
+}
+
+/// Whether two texts are the same but for whitespace (a composer wraps and indents a long draft).
+pub(crate) fn same_text(a: &str, b: &str) -> bool {
+    let squash = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>();
+    let a = squash(a);
+    !a.is_empty() && a == squash(b)
 }
 
 /// Whether an integration is in place (`park integrate`, `park doctor`).

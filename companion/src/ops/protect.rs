@@ -955,4 +955,45 @@ mod tests {
             ]
         );
     }
+
+    /// Claude's first write of a session holds only bookkeeping records (title, modes: no cwd,
+    /// no conversation) and the turn lands a moment later (2.1.197: ~70 ms after the reply is
+    /// on screen; e2e_protect aged the file in between). Such a transcript is reported empty
+    /// and not recorded, so the next run archives it once the turn is there.
+    #[test]
+    fn a_transcript_before_its_first_turn_is_empty_and_the_next_run_takes_it() {
+        let d = tempfile::tempdir().unwrap();
+        let park_home = d.path().join("park");
+        let home = d.path().join("h");
+        let proj = home.join(".claude/projects/-w");
+        std::fs::create_dir_all(&proj).unwrap();
+        std::fs::create_dir_all(&park_home).unwrap();
+        let h = home.to_string_lossy().into_owned();
+        let env = move |k: &str| (k == "HOME").then(|| h.clone());
+        let t = proj.join(format!("{A}.jsonl"));
+        let bookkeeping = [
+            format!(r#"{{"type":"ai-title","aiTitle":"Quokka","sessionId":"{A}"}}"#),
+            format!(r#"{{"type":"mode","mode":"default","sessionId":"{A}"}}"#),
+            format!(r#"{{"type":"permission-mode","permissionMode":"default","sessionId":"{A}"}}"#),
+        ];
+        std::fs::write(&t, bookkeeping.join("\n") + "\n").unwrap();
+        let run = || archive_all(&park_home, &env, &[], Which::Deleting, true, false);
+        let o = run();
+        assert_eq!((o.archived, o.empty), (0, 1), "{:?}", o.items);
+        let turn = [
+            format!(
+                r#"{{"type":"user","message":{{"role":"user","content":"recover the quokka prompt"}},"uuid":"u1","parentUuid":null,"sessionId":"{A}","cwd":"/w","timestamp":"2026-12-06T07:00:00.000Z"}}"#
+            ),
+            format!(
+                r#"{{"type":"assistant","message":{{"role":"assistant","content":[{{"type":"text","text":"PARKTEST-OK"}}]}},"uuid":"a1","parentUuid":"u1","sessionId":"{A}","cwd":"/w","timestamp":"2026-12-06T07:00:01.000Z"}}"#
+            ),
+        ];
+        let mut f = std::fs::OpenOptions::new().append(true).open(&t).unwrap();
+        std::io::Write::write_all(&mut f, (turn.join("\n") + "\n").as_bytes()).unwrap();
+        drop(f);
+        let o = run();
+        assert_eq!((o.archived, o.empty), (1, 0), "{:?}", o.items);
+        let o = run();
+        assert_eq!((o.archived, o.unchanged), (0, 1), "{:?}", o.items);
+    }
 }

@@ -58,7 +58,9 @@
 //!   `dev-server` (a re-exec of this binary with argv `vite --port 5173 --strictPort` and comm `vite`,
 //!   same process group), `zombie` (an exited `/bin/true` child that is never reaped),
 //!   `eat-ram=<MB>` (that much anonymous memory touched at start), `slow-exit=<ms>` (delay before a
-//!   signalled graceful exit), `sticky-busy` (the status file always says `busy`), `no-status-file`, `fail-resume` (a `--resume` start exits 1 after 300 ms, like an agent missing its API key).
+//!   signalled graceful exit), `sticky-busy` (the status file always says `busy`), `no-status-file`, `fail-resume` (a `--resume` start exits 1 after 300 ms, like an agent missing its API key),
+//!   `slow-start=<ms>` (the status file names the session without a `status` and the screen is
+//!   left untouched for that long, then the keys typed meanwhile are discarded).
 //!   An unknown item exits 2. `FAKE_AGENT_CPU=1` burns one core in a thread.
 //! * Graceful exit (SIGTERM, SIGHUP, stdin hang-up, Ctrl-C, `/exit`): SIGKILL and reap the tool
 //!   children (`[bg]` shells, as Claude kills its tools, and the dev server), append `last-prompt`,
@@ -138,6 +140,7 @@ fn main() {
         std::thread::spawn(burn_cpu);
     }
     app.sweep_stale_status_files();
+    app.start_slowly();
     app.sync_status();
     app.enter_raw_mode();
     app.redraw();
@@ -251,6 +254,9 @@ struct Modes {
     no_status_file: bool,
     /// `fail-resume`: a resume starts and then dies at once (like a Claude missing its API key).
     fail_resume: bool,
+    /// `slow-start=<ms>`: a start that takes this long before the screen is drawn, as Claude's
+    /// does under load (see `App::start_slowly`).
+    slow_start_ms: Option<u64>,
 }
 
 impl Modes {
@@ -277,6 +283,7 @@ impl Modes {
                 "sticky-busy" => m.sticky_busy = true,
                 "no-status-file" => m.no_status_file = true,
                 "fail-resume" => m.fail_resume = true,
+                "slow-start" => m.slow_start_ms = Some(num()?),
                 _ => return Err(format!("fake-agent: unknown FAKE_AGENT_MODE item {item:?}")),
             }
         }
@@ -593,6 +600,37 @@ impl App {
             eprintln!("fake-agent: writing {}: {e}", path.display());
         }
         self.written = Some(now);
+    }
+
+    /// `slow-start=<ms>`: the status file first names the session without a `status` (Claude
+    /// 2.1.197 writes it so as it starts, and adds the status once its REPL reads keys), the
+    /// screen is left as it was (the last frame of whatever ran in the pane before), and after
+    /// the delay the keys typed meanwhile are discarded, as a TUI's terminal setup can.
+    fn start_slowly(&mut self) {
+        let Some(ms) = self.modes.slow_start_ms else {
+            return;
+        };
+        if !self.modes.no_status_file {
+            let fields = vec![
+                ("pid", js(self.pid)),
+                ("sessionId", js(self.session_id.as_str())),
+                ("cwd", js(self.cwd.as_str())),
+                ("startedAt", js(self.started_at)),
+                ("procStart", js(self.proc_start.as_str())),
+                ("version", js(VERSION)),
+                ("peerProtocol", js(1)),
+                ("kind", js("interactive")),
+                ("entrypoint", js("cli")),
+                ("name", js(self.name.as_str())),
+                ("nameSource", js("derived")),
+            ];
+            let path = self.status_path();
+            if let Err(e) = write_atomic(&path, &ordered(&fields)) {
+                eprintln!("fake-agent: writing {}: {e}", path.display());
+            }
+        }
+        std::thread::sleep(Duration::from_millis(ms));
+        let _ = termios::tcflush(io::stdin(), termios::FlushArg::TCIFLUSH);
     }
 
     /// Claude deletes the registry files of dead processes when it starts; park must cope with the

@@ -42,7 +42,17 @@ fn real_claude_sessions_are_archived_recovered_and_resurrected() {
     assert!(line["timestamp"].as_i64().unwrap() > 1_600_000_000_000);
 
     // archive --all while it runs: a live session near cleanup is archived, read only.
+    // Claude draws the reply before it writes the turn: its transcript holds only bookkeeping
+    // records (title, modes; no cwd, no conversation) until the turn's records land together
+    // (~70 ms later here). Aged before that, it reads as empty, and the write refreshes its
+    // age; a transcript untouched for weeks is never in that state, so wait for the turn.
     let transcript = claude_transcript(&sb.home, &dir, &sid);
+    poll(SECS(20), || {
+        std::fs::read_to_string(&transcript)
+            .ok()
+            .filter(|t| t.contains("recover the quokka prompt") && t.contains("PARKTEST-OK"))
+    })
+    .expect("Claude writes the answered turn to its transcript");
     let f = std::fs::File::options()
         .write(true)
         .open(&transcript)

@@ -305,6 +305,46 @@ fn zellij_wake_in_resumes_claude_in_its_pane_and_delivers_the_note() {
     assert_eq!(claude_pids_for(&z.sb.home, &sid).len(), 1);
 }
 
+/// The path of the wake flake above, made certain with the fake agent: the resumed agent starts
+/// slowly under the last frame of the one parked in the pane (empty composer included), its
+/// status file naming the session without a status, and discards the keys typed meanwhile. The
+/// waker's note waits for the agent's own status and reaches the transcript once.
+#[test]
+fn zellij_wake_note_waits_for_a_slow_starting_agent() {
+    let z = world("zn", "pane", "", None);
+    let id = z.zj.terminals().remove(0);
+    z.zj.wait_for(&id, r"park-test\$", SECS(15)).unwrap();
+    z.zj.type_line(&id, "export FAKE_AGENT_MODE=slow-start=3000");
+    let (sid, dir) = fake_in(&z, &id, "slow");
+    let h = z.zj.handle(&id);
+    let (c, out) = settled(
+        &z,
+        &[
+            "park",
+            &h,
+            "--wake-in",
+            "3s",
+            "--note",
+            "zellij slow note 78",
+        ],
+    );
+    assert_eq!(
+        (c, out.results[0].outcome.as_str()),
+        (0, "parked"),
+        "{:?}",
+        out.results[0].reason
+    );
+    assert_back_in_pane(&z, &id, &sid, SECS(60));
+    let transcript = claude_transcript(&z.sb.home, &dir, &sid);
+    let t = poll(SECS(60), || {
+        std::fs::read_to_string(&transcript)
+            .ok()
+            .filter(|t| t.contains("zellij slow note 78"))
+    })
+    .expect("the note reaches the transcript");
+    assert_eq!(t.matches("zellij slow note 78").count(), 1, "{t}");
+}
+
 #[test]
 fn zellij_command_probe_wakes_the_session_when_the_file_appears() {
     let z = world("zq", "pane", "", None);

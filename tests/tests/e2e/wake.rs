@@ -406,6 +406,42 @@ fn wake_now_cancel_and_queued_notes() {
     );
 }
 
+/// A note typed while the resumed agent still starts is lost: the pane still shows the last frame
+/// of the agent parked there (empty composer included), and the agent's terminal setup discards
+/// what was typed meanwhile (the zellij wake flake: Claude at 44 MB, read as idle, note gone).
+/// The note waits until the agent's own status file says it is up, and reaches it once.
+#[test]
+fn a_note_waits_for_a_slow_starting_agent_and_reaches_it_once() {
+    let f = Fake::new();
+    let sb = &f.sb;
+    let dir = sb.project_dir("slow");
+    let pane = sb.new_shell_window("w", "slow", &dir, &[("FAKE_AGENT_MODE", "slow-start=3000")]);
+    sb.type_line(&pane, "claude");
+    sb.wait_for(&pane, "for shortcuts", SECS(20)).unwrap();
+    sb.type_line(&pane, "first prompt");
+    sb.wait_for(&pane, "PARKTEST-OK", SECS(15)).unwrap();
+    let sid = wait_row(sb, &pane, SECS(10), |r| r.status == Status::Idle)
+        .session_id
+        .expect("session id");
+    assert_eq!(park_with(sb, &pane, &[]).0, 0);
+    let o = park(
+        sb,
+        &["note", "--wake", &pane, "typed", "while", "it", "starts"],
+    );
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let o = park(sb, &["unpark", &pane]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    // Delivered at the first typing: typed only once the agent read keys.
+    assert!(text(&o).contains("note delivered"), "{}", text(&o));
+    assert!(!text(&o).contains("typed 2 times"), "{}", text(&o));
+    let t = std::fs::read_to_string(f.transcript("slow", &sid)).unwrap();
+    assert_eq!(
+        t.matches("typed while it starts").count(),
+        1,
+        "the note is one user message:\n{t}"
+    );
+}
+
 #[test]
 fn bad_wake_flags_are_usage_errors_and_park_nothing() {
     let f = Fake::new();

@@ -453,6 +453,38 @@ impl super::AgentKind for Claude {
         // any session of its config dir.
         true
     }
+    fn ready_for_input(&self, ident: &Identity) -> Option<bool> {
+        Some(ready_for_input(ident))
+    }
+    fn draft_shows(&self, draft: &str, text: &str) -> bool {
+        super::same_text(draft, text) || pasted_placeholder(draft.trim())
+    }
+}
+
+/// Claude writes `sessions/<pid>.json` as it starts, without a `status`; the `status` comes once
+/// its REPL is up and reads keys (2.1.197: ~0.3 s later, when the screen is drawn). Until then
+/// the pane may still show the previous Claude's last frame, empty composer included.
+pub(crate) fn ready_for_input(ident: &Identity) -> bool {
+    ident.source == "status-file" && ident.status_file.is_some()
+}
+
+/// The composer's stand-in for a long text typed in one burst: `[Pasted text #1]`, or
+/// `[Pasted text #2 +12 lines]`.
+pub(crate) fn pasted_placeholder(draft: &str) -> bool {
+    let Some(rest) = draft
+        .strip_prefix("[Pasted text #")
+        .and_then(|r| r.strip_suffix(']'))
+    else {
+        return false;
+    };
+    let (n, lines) = rest.split_once(' ').unwrap_or((rest, ""));
+    let digits = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit());
+    digits(n)
+        && (lines.is_empty()
+            || lines
+                .strip_prefix('+')
+                .and_then(|l| l.strip_suffix(" lines"))
+                .is_some_and(digits))
 }
 
 #[cfg(test)]
@@ -581,6 +613,50 @@ mod tests {
         assert_eq!(sf.job_id.as_deref(), Some("3d2e4341"));
         assert!(plain_job("3d2e4341"));
         assert!(!plain_job("3d2e; rm -rf /") && !plain_job("") && !plain_job(&"a".repeat(17)));
+    }
+
+    /// Claude 2.1.197 as it starts: the status file names the session at once, and gets its
+    /// `status` only when the REPL reads keys (a wake note typed before that was lost).
+    #[test]
+    fn ready_for_input_only_once_the_status_file_has_a_status() {
+        let id = |source, status: Option<&str>| Identity {
+            session_id: Some("35c98558-0920-4e29-b81c-9304ca43fccb".into()),
+            source,
+            transcript: None,
+            reason: None,
+            status_file: status.map(str::to_string),
+            cwd: Some("/w".into()),
+            job: None,
+        };
+        assert!(!ready_for_input(&id("status-file", None)), "still starting");
+        assert!(ready_for_input(&id("status-file", Some("idle"))));
+        assert!(ready_for_input(&id("status-file", Some("busy"))));
+        assert!(
+            !ready_for_input(&id("argv", None)),
+            "no status file for this process yet"
+        );
+        use crate::agents::AgentKind;
+        assert_eq!(
+            Claude.ready_for_input(&id("status-file", None)),
+            Some(false)
+        );
+    }
+
+    #[test]
+    fn a_draft_shows_the_note_wrapped_or_as_a_paste_placeholder() {
+        use crate::agents::AgentKind;
+        let note = "[park] This session was parked at 09:00 and resumed because it was woken.";
+        let wrapped = "[park] This session was parked at 09:00 and\nresumed because it was woken.";
+        assert!(Claude.draft_shows(wrapped, note));
+        assert!(Claude.draft_shows("[Pasted text #1]", note));
+        assert!(Claude.draft_shows("[Pasted text #2 +12 lines]", note));
+        assert!(
+            !Claude.draft_shows("[park] This session was parked", note),
+            "partial"
+        );
+        assert!(!Claude.draft_shows(&format!("{note}{note}"), note), "twice");
+        assert!(!Claude.draft_shows("[Pasted text #x]", note));
+        assert!(!Claude.draft_shows("", note));
     }
 
     #[test]
