@@ -627,6 +627,7 @@ mod tests {
             status_file: status.map(str::to_string),
             cwd: Some("/w".into()),
             job: None,
+            name: None,
         };
         assert!(!ready_for_input(&id("status-file", None)), "still starting");
         assert!(ready_for_input(&id("status-file", Some("idle"))));
