@@ -20,7 +20,7 @@ pub const BACKGROUND_RESCAN: Duration = Duration::from_secs(30);
 /// After a toggle whose pane has no row yet (an agent still starting), rescan this soon.
 pub const FOLLOWUP_RESCAN: Duration = Duration::from_millis(1000);
 /// How many quick follow-up rescans a toggle may ask for.
-pub const FOLLOWUP_TRIES: u32 = 5;
+pub const FOLLOWUP_TRIES: u32 = 12;
 
 /// A key, already decoded from the terminal (the event loop maps crossterm keys onto this).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -303,7 +303,12 @@ impl App {
         }
         self.rebuild(keep.as_deref(), old_pos);
         if let Some((pane, tries)) = self.followup.take() {
-            if !self.rows.iter().any(|r| r.pane == pane) && tries > 1 {
+            // Until the toggled pane's row is back and settled: a just-resumed agent reads
+            // `unknown` with no title for a moment (issue 35 item 8: it stayed so until `r`).
+            let settled = self.rows.iter().any(|r| {
+                r.pane == pane && !(r.state == RowState::Live && r.status == Status::Unknown)
+            });
+            if !settled && tries > 1 {
                 self.followup = Some((pane, tries - 1));
             }
         }
@@ -1221,6 +1226,27 @@ mod tests {
         assert_eq!(a.tick(FOLLOWUP_RESCAN), Action::Rescan);
         a.set_rows(fixture(), vec![]);
         assert_eq!(a.tick(FOLLOWUP_RESCAN), Action::None);
+    }
+
+    /// Issue 35 item 8: a pane unparked from the picker showed `● unknown` with a blank title
+    /// until `r`: the follow-ups stopped as soon as its row was back, still starting.
+    #[test]
+    fn a_resumed_row_is_followed_until_it_settles() {
+        let mut a = app(None);
+        let pane = fixture()[0].pane.clone();
+        a.done(
+            &pane,
+            std::slice::from_ref(&pane),
+            Op::Unpark,
+            out("unparked", None, None),
+        );
+        let mut rows = fixture();
+        rows[0].status = Status::Unknown;
+        rows[0].title.clear();
+        a.set_rows(rows, vec![]);
+        assert_eq!(a.tick(FOLLOWUP_RESCAN), Action::Rescan, "still starting");
+        a.set_rows(fixture(), vec![]);
+        assert_eq!(a.tick(FOLLOWUP_RESCAN), Action::None, "settled");
     }
 
     #[test]

@@ -98,7 +98,11 @@ fn start() -> (Z, String) {
 
 /// `claude` typed at the pane's prompt in project `api`, one turn answered, the row idle.
 fn run_claude(z: &Z, id: &str) -> String {
-    let dir = z.sb.project_dir("api");
+    run_claude_in(z, id, "api")
+}
+
+fn run_claude_in(z: &Z, id: &str, project: &str) -> String {
+    let dir = z.sb.project_dir(project);
     z.zj.wait_for(id, r"park-test\$", SECS(15)).unwrap();
     z.zj.type_line(
         id,
@@ -843,4 +847,81 @@ fn parking_a_zellij_tab_stops_its_dev_server_and_with_servers_brings_it_back() {
     assert_eq!(back.session_id.as_deref(), Some(sid.as_str()));
     assert_eq!(pids_running(sb, "node_modules/.bin/vite").len(), 1);
     assert_eq!(claude_pids_for(&sb.home, &sid).len(), 1);
+}
+
+/// Issue 35 item 1: `Alt P` reaches the strip of every tab. zellij sends pane and tab updates only
+/// to the plugins of the active tab, so each background strip kept the focused pane of when its
+/// tab was last active, and parked it too (seen: a Codex in another tab, once a pinned one). Two
+/// tabs with a strip each and a real Claude each: `Alt P` in tab one parks tab one's Claude only.
+#[test]
+fn alt_shift_p_parks_only_the_pane_the_client_is_on_not_every_tabs_focused_one() {
+    let sb = Sandbox::new();
+    let mock = mock_server!(&sb.logs);
+    seed_claude_home(&sb.home, &sb.work, CLAUDE_API_KEY).unwrap();
+    install_shims(&sb, None);
+    let wasm = plugin_wasm();
+    let w = wasm.display().to_string();
+    let park_bin = sb.bin.join("park").display().to_string();
+    std::fs::create_dir_all(sb.home.join(".cache/zellij")).unwrap();
+    std::fs::write(
+        sb.home.join(".cache/zellij/permissions.kdl"),
+        format!("\"{w}\" {{\n    ReadApplicationState\n    ChangeApplicationState\n    RunCommands\n    ReadCliPipes\n}}\n"),
+    )
+    .unwrap();
+    let config = format!(
+        r#"plugins {{
+    park location="file:{w}" {{ mode "strip"; park_bin "{park_bin}"; }}
+}}
+keybinds {{
+    shared {{
+        bind "Alt P" {{ MessagePlugin "park" {{ name "park:park-focused"; payload "x"; }}; }}
+    }}
+}}"#
+    );
+    let mut env = sb.claude_env(&mock);
+    env.push(("DISABLE_AUTOUPDATER".into(), "1".into()));
+    let strip = r#"pane size=1 borderless=true { plugin location="park"; }"#;
+    let zj = Zellij::start(
+        &sb,
+        "zt",
+        &env,
+        &format!("tab name=\"one\" focus=true {{ {strip}; pane; }}\ntab name=\"two\" {{ {strip}; pane; }}"),
+        &config,
+    );
+    let z = Z {
+        sb,
+        _mock: mock,
+        zj,
+    };
+    let ids = z.zj.terminals();
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    let (one, two) = (ids[0].clone(), ids[1].clone());
+    run_claude_in(&z, &one, "one");
+    run_claude_in(&z, &two, "two");
+    let (sb, zj) = (&z.sb, &z.zj);
+    let (h1, h2) = (zj.handle(&one), zj.handle(&two));
+    let pid2 = zrow(sb, zj, &h2).unwrap().pid.unwrap();
+    // Visit tab two (its strip learns its focused pane), then come back to tab one.
+    zj.cli(&["action", "go-to-tab-name", "two"]).unwrap();
+    sb.wait_for(&zj.client, "❄ 0", SECS(15)).unwrap();
+    zj.cli(&["action", "go-to-tab-name", "one"]).unwrap();
+    sb.wait_for(&zj.client, "❄ 0", SECS(15)).unwrap();
+    let pid1 = zrow(sb, zj, &h1).unwrap().pid.unwrap();
+    // A refusal (Claude's CPU still settling) leaves the pane running: press again.
+    let parked = poll(SECS(40), || {
+        sb.send_keys(&zj.client, &["M-P"]);
+        wait_gone(pid1, SECS(4)).then_some(())
+    });
+    assert!(parked.is_some(), "{}", sb.capture(&zj.client));
+    sb.wait_for(&zj.client, "❄ 1 · ", SECS(15))
+        .expect("the strip shows the count");
+    // Every strip that would act does so at once; give them the time a park takes, twice.
+    std::thread::sleep(SECS(6));
+    assert!(
+        std::path::Path::new(&format!("/proc/{pid2}")).exists(),
+        "tab two's Claude was parked by its own strip"
+    );
+    let r2 = zrow(sb, zj, &h2).unwrap();
+    assert_eq!(r2.state, RowState::Live, "{r2:?}");
+    assert_eq!(entries(sb).len(), 1, "exactly one park");
 }
