@@ -212,7 +212,7 @@ pub fn resolve<'a>(
     };
     if named.is_empty() {
         return Err(Miss::Nothing(match t {
-            Target::Here => "no running agent and no parked session in this pane".into(),
+            Target::Here => "no parked session and no running agent in this pane".into(),
             _ => NOTHING.into(),
         }));
     }

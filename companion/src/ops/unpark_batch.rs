@@ -114,6 +114,7 @@ fn unpark_named(ctx: &Ctx, targets: &[String], req: &Request, ui: &dyn Ui) -> Re
         ui.warn(&format!("warning: {b}"));
     }
     // Pane targets name the pane each slot is in now, not a handle zellij may have renumbered.
+    let recorded = entries.clone();
     let entries = unpark::as_placed(ctx, &s, &entries);
     let unreadable = crate::rows::slots::unreadable(ctx, &s.panes, &bad);
     let here_at = crate::adapters::mux::here(ctx.platform.as_ref());
@@ -153,6 +154,17 @@ fn unpark_named(ctx: &Ctx, targets: &[String], req: &Request, ui: &dyn Ui) -> Re
                         Some(u.refusal()),
                     )));
                 }
+                continue;
+            }
+            // The handle an entry was recorded under, which zellij renumbered: say where the
+            // entry is now, rather than offer to resurrect a session that is parked (the real
+            // run then met its file: "cannot claim a ledger entry … already exists").
+            Err(target::Miss::Nothing(_))
+                if moved_from(&parsed, &recorded, &entries, here.as_deref()).is_some() =>
+            {
+                let why = moved_from(&parsed, &recorded, &entries, here.as_deref())
+                    .expect("checked by the guard");
+                results.push(Some(ActionResult::new(t, Outcome::Refused, Some(why))));
                 continue;
             }
             Err(target::Miss::Nothing(why)) => {
@@ -251,6 +263,35 @@ fn unpark_named(ctx: &Ctx, targets: &[String], req: &Request, ui: &dyn Ui) -> Re
     Ok(Report {
         results,
         in_pane: inside,
+    })
+}
+
+/// Where the parked session recorded under pane handle `t` is now, worded, when its slot moved
+/// (zellij renumbers panes when it resurrects a session) or cannot be shown.
+fn moved_from(
+    t: &Target,
+    recorded: &[Entry],
+    placed: &[Entry],
+    here: Option<&str>,
+) -> Option<String> {
+    let Target::Pane(p) = t else { return None };
+    let p = crate::adapters::mux::zellij::qualify(p, here).unwrap_or_else(|| p.clone());
+    let was = recorded.iter().find(|e| e.place.pane == p)?;
+    let now = placed.iter().find(|e| e.id == was.id)?;
+    if now.place.pane == p {
+        return None;
+    }
+    Some(if now.place.pane.is_empty() {
+        format!(
+            "the session parked in {p} ({}) has no pane that can be shown to be its slot now (a resurrected or closed session); `park unpark {}` resumes it in a new tab",
+            was.agent.as_str(),
+            was.id
+        )
+    } else {
+        format!(
+            "the session parked in {p} is in {} now (zellij renumbered its panes): `park unpark {}` (or `park unpark {}`)",
+            now.place.pane, now.place.pane, was.id
+        )
     })
 }
 

@@ -550,8 +550,30 @@ tab name="other" { pane; }"#
 
     // `park unpark .` typed in the pane that took the old id names nothing parked there.
     zj.type_line("terminal_2", "park unpark .");
-    zj.wait_for("terminal_2", "no parked session matches", SECS(15))
-        .unwrap();
+    zj.wait_for(
+        "terminal_2",
+        "no parked session and no running agent in this pane",
+        SECS(15),
+    )
+    .unwrap();
+    // The old handle says where the entry is now (issue 35 item 5), dry run or not.
+    for dry in [true, false] {
+        let mut args = vec!["unpark", old.as_str()];
+        if dry {
+            args.push("--dry-run");
+        }
+        let (c, out) = zaction(sb, &zj, &args);
+        let why = out.results[0].reason.clone().unwrap_or_default();
+        assert_eq!(
+            (c, out.results[0].outcome.as_str()),
+            (1, "refused"),
+            "{why}"
+        );
+        assert!(
+            why.contains(&format!("is in {moved} now")) && why.contains("park unpark"),
+            "{why}"
+        );
+    }
     assert!(
         claude_pids_for(&sb.home, &sid).is_empty(),
         "nothing resumed"
