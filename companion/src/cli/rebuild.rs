@@ -18,7 +18,7 @@ fn print(out: &RebuildOutput, json: bool) -> ExitStatus {
     if json {
         println!("{}", serde_json::to_string_pretty(out).unwrap_or_default());
     } else {
-        if out.windows.is_empty() && out.relocated.is_empty() {
+        if out.windows.is_empty() && out.relocated.is_empty() && out.skipped.is_empty() {
             if out.server.is_empty() {
                 println!("nothing to rebuild: every parked zellij pane is where it was recorded");
             } else {

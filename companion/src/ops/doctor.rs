@@ -106,6 +106,8 @@ pub struct Facts {
     pub pins_error: Option<String>,
     /// `sets.json` could not be read (every `@name` target fails).
     pub sets_error: Option<String>,
+    /// Multiplexer sessions of parked entries that do not run now, with those entries' ids.
+    pub sessions_down: Vec<(String, Vec<String>)>,
     /// The config turns automatic work on (autopilot mode, `limit_reset`).
     pub auto_on: bool,
     /// Each agent integration and its state (`park integrate`).
@@ -121,8 +123,33 @@ pub fn diagnose(f: &Facts) -> Report {
     for (e, x) in &f.entries {
         entry(e, x, &by_session, &mut out);
     }
+    // An entry whose session is down has no pane to be lost, moved or unmatched: the session
+    // finding below says what to do, not "park rebuild" (tmux) or "a new tab".
+    out.retain(|x| {
+        !(matches!(
+            x.code.as_str(),
+            "pane-lost" | "pane-moved" | "pane-unmatched"
+        ) && f
+            .sessions_down
+            .iter()
+            .any(|(_, ids)| ids.contains(&x.subject)))
+    });
     locks(f, &mut out);
     settings(f, &mut out);
+    for (session, ids) in &f.sessions_down {
+        out.push(att(
+            "session-down",
+            session,
+            format!(
+                "the zellij session {session:?} is not running: its {} parked pane(s) ({}) cannot be resumed in place until it is back (the ledger keeps them)",
+                ids.len(),
+                ids.join(", ")
+            ),
+            Some(format!(
+                "`zellij attach {session}` (zellij resurrects it with its parked panes), then `park unpark <id>` — or `park rebuild` for all of them"
+            )),
+        ));
+    }
     for r in &f.integrations {
         if let Some(why) = crate::ops::integrate::problem(r) {
             let name = r.agent.as_str();
@@ -774,6 +801,10 @@ pub fn gather(ctx: &crate::ctx::Ctx) -> Facts {
                 .filter_map(move |(d, _)| Some((d.clone(), k.cleanup_setting(&d)?)))
         })
         .collect();
+    let sessions_down = crate::rows::slots::sessions_down(
+        ctx,
+        &facts.iter().map(|(e, _)| e.clone()).collect::<Vec<_>>(),
+    );
     Facts {
         entries: facts,
         bad,
@@ -786,6 +817,7 @@ pub fn gather(ctx: &crate::ctx::Ctx) -> Facts {
         config_error: crate::store::config::load(&ctx.ledger.home).err(),
         pins_error: crate::store::pins::Pins::read(&ctx.ledger.home).broken,
         sets_error: crate::store::sets::list(&ctx.ledger.home).err(),
+        sessions_down,
         auto_on: crate::ops::waker::auto_wanted(&ctx.ledger.home),
         integrations: crate::ops::integrate::list(
             &ctx.ledger.home,
@@ -858,6 +890,7 @@ mod tests {
             config_error: None,
             pins_error: None,
             sets_error: None,
+            sessions_down: vec![],
             auto_on: false,
             integrations: vec![],
         }
@@ -1195,6 +1228,24 @@ mod tests {
             "{:?}",
             r.findings
         );
+    }
+
+    /// Issue 35 item 4: with the zellij session dead, doctor said "ok … restorable" (exit 0).
+    #[test]
+    fn a_parked_entrys_dead_zellij_session_needs_attention() {
+        let mut f = facts(vec![]);
+        f.sessions_down = vec![("main".into(), vec!["claude-x".into()])];
+        let r = diagnose(&f);
+        assert!(!r.ok);
+        assert_eq!(codes(&r), vec![("session-down", Level::Attention)]);
+        let fx = &r.findings[0];
+        assert!(
+            fx.message.contains("\"main\" is not running"),
+            "{}",
+            fx.message
+        );
+        assert!(fx.fix.as_deref().unwrap().contains("zellij attach main"));
+        assert!(!fx.message.contains("tmux"));
     }
 
     /// Issue 34 item 6: doctor said ok while pins.json or sets.json was corrupt, although the

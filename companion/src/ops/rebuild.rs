@@ -92,10 +92,21 @@ pub fn run(ctx: &Ctx, o: Opts) -> Result<RebuildOutput, Stop> {
     let mut skipped = vec![];
     let mut mine = vec![];
     let mut zellij = vec![];
+    let down = crate::rows::slots::sessions_down(ctx, &parked);
     for e in &parked {
         let is_zellij = crate::adapters::mux::is_zellij_server(&e.place.server);
         if home.as_deref() == Some(e.place.server.as_str()) {
             mine.push(e.clone());
+            continue;
+        }
+        // zellij brings a dead session back itself (on attach); until then there is no pane to
+        // re-point to, and park never makes a new session in its place.
+        if down.iter().any(|(_, ids)| ids.contains(&e.id)) {
+            skipped.push(Skipped {
+                entry: e.id.clone(),
+                server: e.place.server.clone(),
+                reason: crate::rows::slots::session_down_why(&e.place.session, &e.id),
+            });
             continue;
         }
         if is_zellij && ctx.mux.serves(&e.place.server) {
@@ -124,8 +135,11 @@ pub fn run(ctx: &Ctx, o: Opts) -> Result<RebuildOutput, Stop> {
     } else {
         relocate(ctx, &zellij, &parked, o, &mut skipped)
     };
+    // No parked pane of the selected tmux server: nothing of tmux to list or rebuild, and the
+    // output names no tmux server for entries that are zellij's.
+    let home = home.filter(|_| !mine.is_empty() || (zellij.is_empty() && skipped.is_empty()));
     let Some(server) = home else {
-        if zellij.is_empty() {
+        if zellij.is_empty() && skipped.is_empty() {
             return Err(Stop::refused(
                 "no tmux server is selected (set PARK_TMUX_SOCKET or run inside tmux)",
             )

@@ -117,6 +117,7 @@ fn unpark_named(ctx: &Ctx, targets: &[String], req: &Request, ui: &dyn Ui) -> Re
     let recorded = entries.clone();
     let entries = unpark::as_placed(ctx, &s, &entries);
     let unreadable = crate::rows::slots::unreadable(ctx, &s.panes, &bad);
+    let down = crate::rows::slots::sessions_down(ctx, &entries);
     let here_at = crate::adapters::mux::here(ctx.platform.as_ref());
     let here = here_at.as_ref().map(|h| h.pane.clone());
     // Slots in target order; resumes are filled in by the wave, the pane park runs in goes last.
@@ -181,6 +182,22 @@ fn unpark_named(ctx: &Ctx, targets: &[String], req: &Request, ui: &dyn Ui) -> Re
                 continue;
             }
             done.push(e.id.clone());
+            // Its session is gone until zellij resurrects it: nothing to type into, and a new
+            // tab elsewhere would leave the resurrected slot behind.
+            if down.iter().any(|(_, ids)| ids.contains(&e.id)) {
+                results.push(Some(ActionResult {
+                    target: t.clone(),
+                    pane: Some(e.place.pane.clone()),
+                    session_id: Some(e.session_id.clone()),
+                    outcome: Outcome::Refused,
+                    reason: Some(crate::rows::slots::session_down_why(
+                        &e.place.session,
+                        &e.id,
+                    )),
+                    freed_bytes: None,
+                }));
+                continue;
+            }
             let is_inside = here_at
                 .as_ref()
                 .is_some_and(|h| h.pane == e.place.pane && h.server == e.place.server)

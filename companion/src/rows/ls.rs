@@ -222,7 +222,28 @@ pub fn rows(ctx: &Ctx, s: &Scan) -> LsOutput {
     // A parked row shows the pane its slot is in now (zellij renumbers panes when it resurrects
     // a session), or none when no pane can be shown to be its slot.
     let entries = crate::rows::slots::as_placed(ctx, s, &entries);
-    rows.extend(entries.iter().map(entry_row));
+    let down = crate::rows::slots::sessions_down(ctx, &entries);
+    // Said first: with the session gone, the pane map's own complaint (often about a tmux
+    // server nobody asked for) is not the news.
+    for (session, ids) in down.iter().rev() {
+        warnings.insert(
+            0,
+            format!(
+                "zellij session {session:?} is not running ({} parked pane(s)): `zellij attach {session}` brings it back",
+                ids.len()
+            ),
+        );
+    }
+    rows.extend(entries.iter().map(|e| {
+        let mut r = entry_row(e);
+        if down.iter().any(|(_, ids)| ids.contains(&e.id)) {
+            r.reason = Some(crate::rows::slots::session_down_why(
+                &e.place.session,
+                &e.id,
+            ));
+        }
+        r
+    }));
     let auto = crate::store::config::load(&ctx.ledger.home)
         .ok()
         .map(|c| c.auto);

@@ -191,3 +191,39 @@ pub fn unreadable(
         })
         .collect()
 }
+
+/// The multiplexer sessions of parked entries that do not run now (a zellij session that
+/// crashed or was killed: its panes are gone until `zellij attach` resurrects it), each with the
+/// ids of its parked entries. Only sessions the adapter can tell about.
+pub fn sessions_down(ctx: &Ctx, entries: &[Entry]) -> Vec<(String, Vec<String>)> {
+    // One look per (server, session): each is a read of the process table.
+    let mut seen: Vec<(&str, &str, bool)> = vec![];
+    let mut out: Vec<(String, Vec<String>)> = vec![];
+    for e in entries.iter().filter(|e| e.state == EntryState::Parked) {
+        let (server, session) = (e.place.server.as_str(), e.place.session.as_str());
+        let down = match seen.iter().find(|(a, b, _)| *a == server && *b == session) {
+            Some((_, _, d)) => *d,
+            None => {
+                let d = ctx.mux.session_running(server, session) == Some(false);
+                seen.push((server, session, d));
+                d
+            }
+        };
+        if !down {
+            continue;
+        }
+        match out.iter_mut().find(|(s, _)| s == session) {
+            Some((_, ids)) => ids.push(e.id.clone()),
+            None => out.push((session.to_string(), vec![e.id.clone()])),
+        }
+    }
+    out
+}
+
+/// Why an entry of a session that does not run cannot be resumed in its pane now, and the way
+/// back (zellij resurrects a session on attach, marks and parked panes included).
+pub fn session_down_why(session: &str, eid: &str) -> String {
+    format!(
+        "its zellij session {session:?} is not running: `zellij attach {session}` brings it back with its parked panes, then `park unpark {eid}` resumes it in its pane"
+    )
+}

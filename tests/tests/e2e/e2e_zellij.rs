@@ -947,3 +947,70 @@ keybinds {{
     assert_eq!(r2.state, RowState::Live, "{r2:?}");
     assert_eq!(entries(sb).len(), 1, "exactly one park");
 }
+
+/// Issue 35 item 4: with the zellij session dead, `ls` said "tmux is not reachable", `rebuild`
+/// talked about a tmux server and skipped everything for tmux's sake, `unpark` gave the tmux
+/// error, and `doctor` said ok (exit 0). Each now names the zellij session, says it is not
+/// running and how to bring it back.
+#[test]
+fn a_dead_zellij_session_is_named_with_the_way_back_not_a_tmux_error() {
+    let (z, id) = start();
+    let (sb, zj) = (&z.sb, &z.zj);
+    let sid = run_claude(&z, &id);
+    let h = zj.handle(&id);
+    let r = park_when_quiet(sb, zj, &h);
+    assert_eq!(r.outcome.as_str(), "parked", "{:?}", r.reason);
+    zj.kill_server();
+    let attach = format!("zellij attach {}", zj.session);
+
+    let l = zls(sb, zj);
+    let r = l
+        .rows
+        .iter()
+        .find(|r| r.session_id.as_deref() == Some(sid.as_str()))
+        .expect("the parked row");
+    let why = r.reason.clone().unwrap_or_default();
+    assert!(
+        why.contains("is not running") && why.contains(&attach),
+        "{why}"
+    );
+    assert!(l.warnings[0].contains(&attach), "{:?}", l.warnings);
+
+    let o = zpark(sb, zj, &["doctor", "--json"]);
+    assert_eq!(code(&o), 1, "doctor needs attention: {}", text(&o));
+    let rep: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let f = rep["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "session-down")
+        .unwrap_or_else(|| panic!("{rep:#}"));
+    assert!(f["fix"].as_str().unwrap().contains(&attach), "{f}");
+
+    let o = zpark(sb, zj, &["rebuild", "--json"]);
+    let plan: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("rebuild --json ({e}): {}", text(&o)));
+    assert_eq!(
+        plan["server"],
+        serde_json::json!(""),
+        "no tmux server for zellij entries: {plan:#}"
+    );
+    let sk = plan["skipped"].as_array().unwrap();
+    assert!(
+        sk.iter()
+            .any(|s| s["reason"].as_str().unwrap().contains(&attach)),
+        "{plan:#}"
+    );
+    let t = text(&zpark(sb, zj, &["rebuild"]));
+    assert!(!t.contains("tmux"), "{t}");
+
+    let (c, out) = zaction(sb, zj, &["unpark", &sid]);
+    let why = out.results[0].reason.clone().unwrap_or_default();
+    assert_eq!(
+        (c, out.results[0].outcome.as_str()),
+        (1, "refused"),
+        "{why}"
+    );
+    assert!(why.contains(&attach) && !why.contains("tmux"), "{why}");
+    assert_eq!(entries(sb).len(), 1, "the entry is kept");
+}

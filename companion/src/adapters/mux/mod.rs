@@ -164,6 +164,11 @@ pub trait Mux: Send + Sync {
     /// zellij: `save-session`, only for a session that saves itself (see the zellij adapter);
     /// tmux saves nothing. Best effort.
     fn checkpoint(&self, _pane: &str) {}
+    /// Whether multiplexer session `session` of `server` runs now: `None` when this adapter cannot
+    /// tell or does not serve `server` (tmux: a server runs or not, its sessions are the panes').
+    fn session_running(&self, _server: &str, _session: &str) -> Option<bool> {
+        None
+    }
     /// Pushes the status summary (JSON) to plugins that render it; tmux reads user options instead.
     fn push_status(&self, _json: &str) {}
     /// Announces `text` to the people attached (tmux: `display-message` on every client unless

@@ -283,6 +283,13 @@ impl Mux for MuxSet {
     fn checkpoint(&self, pane: &str) {
         self.route(pane).checkpoint(pane)
     }
+    fn session_running(&self, server: &str, session: &str) -> Option<bool> {
+        if super::zellij::is_server(server) {
+            self.zellij.session_running(server, session)
+        } else {
+            self.tmux.session_running(server, session)
+        }
+    }
 
     fn respawn(
         &self,

@@ -802,6 +802,12 @@ impl Mux for Zellij {
         )))
     }
 
+    fn session_running(&self, server: &str, session: &str) -> Option<bool> {
+        // A session runs while its server process does (a socket file can outlive a crash).
+        self.serves(server)
+            .then(|| self.servers().iter().any(|s| s.session == session))
+    }
+
     fn checkpoint(&self, pane: &str) {
         if let Ok((_, session)) = self.session_of(pane) {
             if saves_itself(&self.root, &cache_root(), session) {
