@@ -520,6 +520,11 @@ fn leave_pane_usable(
                 if p.in_mode {
                     let _ = ctx.mux.leave_mode(&p.id);
                 }
+                // The dead agent's last frame and its exit text would sit above the prefill
+                // (zellij): the shell redraws on a clean screen first, as tmux shows it.
+                if ctx.mux.leaves_last_frame(&p.id) {
+                    let _ = repair_shell_screen(ctx, &p);
+                }
                 let _ = ctx.mux.send_text(
                     &p.id,
                     &format!("{} unpark .", ctx.typed_name_seen(p.pid, Some(env))),
@@ -555,6 +560,22 @@ pub fn is_our_prefill(last: &str, typed: &str, eid: &str) -> bool {
         last.strip_suffix(" unpark .")
             .and_then(|l| l.rsplit(' ').next())
             .is_some_and(|w| w.starts_with('/') && w.ends_with("/park"))
+    }
+}
+
+/// Types `park unpark .` (not run) at the pane's prompt when it shows a bare shell prompt: the way
+/// back of a parked pane whose prefill is gone (a resurrected zellij pane is a fresh shell).
+pub fn prefill_at_prompt(ctx: &Ctx, pane: &str) {
+    for _ in 0..40 {
+        if let Some(p) = find_pane(ctx, pane) {
+            if shell_prompt_ready(ctx, &p) {
+                let _ = ctx
+                    .mux
+                    .send_text(&p.id, &format!("{} unpark .", ctx.typed_name(p.pid)));
+                return;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
     }
 }
 

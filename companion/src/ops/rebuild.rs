@@ -315,6 +315,10 @@ fn relocate(
             let u = resume_in(ctx, &s, &p.id, &e.id);
             r.outcome = SlotResult::Unpark(u.outcome);
             r.reason = u.reason;
+        } else {
+            // A resurrected pane comes back a bare prompt: the way back is typed again, as
+            // after the park.
+            crate::ops::park::prefill_at_prompt(ctx, &p.id);
         }
         out.push(r);
     }

@@ -170,7 +170,7 @@ fn unpark_named(ctx: &Ctx, targets: &[String], req: &Request, ui: &dyn Ui) -> Re
             }
             Err(target::Miss::Nothing(why)) => {
                 results.extend(
-                    resurrect(ctx, &s, &live, &parsed, t, req.dry_run, why)
+                    resurrect(ctx, &s, &live, &entries, &parsed, t, req.dry_run, why)
                         .into_iter()
                         .map(Some),
                 );
@@ -326,10 +326,12 @@ fn group_ids(entries: &[Entry]) -> Vec<String> {
 /// A target naming no parked entry: a tombstone in the archive, resurrected through the same
 /// gated unpark (a fresh ledger entry claimed with `O_EXCL`, then the normal hand-off into a
 /// **new** window in its cwd, never into whatever pane now has its old id).
+#[allow(clippy::too_many_arguments)]
 fn resurrect(
     ctx: &Ctx,
     s: &Scan,
     live: &LiveSet,
+    parked: &[Entry],
     parsed: &Target,
     t: &str,
     dry_run: bool,
@@ -352,6 +354,25 @@ fn resurrect(
         if live.contains(&r.session_id) {
             out.push(ActionResult {
                 outcome: Outcome::AlreadyRunning,
+                ..base
+            });
+            continue;
+        }
+        // Parked under another handle now (a pane renumbered or re-pointed since the archive
+        // saw it): resume that entry, never a second one from the archive ("already exists").
+        if let Some(e) = parked.iter().find(|e| e.session_id == r.session_id) {
+            out.push(ActionResult {
+                outcome: Outcome::Refused,
+                reason: Some(format!(
+                    "this session is parked in {} now (entry {}): `park unpark {}`",
+                    if e.place.pane.is_empty() {
+                        "no pane that can be shown to be its slot"
+                    } else {
+                        e.place.pane.as_str()
+                    },
+                    e.id,
+                    e.id
+                )),
                 ..base
             });
             continue;

@@ -177,7 +177,13 @@ fn real_claude_in_zellij_parks_and_resumes_in_the_same_pane() {
     assert!(zj.terminals().contains(&id), "the pane stays");
     let title = poll(SECS(5), || zj.title(&id).filter(|t| t.starts_with('❄'))).unwrap_or_default();
     assert!(title.starts_with('❄'), "❄ title: {title:?}");
-    zj.wait_for(&id, r"park unpark \.\s*$", SECS(10)).unwrap();
+    let screen = zj.wait_for(&id, r"park unpark \.\s*$", SECS(10)).unwrap();
+    // Issue 35 item 10: the dead agent's last frame and its exit text are cleared, as in tmux:
+    // the pane shows the prompt and the prefill, not Claude's box and `claude --resume <id>`.
+    assert!(
+        !screen.contains("Resume this session with") && !screen.contains("Claude Code v"),
+        "{screen}"
+    );
     let parked = zrow(sb, zj, &h).unwrap();
     assert_eq!(parked.state, RowState::Parked);
     let status = std::fs::read_to_string(sb.park_home.join("status")).unwrap();
@@ -574,6 +580,17 @@ tab name="other" { pane; }"#
             "{why}"
         );
     }
+    // `rebuild --no-resume` re-points the entry and types the way back again (the resurrected
+    // pane is a fresh shell; issue 35 item 10); the old handle names nothing now, and never
+    // offers to resurrect the parked session from the archive.
+    let o = zpark(sb, &zj, &["rebuild", "--no-resume"]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    zj.wait_for("terminal_1", r"park unpark \.\s*$", SECS(10))
+        .unwrap();
+    let (c, out) = zaction(sb, &zj, &["unpark", old.as_str(), "--dry-run"]);
+    let why = out.results[0].reason.clone().unwrap_or_default();
+    assert_eq!(c, 1, "{why}");
+    assert_ne!(out.results[0].outcome.as_str(), "would-unpark", "{why}");
     assert!(
         claude_pids_for(&sb.home, &sid).is_empty(),
         "nothing resumed"

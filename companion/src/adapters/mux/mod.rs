@@ -164,6 +164,12 @@ pub trait Mux: Send + Sync {
     /// zellij: `save-session`, only for a session that saves itself (see the zellij adapter);
     /// tmux saves nothing. Best effort.
     fn checkpoint(&self, _pane: &str) {}
+    /// Whether a program that exits leaves its last frame (and what it printed on the way out)
+    /// above the shell's next prompt: zellij reports no alternate screen to leave, so an agent's
+    /// dead TUI stays drawn; tmux's alternate screen hands the shell's screen back.
+    fn leaves_last_frame(&self, _pane: &str) -> bool {
+        false
+    }
     /// Whether multiplexer session `session` of `server` runs now: `None` when this adapter cannot
     /// tell or does not serve `server` (tmux: a server runs or not, its sessions are the panes').
     fn session_running(&self, _server: &str, _session: &str) -> Option<bool> {

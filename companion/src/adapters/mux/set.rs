@@ -283,6 +283,9 @@ impl Mux for MuxSet {
     fn checkpoint(&self, pane: &str) {
         self.route(pane).checkpoint(pane)
     }
+    fn leaves_last_frame(&self, pane: &str) -> bool {
+        self.route(pane).leaves_last_frame(pane)
+    }
     fn session_running(&self, server: &str, session: &str) -> Option<bool> {
         if super::zellij::is_server(server) {
             self.zellij.session_running(server, session)

@@ -802,6 +802,10 @@ impl Mux for Zellij {
         )))
     }
 
+    fn leaves_last_frame(&self, _pane: &str) -> bool {
+        true
+    }
+
     fn session_running(&self, server: &str, session: &str) -> Option<bool> {
         // A session runs while its server process does (a socket file can outlive a crash).
         self.serves(server)
