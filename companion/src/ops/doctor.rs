@@ -38,6 +38,9 @@ pub struct EntryFacts {
     pub pane_moved: Option<String>,
     /// zellij: no pane can be shown to be the entry's slot (why).
     pub pane_unmatched: Option<String>,
+    /// Another agent runs in the entry's slot: (pane, agent, its session id, pid). Enter at a
+    /// resurrected zellij pane's "Waiting to run" prompt starts the pane's command afresh.
+    pub slot_taken: Option<(String, String, Option<String>, u32)>,
 }
 
 impl Default for EntryFacts {
@@ -52,6 +55,7 @@ impl Default for EntryFacts {
             pane_lost: false,
             pane_moved: None,
             pane_unmatched: None,
+            slot_taken: None,
         }
     }
 }
@@ -407,6 +411,19 @@ fn entry(e: &Entry, x: &EntryFacts, by_session: &[(String, Vec<&str>)], out: &mu
             Some("park rebuild (recreates the window and resumes the session in its slot; --dry-run shows the plan)".into()),
         ));
     }
+    if let Some((pane, agent, sid, pid)) = &x.slot_taken {
+        out.push(att(
+            "slot-taken",
+            id,
+            format!(
+                "another {agent} runs in its slot {pane} (pid {pid}, session {}): a fresh one, started by Enter at zellij's \"Waiting to run\" prompt of a resurrected pane; this parked session is untouched",
+                sid.as_deref().unwrap_or("unknown")
+            ),
+            Some(format!(
+                "`park park {pane}` (parks the fresh one too, if you want it), then `park unpark {id}` resumes this one in a new pane; or leave both"
+            )),
+        ));
+    }
     if e.state == EntryState::Parked {
         if let Some(to) = &x.pane_moved {
             out.push(info(
@@ -742,52 +759,79 @@ pub fn gather(ctx: &crate::ctx::Ctx) -> Facts {
         crate::ops::rebuild::lost_now(ctx, &mine, &panes)
     })
     .unwrap_or_default();
-    let facts: Vec<(Entry, EntryFacts)> = entries
-        .into_iter()
-        .map(|e| {
-            let running = scan
-                .as_ref()
-                .map(|s| {
-                    s.found
-                        .iter()
-                        .filter(|f| {
-                            f.proc.agent == e.agent
-                                && f.ident
-                                    .session_id
-                                    .as_deref()
-                                    .is_some_and(|id| id.eq_ignore_ascii_case(&e.session_id))
+    let facts: Vec<(Entry, EntryFacts)> =
+        entries
+            .into_iter()
+            .map(|e| {
+                let running =
+                    scan.as_ref()
+                        .map(|s| {
+                            s.found
+                                .iter()
+                                .filter(|f| {
+                                    f.proc.agent == e.agent
+                                        && f.ident.session_id.as_deref().is_some_and(|id| {
+                                            id.eq_ignore_ascii_case(&e.session_id)
+                                        })
+                                })
+                                .map(|f| f.proc.root)
+                                .collect()
                         })
-                        .map(|f| f.proc.root)
-                        .collect()
-                })
-                .unwrap_or_default();
-            let resumer_alive = e
-                .resumer
-                .is_some_and(|(pid, st)| crate::ops::kill::alive(ctx.platform.as_ref(), pid, st));
-            let transcript = crate::agents::expected_transcript(&e);
-            let x = EntryFacts {
-                restorable: crate::ops::unpark::restorable(&e),
-                running,
-                resumer_alive,
-                transcript_age_days: transcript.as_deref().and_then(age_days),
-                cleanup_days: cleanup_days(&e),
-                worktree_now: e
-                    .worktree
-                    .as_ref()
-                    .and_then(|_| worktree::fingerprint(&e.cwd)),
-                pane_lost: lost.contains(&e.id),
-                pane_moved: match zslots.get(&e.id) {
-                    Some(crate::store::slot::Slot::Moved(p)) => Some(p.id.clone()),
-                    _ => None,
-                },
-                pane_unmatched: match zslots.get(&e.id) {
-                    Some(crate::store::slot::Slot::Missing(why)) => Some(why.clone()),
-                    _ => None,
-                },
-            };
-            (e, x)
-        })
-        .collect();
+                        .unwrap_or_default();
+                let resumer_alive = e.resumer.is_some_and(|(pid, st)| {
+                    crate::ops::kill::alive(ctx.platform.as_ref(), pid, st)
+                });
+                let transcript = crate::agents::expected_transcript(&e);
+                let x = EntryFacts {
+                    restorable: crate::ops::unpark::restorable(&e),
+                    running,
+                    resumer_alive,
+                    transcript_age_days: transcript.as_deref().and_then(age_days),
+                    cleanup_days: cleanup_days(&e),
+                    worktree_now: e
+                        .worktree
+                        .as_ref()
+                        .and_then(|_| worktree::fingerprint(&e.cwd)),
+                    pane_lost: lost.contains(&e.id),
+                    pane_moved: match zslots.get(&e.id) {
+                        Some(crate::store::slot::Slot::Moved(p)) => Some(p.id.clone()),
+                        _ => None,
+                    },
+                    pane_unmatched: match zslots.get(&e.id) {
+                        Some(crate::store::slot::Slot::Missing(why)) => Some(why.clone()),
+                        _ => None,
+                    },
+                    slot_taken: {
+                        // zellij slots only (found by their mark): a tmux handle after a server
+                        // restart may be any pane, and tmux's placeholder resumes on Enter.
+                        let slot = match zslots.get(&e.id) {
+                            Some(crate::store::slot::Slot::Here(p))
+                            | Some(crate::store::slot::Slot::Moved(p)) => Some(p.id.clone()),
+                            _ => None,
+                        };
+                        scan.as_ref().zip(slot).and_then(|(s, slot)| {
+                            s.found
+                                .iter()
+                                .find(|f| {
+                                    f.pane.as_ref().is_some_and(|p| p.id == slot)
+                                        && !f.ident.session_id.as_deref().is_some_and(|id| {
+                                            id.eq_ignore_ascii_case(&e.session_id)
+                                        })
+                                })
+                                .map(|f| {
+                                    (
+                                        slot.clone(),
+                                        f.proc.agent.as_str().to_string(),
+                                        f.ident.session_id.clone(),
+                                        f.proc.main,
+                                    )
+                                })
+                        })
+                    },
+                };
+                (e, x)
+            })
+            .collect();
     let known: Vec<_> = facts
         .iter()
         .map(|(e, _)| (e.agent, e.config_dir.clone(), e.config_var.clone()))
@@ -1228,6 +1272,32 @@ mod tests {
             "{:?}",
             r.findings
         );
+    }
+
+    /// Issue 35 item 3: Enter at a resurrected held pane started a fresh agent in the parked
+    /// slot, and doctor said ok.
+    #[test]
+    fn a_fresh_agent_in_a_parked_slot_is_named() {
+        let e = sample("slot");
+        let x = EntryFacts {
+            slot_taken: Some((
+                "terminal_1@main".into(),
+                "claude".into(),
+                Some("fresh-id".into()),
+                42,
+            )),
+            ..EntryFacts::default()
+        };
+        let r = diagnose(&facts(vec![(e.clone(), x)]));
+        assert!(!r.ok);
+        assert_eq!(codes(&r), vec![("slot-taken", Level::Attention)]);
+        let f = &r.findings[0];
+        assert!(f.message.contains("terminal_1@main") && f.message.contains("pid 42"));
+        assert!(f
+            .fix
+            .as_deref()
+            .unwrap()
+            .contains(&format!("park unpark {}", e.id)));
     }
 
     /// Issue 35 item 4: with the zellij session dead, doctor said "ok … restorable" (exit 0).

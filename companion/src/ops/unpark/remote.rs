@@ -203,13 +203,26 @@ pub(crate) fn send_resume(
                 .iter()
                 .any(|f| f.pane.as_ref().is_some_and(|fp| fp.id == p.id)) =>
         {
+            // Name the one running there and the way forward: a fresh agent in a parked slot
+            // (Enter at a resurrected zellij pane's "Waiting to run") leaves this session
+            // untouched, and parking that one frees the slot's claim.
+            let f = s
+                .found
+                .iter()
+                .find(|f| f.pane.as_ref().is_some_and(|fp| fp.id == p.id))
+                .expect("matched above");
             return Done(res(
                 target,
                 &e,
                 Outcome::Refused,
                 Some(format!(
-                    "pane {} is running a live agent; never typing into it",
-                    p.id
+                    "pane {} is running another {} (pid {}, session {}); never typing into it. This session is untouched: `park park {}` parks that one too, then `park unpark {}` resumes this one in a new pane",
+                    p.id,
+                    f.proc.agent.as_str(),
+                    f.proc.main,
+                    f.ident.session_id.as_deref().unwrap_or("unknown"),
+                    p.id,
+                    e.id
                 )),
             ));
         }
