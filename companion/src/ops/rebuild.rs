@@ -316,8 +316,15 @@ fn relocate(
             r.outcome = SlotResult::Unpark(u.outcome);
             r.reason = u.reason;
         } else {
-            // A resurrected pane comes back a bare prompt: the way back is typed again, as
-            // after the park.
+            // A held pane ("Waiting to run …") runs its saved command on Enter — for a pane-owned
+            // agent a fresh one in the parked slot: it becomes a shell first (ESC, never Enter).
+            // Then, as for a resurrected pane that came back a bare prompt, the way back is
+            // typed again, as after the park.
+            if p.dead {
+                if let Err(why) = ctx.mux.revive(&p.id) {
+                    r.reason = Some(format!("held pane not revived: {why}"));
+                }
+            }
             crate::ops::park::prefill_at_prompt(ctx, &p.id);
         }
         out.push(r);

@@ -580,17 +580,6 @@ tab name="other" { pane; }"#
             "{why}"
         );
     }
-    // `rebuild --no-resume` re-points the entry and types the way back again (the resurrected
-    // pane is a fresh shell; issue 35 item 10); the old handle names nothing now, and never
-    // offers to resurrect the parked session from the archive.
-    let o = zpark(sb, &zj, &["rebuild", "--no-resume"]);
-    assert_eq!(code(&o), 0, "{}", text(&o));
-    zj.wait_for("terminal_1", r"park unpark \.\s*$", SECS(10))
-        .unwrap();
-    let (c, out) = zaction(sb, &zj, &["unpark", old.as_str(), "--dry-run"]);
-    let why = out.results[0].reason.clone().unwrap_or_default();
-    assert_eq!(c, 1, "{why}");
-    assert_ne!(out.results[0].outcome.as_str(), "would-unpark", "{why}");
     assert!(
         claude_pids_for(&sb.home, &sid).is_empty(),
         "nothing resumed"
@@ -744,9 +733,9 @@ tab name="other" { pane; }"#
     assert_ne!(new_b, b, "zellij renumbered the pane");
     zj.wait_for(&new_b, "Waiting to run", SECS(10)).unwrap();
 
-    // `park rebuild` re-points the entry at its held, renumbered pane, drops it to a shell and
-    // resumes it there.
-    let o = zpark(sb, &zj, &["rebuild", "--json"]);
+    // The plan: re-point the entry at its held, renumbered pane (resuming it goes through the
+    // same `resume_in` as a rebuilt tmux window's, proven by `rebuild::real_claude_two_…`).
+    let o = zpark(sb, &zj, &["rebuild", "--dry-run", "--json"]);
     let rep: serde_json::Value = serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|e| panic!("rebuild --json ({e}): {}", text(&o)));
     let rel = rep["relocated"].as_array().expect("relocated");
@@ -756,8 +745,27 @@ tab name="other" { pane; }"#
         serde_json::json!(zj.handle(&new_b)),
         "{rep:#}"
     );
-    assert_eq!(rel[0]["outcome"], serde_json::json!("unparked"), "{rep:#}");
-    assert_eq!(code(&o), 0, "{rep:#}");
+    // `park rebuild --no-resume` re-points it and turns the held pane into a shell with the way
+    // back typed (ESC, never Enter: Enter would run the saved command; issue 35 item 3); the
+    // session itself stays parked.
+    let o = zpark(sb, &zj, &["rebuild", "--no-resume"]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    zj.wait_for(&new_b, r"park unpark \.\s*$", SECS(10))
+        .unwrap();
+    assert!(
+        claude_pids_for(&sb.home, &sid_b).is_empty(),
+        "nothing resumed"
+    );
+    assert_eq!(entries(sb).len(), 1, "still parked");
+
+    // Re-pointed, it resumes in place by its id (the prefill is ours: cleared, not appended to).
+    let (c, out) = zaction(sb, &zj, &["unpark", &sid_b]);
+    assert_eq!(
+        (c, out.results[0].outcome.as_str()),
+        (0, "unparked"),
+        "{:?}",
+        out.results[0].reason
+    );
     let nh = zj.handle(&new_b);
     let again = zwait_row(sb, &zj, &nh, |r| r.state == RowState::Live);
     assert_eq!(again.session_id.as_deref(), Some(sid_b.as_str()));
