@@ -178,7 +178,7 @@ impl Plugin {
             // Without the live focus (an older host) or before the first manifest, the strip
             // cannot tell whose key it was: it acts on nothing rather than on a stale pane.
             (Mode::Strip, _, _) => Err(Some(
-                "park: cannot tell which pane is focused; use the picker (Alt p)".into(),
+                "park: cannot tell which pane is focused; use the picker (Alt z)".into(),
             )),
             _ => self.focused.ok_or_else(none),
         }

@@ -244,7 +244,8 @@ pub enum Cmd {
         json: bool,
     },
     /// The zellij plugin: `park zellij install` puts it in ~/.local/share/park/park.wasm and prints
-    /// the KDL to add to your zellij config (never edits it); `park zellij kdl` prints the KDL.
+    /// the KDL to add to your zellij config and a layout to save (never edits either); `park
+    /// zellij kdl` prints them again.
     Zellij {
         #[command(subcommand)]
         op: ZellijOp,
@@ -316,13 +317,14 @@ pub enum AutoOp {
 pub enum ZellijOp {
     /// Write the plugin to ${XDG_DATA_HOME:-~/.local/share}/park/park.wasm (atomically; unchanged
     /// bytes are left alone) and print the KDL. The wasm is --wasm, else the one built into park,
-    /// else the one shipped beside it (../share/park/park.wasm, park.wasm).
+    /// else the one shipped beside it (<prefix>/share/park/park.wasm, park.wasm).
     Install {
         /// Install this wasm instead (e.g. plugin-zellij/target/park.wasm from scripts/build-plugin).
         #[arg(long, value_name = "PATH")]
         wasm: Option<std::path::PathBuf>,
     },
-    /// Print the KDL for ~/.config/zellij/config.kdl (plugin, keybindings, strip, zjstatus).
+    /// Print the KDL for ~/.config/zellij/config.kdl (plugin, keybindings, zjstatus) and a layout
+    /// with the strip to save as ~/.config/zellij/layouts/park.kdl.
     Kdl,
 }
 

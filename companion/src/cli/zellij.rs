@@ -28,6 +28,12 @@ pub fn run(op: ZellijOp) -> ExitStatus {
             ),
             Err(e) => return report(Stop::refused(e).of("zellij install")),
         }
+    } else if !dest.is_file() {
+        // The KDL names the install path: say when nothing is there yet.
+        eprintln!(
+            "note: {} is not installed yet: run `park zellij install`",
+            dest.display()
+        );
     }
     print!("{}", zp::kdl(&dest));
     ExitStatus::Success

@@ -1,13 +1,14 @@
 //! `park zellij install|kdl`: puts the zellij plugin (`plugin-zellij/`, a wasm module) where the
 //! printed KDL points, `${XDG_DATA_HOME:-~/.local/share}/park/park.wasm`, for a user without a Rust
-//! wasm toolchain. It never edits a zellij config: it prints the KDL to add.
+//! wasm toolchain. It never edits a zellij config: it prints the KDL to add, and a layout to save.
 //!
 //! Where the wasm comes from, first found wins:
 //! 1. `--wasm PATH`;
 //! 2. the copy built into this binary: `scripts/install` builds the plugin, then park with
 //!    `PARK_EMBED_WASM=<that file>` (`companion/build.rs` embeds it; empty without the variable);
-//! 3. beside the binary: `<exe dir>/../share/park/park.wasm`, then `<exe dir>/park.wasm` (a
-//!    package that ships the two files), unless that file is the install destination itself.
+//! 3. beside the binary: `<prefix>/share/park/park.wasm` for `<prefix>/bin/park`, then
+//!    `<exe dir>/park.wasm` (a package that ships the two files), unless that file is the install
+//!    destination itself.
 //!
 //! Contract: the bytes are checked to be a wasm module (`\0asm`, version 1) before anything is
 //! written; the install is atomic (a temp file beside it, fsync, rename) and idempotent (identical
@@ -73,15 +74,16 @@ pub fn validate(bytes: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
-/// The candidates beside the binary at `exe`, in the order they are tried.
+/// The candidates beside the binary at `exe`, in the order they are tried: `<prefix>/share/park/
+/// park.wasm` for `<prefix>/bin/park`, then `park.wasm` in the binary's own dir.
 pub fn beside(exe: &Path) -> Vec<PathBuf> {
     let Some(dir) = exe.parent() else {
         return vec![];
     };
-    vec![
-        dir.join("..").join("share").join("park").join("park.wasm"),
-        dir.join("park.wasm"),
-    ]
+    let share = dir
+        .parent()
+        .map(|prefix| prefix.join("share").join("park").join("park.wasm"));
+    share.into_iter().chain([dir.join("park.wasm")]).collect()
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {
@@ -114,16 +116,29 @@ pub fn find(
             return Ok((Source::Beside(p.clone()), read(p)?));
         }
     }
-    let looked = tried
-        .iter()
-        .map(|p| p.display().to_string())
-        .collect::<Vec<_>>()
-        .join(", ");
-    Err(format!(
-        "this park has no zellij plugin built in and none beside it ({looked}): install park \
-         with the repo's scripts/install (it builds the plugin into park), or build it with \
-         scripts/build-plugin and run `park zellij install --wasm plugin-zellij/target/park.wasm`"
-    ))
+    Err(not_found(&tried))
+}
+
+/// The refusal when there is no wasm: every path it names is labelled as looked in and not found,
+/// and it says how to get the plugin.
+pub fn not_found(tried: &[PathBuf]) -> String {
+    let looked = match tried {
+        [] => String::new(),
+        _ => format!(
+            " (looked in {}: not found)",
+            tried
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(" and ")
+        ),
+    };
+    format!(
+        "no zellij plugin to install: this park was built without one and there is none beside \
+         it{looked}. To get one, in a checkout of park's repo: run scripts/install (builds the \
+         plugin and a park with it built in, and installs both), or run scripts/build-plugin \
+         (needs rustup) and then `park zellij install --wasm plugin-zellij/target/park.wasm`"
+    )
 }
 
 /// Writes `bytes` to `dest` atomically (`<dest>.park-tmp`, 0644, fsync, rename, fsync of the
@@ -162,31 +177,77 @@ pub fn install(bytes: &[u8], dest: &Path) -> Result<Installed, String> {
     Ok(Installed::Written)
 }
 
-/// The KDL to add to `~/.config/zellij/config.kdl` for the plugin at `wasm` (the one source of it:
-/// `scripts/install` and `scripts/install-zellij-plugin` print this).
+/// The key the printed KDL binds to the picker. Not `Alt p`: zellij 0.45.1 binds it by default
+/// (`TogglePaneInGroup`, `zellij setup --dump-config`); `Alt z` and `Alt Z` are bound to nothing.
+pub const PICKER_KEY: &str = "Alt z";
+/// The key the printed KDL binds to "park the focused pane". Not `Alt P`: zellij reads Alt+Shift+p
+/// as `Alt Shift p`, which 0.45.1 binds by default (`ToggleGroupMarking`).
+pub const PARK_FOCUSED_KEY: &str = "Alt Z";
+
+/// The first line of each part [`kdl`] prints (the config part, then the layout part) and the
+/// line that ends each: a reader (or a test) can cut the output into its two files.
+pub const CONFIG_PART: &str = "// ==== park 1/2: add this to ~/.config/zellij/config.kdl ====";
+pub const LAYOUT_PART: &str =
+    "// ==== park 2/2: save this as ~/.config/zellij/layouts/park.kdl ====";
+pub const PART_END: &str = "// ==== end ====";
+
+/// A complete layout: zellij 0.45.1's default one (`zellij setup --dump-layout default`: the
+/// tab-bar and status-bar plugins around the panes) as the template of every tab, with park's
+/// one-line strip under the tab bar.
+pub const LAYOUT: &str = r#"layout {
+    default_tab_template {
+        pane size=1 borderless=true {
+            plugin location="tab-bar"
+        }
+        pane size=1 borderless=true {
+            plugin location="park"
+        }
+        children
+        pane size=1 borderless=true {
+            plugin location="status-bar"
+        }
+    }
+}
+"#;
+
+/// What `park zellij install|kdl` prints for the plugin at `wasm` (the one source of it:
+/// `scripts/install` and `scripts/install-zellij-plugin` print this), in two delimited parts: the
+/// KDL to add to `~/.config/zellij/config.kdl` (the plugin alias and the two keys) and a whole
+/// layout to save as `~/.config/zellij/layouts/park.kdl`.
 pub fn kdl(wasm: &Path) -> String {
     // A KDL string: `\` and `"` escaped.
     let loc = format!("file:{}", wasm.display())
         .replace('\\', "\\\\")
         .replace('"', "\\\"");
+    let (pick, park) = (PICKER_KEY, PARK_FOCUSED_KEY);
     format!(
-        r#"// --- park (add to ~/.config/zellij/config.kdl) ---
+        r#"{CONFIG_PART}
 plugins {{
     park location="{loc}" {{ mode "strip"; }}
 }}
 keybinds {{
     shared {{
         // the picker, floating, with the focused pane preselected
-        bind "Alt p" {{ LaunchOrFocusPlugin "{loc}" {{ floating true; move_to_focused_tab true; mode "picker"; }}; }}
+        bind "{pick}" {{ LaunchOrFocusPlugin "{loc}" {{ floating true; move_to_focused_tab true; mode "picker"; }}; }}
         // park the focused pane now (handled by the strip)
-        bind "Alt P" {{ MessagePlugin "park" {{ name "park:park-focused"; payload "x"; }}; }}
+        bind "{park}" {{ MessagePlugin "park" {{ name "park:park-focused"; payload "x"; }}; }}
+        // {pick} and {park} are free in zellij 0.45's default keys. Not Alt p / Alt P: zellij binds
+        // "Alt p" to TogglePaneInGroup and "Alt Shift p" (the key Alt P) to ToggleGroupMarking,
+        // and binding them here would hide those.
     }}
 }}
-// and in your layout, a one-line strip on top showing "❄ 3 · 1.1G":
-//   pane size=1 borderless=true {{ plugin location="park"; }}
+// To open this layout by default, also add:  default_layout "park"
 // zjstatus users: park also pipes the summary to zjstatus; in its plugin block add
 //   format_left "... {{pipe_park}}"
 //   pipe_park_format "{{output}}"
+{PART_END}
+
+{LAYOUT_PART}
+// zellij's default layout (tab bar, status bar) with park's one-line strip ("❄ 3 · 1.1G") under
+// the tab bar, in every tab. Use it with `zellij --layout park`, or `default_layout "park"` in
+// config.kdl. In a layout of your own, the strip is this one pane:
+//   pane size=1 borderless=true {{ plugin location="park"; }}
+{LAYOUT}{PART_END}
 "#
     )
 }
@@ -240,10 +301,7 @@ mod tests {
         let exe = bin.join("park");
         let dest = d.path().join("data/park/park.wasm");
         let none = find(None, b"", Some(&exe), &dest).unwrap_err();
-        assert!(
-            none.contains("scripts/install") && none.contains("--wasm"),
-            "{none}"
-        );
+        assert_eq!(none, not_found(&beside(&exe)));
         std::fs::write(bin.join("park.wasm"), WASM).unwrap();
         assert_eq!(
             find(None, b"", Some(&exe), &dest).unwrap().0,
@@ -252,7 +310,7 @@ mod tests {
         std::fs::write(share.join("park.wasm"), WASM).unwrap();
         assert_eq!(
             find(None, b"", Some(&exe), &dest).unwrap().0,
-            Source::Beside(bin.join("../share/park/park.wasm"))
+            Source::Beside(d.path().join("pfx/share/park/park.wasm"))
         );
         assert_eq!(
             find(None, WASM, Some(&exe), &dest).unwrap().0,
@@ -289,11 +347,118 @@ mod tests {
         assert_eq!(names, ["park.wasm"], "no temp file left");
     }
 
+    /// Issue 35 item 7: the refusal named `<bin>/../share/park/park.wasm` as if it were there.
+    #[test]
+    fn the_refusal_labels_every_path_as_looked_in_and_says_how_to_get_the_plugin() {
+        let tried = beside(Path::new("/opt/pfx/bin/park"));
+        assert_eq!(
+            tried,
+            [
+                Path::new("/opt/pfx/share/park/park.wasm"),
+                Path::new("/opt/pfx/bin/park.wasm")
+            ]
+        );
+        let e = not_found(&tried);
+        assert!(
+            e.contains(
+                "(looked in /opt/pfx/share/park/park.wasm and /opt/pfx/bin/park.wasm: not found)"
+            ),
+            "{e}"
+        );
+        assert!(!e.contains(".."), "{e}");
+        for how in [
+            "scripts/install",
+            "scripts/build-plugin",
+            "`park zellij install --wasm plugin-zellij/target/park.wasm`",
+        ] {
+            assert!(e.contains(how), "{how}: {e}");
+        }
+        // Nothing tried (no binary path): no empty parentheses.
+        assert!(!not_found(&[]).contains("()"));
+        // A binary in / has no prefix to look in.
+        assert_eq!(beside(Path::new("/park")), [Path::new("/park.wasm")]);
+    }
+
+    /// The text between `start` and the next [`PART_END`] in `k`.
+    fn part<'a>(k: &'a str, start: &str) -> &'a str {
+        let from = k.find(start).unwrap_or_else(|| panic!("no {start}: {k}")) + start.len();
+        let len = k[from..].find(PART_END).expect("part end");
+        &k[from..from + len]
+    }
+
     #[test]
     fn kdl_points_every_location_at_the_wasm() {
         let k = kdl(Path::new("/d/park/park.wasm"));
-        assert_eq!(k.matches(r#""file:/d/park/park.wasm""#).count(), 2, "{k}");
-        assert!(k.contains(r#"mode "strip""#) && k.contains(r#"mode "picker""#));
-        assert!(k.contains("pipe_park_format \"{output}\""));
+        let config = part(&k, CONFIG_PART);
+        assert_eq!(
+            config.matches(r#""file:/d/park/park.wasm""#).count(),
+            2,
+            "{k}"
+        );
+        assert!(config.contains(r#"mode "strip""#) && config.contains(r#"mode "picker""#));
+        assert!(config.contains("pipe_park_format \"{output}\""));
+        assert!(k.starts_with(CONFIG_PART) && k.ends_with(&format!("{PART_END}\n")));
+    }
+
+    /// Issue 35 item 7: the layout was a comment; it is a whole layout, zellij's default one with
+    /// the strip in every tab, in its own part that names the file to save it to.
+    #[test]
+    fn kdl_prints_a_whole_layout_with_the_strip_in_a_part_of_its_own() {
+        let k = kdl(Path::new("/d/park/park.wasm"));
+        assert!(LAYOUT_PART.contains("~/.config/zellij/layouts/park.kdl"));
+        let layout = part(&k, LAYOUT_PART);
+        assert!(layout.contains(LAYOUT), "{layout}");
+        assert!(
+            layout.contains("zellij --layout park") && layout.contains(r#"default_layout "park""#)
+        );
+        let body: Vec<&str> = LAYOUT.lines().map(str::trim).collect();
+        let at = |line: &str| {
+            body.iter()
+                .position(|l| *l == line)
+                .unwrap_or_else(|| panic!("{line}: {LAYOUT}"))
+        };
+        assert_eq!(body[0], "layout {");
+        assert_eq!(body[1], "default_tab_template {");
+        let (tabs, strip, children, status) = (
+            at(r#"plugin location="tab-bar""#),
+            at(r#"plugin location="park""#),
+            at("children"),
+            at(r#"plugin location="status-bar""#),
+        );
+        assert!(
+            tabs < strip && strip < children && children < status,
+            "{LAYOUT}"
+        );
+        assert_eq!(LAYOUT.matches("pane size=1 borderless=true {").count(), 3);
+        // The config part has no layout in it (config.kdl would not take one).
+        assert!(!part(&k, CONFIG_PART)
+            .lines()
+            .any(|l| l.trim_start().starts_with("layout")));
+    }
+
+    /// Issue 35 item 7: `Alt p` hid zellij 0.45.1's default `Alt p` (TogglePaneInGroup) and `Alt P`
+    /// its `Alt Shift p` (ToggleGroupMarking). The keys bound are others, and the KDL says why.
+    #[test]
+    fn kdl_binds_keys_zellij_leaves_free_and_says_why_not_alt_p() {
+        let k = kdl(Path::new("/d/park/park.wasm"));
+        let config = part(&k, CONFIG_PART);
+        let bound: Vec<&str> = config
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("bind \""))
+            .map(|l| &l[..l.find('"').unwrap()])
+            .collect();
+        assert_eq!(bound, [PICKER_KEY, PARK_FOCUSED_KEY]);
+        // Bound by zellij 0.45.1 by default (`zellij setup --dump-config`), `Alt P` being the key
+        // `Alt Shift p`.
+        for taken in [
+            "Alt f", "Alt n", "Alt i", "Alt o", "Alt h", "Alt l", "Alt j", "Alt k", "Alt p",
+            "Alt P",
+        ] {
+            assert!(!bound.contains(&taken), "{taken}");
+        }
+        assert!(
+            config.contains("TogglePaneInGroup") && config.contains("ToggleGroupMarking"),
+            "{config}"
+        );
     }
 }

@@ -211,10 +211,19 @@ fn park_zellij_install_takes_the_wasm_beside_the_binary_else_says_how_to_get_one
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
         err.contains("no zellij plugin")
-            && err.contains("--wasm")
+            && err.contains("--wasm plugin-zellij/target/park.wasm")
+            && err.contains("scripts/build-plugin")
             && err.contains("scripts/install"),
         "{err}"
     );
+    // Issue 35 item 7: the paths it names are the ones it looked in, said to be missing, without
+    // a `bin/..` that reads like a real file.
+    let looked = format!(
+        "(looked in {} and {}: not found)",
+        r.join("pfx/share/park/park.wasm").display(),
+        exe.with_file_name("park.wasm").display()
+    );
+    assert!(err.contains(&looked) && !err.contains("/../"), "{err}");
     assert!(!h.join("data/park/park.wasm").exists());
     std::fs::create_dir_all(r.join("pfx/share/park")).unwrap();
     let shipped = b"\0asm\x01\0\0\0shipped";
@@ -273,4 +282,69 @@ fn cargo_install_path_companion_installs_a_working_park() {
         std::fs::read(home.path().join("data/park/park.wasm")).unwrap(),
         embedded
     );
+}
+
+/// `zellij setup --check` (zellij 0.45.1, `park_e2e::zellij_bin`) in `home`, whose
+/// `.config/zellij` holds `config` as config.kdl and `layout` as layouts/park.kdl: it parses both
+/// (the layout because config.kdl names it as `default_layout`). Its output, and whether it passed.
+fn zellij_check(home: &Path, config: &str, layout: &str) -> (bool, String) {
+    let dir = home.join(".config/zellij");
+    std::fs::create_dir_all(dir.join("layouts")).unwrap();
+    std::fs::write(dir.join("config.kdl"), config).unwrap();
+    std::fs::write(dir.join("layouts/park.kdl"), layout).unwrap();
+    let o = Command::new(park_e2e::zellij_bin())
+        .args(["setup", "--check"])
+        .env_clear()
+        .env("HOME", home)
+        .env("PATH", std::env::var("PATH").unwrap())
+        .current_dir(home)
+        .output()
+        .unwrap();
+    (o.status.success(), said(&o))
+}
+
+/// Issue 35 item 7: `park zellij kdl` prints two parts a new user saves as they are, and real
+/// zellij 0.45.1 takes them: the config part as ~/.config/zellij/config.kdl (its plugin alias and
+/// keybindings; with `default_layout "park"` added, as its comment says) and the layout part, a
+/// whole layout, as ~/.config/zellij/layouts/park.kdl. `zellij setup --check` parses both; the
+/// same check fails on that layout with an unknown node in it (so it does read the layout).
+#[test]
+fn park_zellij_kdl_prints_a_config_and_a_layout_real_zellij_takes() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let o = zellij(&park_bin(), h, &["kdl"]);
+    assert!(o.status.success(), "{}", said(&o));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let part = |head: &str| -> String {
+        let start = out
+            .lines()
+            .position(|l| l.starts_with("// ==== park") && l.contains(head))
+            .unwrap_or_else(|| panic!("no part {head}: {out}"));
+        let lines: Vec<&str> = out.lines().skip(start + 1).collect();
+        let end = lines
+            .iter()
+            .position(|l| *l == "// ==== end ====")
+            .unwrap_or_else(|| panic!("part {head} has no end: {out}"));
+        lines[..end].join("\n") + "\n"
+    };
+    let config = part("add this to ~/.config/zellij/config.kdl");
+    let layout = part("save this as ~/.config/zellij/layouts/park.kdl");
+    assert!(config.contains(r#"default_layout "park""#), "{config}");
+    assert!(
+        layout.contains("default_tab_template")
+            && layout.contains(r#"plugin location="park""#)
+            && layout.contains("children"),
+        "{layout}"
+    );
+    let config = format!("{config}default_layout \"park\"\n");
+    let (ok, text) = zellij_check(h, &config, &layout);
+    assert!(
+        ok,
+        "zellij setup --check refused it:\n{text}\n{config}\n{layout}"
+    );
+    assert!(text.contains("[CONFIG FILE]: Well defined."), "{text}");
+
+    let broken = layout.replacen("children", "children\n        not_a_layout_node", 1);
+    let (ok, text) = zellij_check(h, &config, &broken);
+    assert!(!ok && text.contains("not_a_layout_node"), "{text}");
 }
