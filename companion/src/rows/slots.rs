@@ -85,7 +85,10 @@ fn place_on(ctx: &Ctx, panes: &[Pane], entries: &[Entry]) -> Vec<Entry> {
                 Slot::Here(_) => {}
                 Slot::Moved(p) => repoint_in_memory(&mut e, &p),
                 Slot::Missing(_) => {
-                    if crate::adapters::mux::is_zellij_server(&e.place.server) {
+                    // A pane a later park took over names that one, in any multiplexer.
+                    if crate::adapters::mux::is_zellij_server(&e.place.server)
+                        || slot::newer_in_pane(&e, entries).is_some()
+                    {
                         e.place.pane = String::new();
                     }
                 }

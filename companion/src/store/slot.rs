@@ -140,10 +140,36 @@ pub enum Slot {
     Missing(String),
 }
 
+/// Another parked entry parked in the same pane later (a fresh agent started in a parked slot,
+/// then parked too): the pane is that one's slot now — its mark, its prefill, its placeholder —
+/// and the earlier entry resumes elsewhere.
+pub fn newer_in_pane<'a>(e: &Entry, others: &'a [Entry]) -> Option<&'a Entry> {
+    others.iter().find(|o| {
+        o.id != e.id
+            && o.place.pane == e.place.pane
+            && o.place.server == e.place.server
+            && later(&o.parked_at, &e.parked_at)
+    })
+}
+
+/// RFC 3339 times compared as times (their text differs in fractional digits).
+fn later(a: &str, b: &str) -> bool {
+    match (a.parse::<jiff::Timestamp>(), b.parse::<jiff::Timestamp>()) {
+        (Ok(x), Ok(y)) => x > y,
+        _ => a > b,
+    }
+}
+
 /// Finds the entry's slot among `panes` (see the module contract). `is_slot` says whether the
 /// recorded pane still is the slot ([`is_parked_slot`] with the process
 /// table's facts); `others` are the other parked entries.
 pub fn find(e: &Entry, panes: &[Pane], others: &[Entry], is_slot: impl Fn(&Pane) -> bool) -> Slot {
+    if let Some(o) = newer_in_pane(e, others) {
+        return Slot::Missing(format!(
+            "its pane {} holds a session parked after it ({}); it resumes in a new pane",
+            e.place.pane, o.id
+        ));
+    }
     if let Some(p) = panes
         .iter()
         .find(|p| p.id == e.place.pane && p.server == e.place.server)
@@ -250,6 +276,30 @@ mod tests {
             let dotted = zentry("s1", "terminal_2@zl", &format!("✳ {t}"), "work", "/w");
             assert_eq!(pill_title(&dotted), format!("❄ {t} · {}", tag(&dotted.id)));
         }
+    }
+
+    /// Issue 35 item 3: a fresh agent started in a parked slot and parked too owns the pane; the
+    /// earlier entry resumes elsewhere, never into the later one's slot (the pane's shell is the
+    /// one both recorded, so the process evidence alone said "here" for both).
+    #[test]
+    fn a_pane_a_later_park_took_over_is_the_later_entrys() {
+        let mut old = zentry("s-old", "terminal_0@zl", "claude", "work", "/w");
+        old.parked_at = "2026-12-06T08:00:00Z".into();
+        let mut new = zentry("s-new", "terminal_0@zl", "claude", "work", "/w");
+        new.parked_at = "2026-12-06T08:05:00Z".into();
+        let panes = vec![zpane("terminal_0@zl", &pill_title(&new), "work", "/w")];
+        let all = vec![old.clone(), new.clone()];
+        let others_of =
+            |e: &Entry| -> Vec<Entry> { all.iter().filter(|x| x.id != e.id).cloned().collect() };
+        // The shell is the same process for both: the evidence every pane check would accept.
+        match find(&old, &panes, &others_of(&old), |_| true) {
+            Slot::Missing(why) => assert!(why.contains(&new.id), "{why}"),
+            x => panic!("{x:?}"),
+        }
+        assert!(matches!(
+            find(&new, &panes, &others_of(&new), |_| true),
+            Slot::Here(_)
+        ));
     }
 
     /// The resurrection bug: pane ids renumbered, the old id now names another ❄ pane.

@@ -1039,3 +1039,70 @@ fn a_dead_zellij_session_is_named_with_the_way_back_not_a_tmux_error() {
     assert!(why.contains(&attach) && !why.contains("tmux"), "{why}");
     assert_eq!(entries(sb).len(), 1, "the entry is kept");
 }
+
+/// Issue 35 item 3: a fresh agent in a parked slot (Enter at a resurrected held pane's "Waiting
+/// to run", or `claude` typed at the parked pane's prompt) left `doctor` saying ok and `unpark`
+/// refusing with no way forward. doctor names it (`slot-taken`); unpark names it and the way
+/// forward, and that way works: park the fresh one too, then the parked one resumes in a new pane.
+#[test]
+fn a_fresh_agent_in_a_parked_slot_is_named_and_the_way_forward_works() {
+    let (z, id) = start();
+    let (sb, zj) = (&z.sb, &z.zj);
+    let sid = run_claude(&z, &id);
+    let h = zj.handle(&id);
+    let r = park_when_quiet(sb, zj, &h);
+    assert_eq!(r.outcome.as_str(), "parked", "{:?}", r.reason);
+    zj.wait_for(&id, r"park unpark \.\s*$", SECS(10)).unwrap();
+    // A fresh Claude in the parked slot (the prefill cleared first, as a user would).
+    zj.cli(&["action", "write", "--pane-id", &id, "21"])
+        .unwrap();
+    let fresh = chat(&z, &{
+        zj.type_line(&id, "claude --dangerously-skip-permissions");
+        id.clone()
+    });
+    assert_ne!(fresh, sid);
+
+    let o = zpark(sb, zj, &["doctor", "--json"]);
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    let rep: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let f = rep["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "slot-taken")
+        .unwrap_or_else(|| panic!("{rep:#}"));
+    assert!(f["message"].as_str().unwrap().contains(&fresh), "{f}");
+
+    let (c, out) = zaction(sb, zj, &["unpark", &sid]);
+    let why = out.results[0].reason.clone().unwrap_or_default();
+    assert_eq!(
+        (c, out.results[0].outcome.as_str()),
+        (1, "refused"),
+        "{why}"
+    );
+    assert!(
+        why.contains(&fresh) && why.contains(&format!("park park {h}")),
+        "{why}"
+    );
+    // The way forward: park the fresh one too, then the parked one resumes in a new pane.
+    let r = park_when_quiet(sb, zj, &h);
+    assert_eq!(r.outcome.as_str(), "parked", "{:?}", r.reason);
+    let (c, out) = zaction(sb, zj, &["unpark", &sid]);
+    let why = out.results[0].reason.clone().unwrap_or_default();
+    assert_eq!(
+        (c, out.results[0].outcome.as_str()),
+        (0, "unparked"),
+        "{why}"
+    );
+    let back = poll(SECS(60), || {
+        zls(sb, zj)
+            .rows
+            .into_iter()
+            .find(|r| r.session_id.as_deref() == Some(sid.as_str()) && r.state == RowState::Live)
+    })
+    .expect("the parked session runs again");
+    assert_ne!(back.pane, h, "in a new pane, not the fresh one's slot");
+    assert_eq!(claude_pids_for(&sb.home, &sid).len(), 1);
+    // The fresh one stays parked in its slot.
+    assert_eq!(entries(sb).len(), 1);
+}
