@@ -288,7 +288,7 @@ mod tests {
         let mut new = zentry("s-new", "terminal_0@zl", "claude", "work", "/w");
         new.parked_at = "2026-12-06T08:05:00Z".into();
         let panes = vec![zpane("terminal_0@zl", &pill_title(&new), "work", "/w")];
-        let all = vec![old.clone(), new.clone()];
+        let all = [old.clone(), new.clone()];
         let others_of =
             |e: &Entry| -> Vec<Entry> { all.iter().filter(|x| x.id != e.id).cloned().collect() };
         // The shell is the same process for both: the evidence every pane check would accept.
