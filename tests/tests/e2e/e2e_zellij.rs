@@ -162,6 +162,14 @@ fn real_claude_in_zellij_parks_and_resumes_in_the_same_pane() {
         .expect("the agent in the report");
     assert_eq!(me.reason, "visible in an attached client", "{rep:#?}");
 
+    // A whole tab's dry run counts what it would free (issue 35 item 9: it said `agents 0B`).
+    let o = zpark(sb, zj, &["park", &format!("{}:0", zj.session), "--dry-run"]);
+    let said = text(&o);
+    assert!(
+        said.contains("would free: agents") && !said.contains("agents 0B"),
+        "{said}"
+    );
+
     // Park from outside zellij.
     let t0 = Instant::now();
     let r = park_when_quiet(sb, zj, &h);
@@ -186,6 +194,17 @@ fn real_claude_in_zellij_parks_and_resumes_in_the_same_pane() {
     );
     let parked = zrow(sb, zj, &h).unwrap();
     assert_eq!(parked.state, RowState::Parked);
+    // Inside the session, `terminal_N` (as `zellij action list-panes` prints it) names the pane
+    // of this session (issue 35 item 6).
+    zj.cli(&["action", "write", "--pane-id", &id, "21"])
+        .unwrap();
+    zj.type_line(&id, &format!("park unpark {id} --dry-run"));
+    zj.wait_for(
+        &id,
+        &format!(r"{}: would-unpark", regex::escape(&h)),
+        SECS(15),
+    )
+    .unwrap();
     let status = std::fs::read_to_string(sb.park_home.join("status")).unwrap();
     assert!(status.contains("\"parked\":1"), "{status}");
 
@@ -280,8 +299,10 @@ pub(crate) fn plugin_wasm() -> std::path::PathBuf {
     p.canonicalize().unwrap()
 }
 
-#[test]
-fn plugin_keys_open_the_picker_on_the_focused_pane_and_toggle_it() {
+/// A zellij session `name` with Claude seeded against the mock, the park plugin built for the
+/// tests (permissions granted through zellij's cache, as a user's `y` would), the strip alias in
+/// config.kdl and the key bindings `binds(wasm, park_bin)` returns, running `layout`.
+fn plugin_world(name: &str, layout: &str, binds: impl FnOnce(&str, &str) -> String) -> Z {
     let sb = Sandbox::new();
     let mock = mock_server!(&sb.logs);
     seed_claude_home(&sb.home, &sb.work, CLAUDE_API_KEY).unwrap();
@@ -302,25 +323,33 @@ fn plugin_keys_open_the_picker_on_the_focused_pane_and_toggle_it() {
 }}
 keybinds {{
     shared {{
-        bind "Alt p" {{ LaunchOrFocusPlugin "file:{w}" {{ floating true; move_to_focused_tab true; mode "picker"; park_bin "{park_bin}"; }}; }}
-        bind "Alt P" {{ MessagePlugin "park" {{ name "park:park-focused"; payload "x"; }}; }}
+        {}
     }}
-}}"#
+}}"#,
+        binds(&w, &park_bin)
     );
     let mut env = sb.claude_env(&mock);
     env.push(("DISABLE_AUTOUPDATER".into(), "1".into()));
-    let zj = Zellij::start(
-        &sb,
-        "zk",
-        &env,
-        "pane size=1 borderless=true { plugin location=\"park\"; }\npane",
-        &config,
-    );
-    let z = Z {
+    let zj = Zellij::start(&sb, name, &env, layout, &config);
+    Z {
         sb,
         _mock: mock,
         zj,
-    };
+    }
+}
+
+#[test]
+fn plugin_keys_open_the_picker_on_the_focused_pane_and_toggle_it() {
+    let z = plugin_world(
+        "zk",
+        "pane size=1 borderless=true { plugin location=\"park\"; }\npane",
+        |w, park_bin| {
+            format!(
+                r#"bind "Alt p" {{ LaunchOrFocusPlugin "file:{w}" {{ floating true; move_to_focused_tab true; mode "picker"; park_bin "{park_bin}"; }}; }}
+        bind "Alt P" {{ MessagePlugin "park" {{ name "park:park-focused"; payload "x"; }}; }}"#
+            )
+        },
+    );
     let id = z.zj.terminals().into_iter().next().unwrap();
     let h = z.zj.handle(&id);
     let sid = run_claude(&z, &id);
@@ -902,44 +931,12 @@ fn parking_a_zellij_tab_stops_its_dev_server_and_with_servers_brings_it_back() {
 /// tabs with a strip each and a real Claude each: `Alt P` in tab one parks tab one's Claude only.
 #[test]
 fn alt_shift_p_parks_only_the_pane_the_client_is_on_not_every_tabs_focused_one() {
-    let sb = Sandbox::new();
-    let mock = mock_server!(&sb.logs);
-    seed_claude_home(&sb.home, &sb.work, CLAUDE_API_KEY).unwrap();
-    install_shims(&sb, None);
-    let wasm = plugin_wasm();
-    let w = wasm.display().to_string();
-    let park_bin = sb.bin.join("park").display().to_string();
-    std::fs::create_dir_all(sb.home.join(".cache/zellij")).unwrap();
-    std::fs::write(
-        sb.home.join(".cache/zellij/permissions.kdl"),
-        format!("\"{w}\" {{\n    ReadApplicationState\n    ChangeApplicationState\n    RunCommands\n    ReadCliPipes\n}}\n"),
-    )
-    .unwrap();
-    let config = format!(
-        r#"plugins {{
-    park location="file:{w}" {{ mode "strip"; park_bin "{park_bin}"; }}
-}}
-keybinds {{
-    shared {{
-        bind "Alt P" {{ MessagePlugin "park" {{ name "park:park-focused"; payload "x"; }}; }}
-    }}
-}}"#
-    );
-    let mut env = sb.claude_env(&mock);
-    env.push(("DISABLE_AUTOUPDATER".into(), "1".into()));
     let strip = r#"pane size=1 borderless=true { plugin location="park"; }"#;
-    let zj = Zellij::start(
-        &sb,
+    let z = plugin_world(
         "zt",
-        &env,
         &format!("tab name=\"one\" focus=true {{ {strip}; pane; }}\ntab name=\"two\" {{ {strip}; pane; }}"),
-        &config,
+        |_, _| r#"bind "Alt P" { MessagePlugin "park" { name "park:park-focused"; payload "x"; }; }"#.to_string(),
     );
-    let z = Z {
-        sb,
-        _mock: mock,
-        zj,
-    };
     let ids = z.zj.terminals();
     assert_eq!(ids.len(), 2, "{ids:?}");
     let (one, two) = (ids[0].clone(), ids[1].clone());
