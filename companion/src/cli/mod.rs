@@ -66,51 +66,46 @@ fn set_cmd(ctx: &Ctx, op: SetOp) -> ExitStatus {
 /// A session, window or title may be for later: returned, to say so.
 fn set_members_exist(ctx: &Ctx, targets: &[String]) -> Result<Vec<String>, String> {
     let mut later = vec![];
-    let mut panes: Option<Vec<String>> = None;
+    // One scan and one ledger read for all members, only when a member needs them.
+    let mut world: Option<(park::scan::Scan, Vec<park::model::entry::Entry>)> = None;
     for t in targets {
-        match target::parse(t) {
+        let parsed = match target::parse(t) {
             Ok(target::Target::Here) => {
                 return Err(format!(
                     "{t}: a set is used from other panes, so `.` would name a different pane each time: name the pane (%N)"
                 ))
             }
-            Ok(target::Target::Pane(p)) => {
-                let known = panes.get_or_insert_with(|| {
-                    let mut ids: Vec<String> = ctx
-                        .mux
-                        .list_panes()
-                        .map(|ps| ps.into_iter().map(|p| p.id).collect())
-                        .unwrap_or_default();
-                    ids.extend(ctx.ledger.all().0.into_iter().map(|e| e.place.pane));
-                    ids
-                });
-                if !known.contains(&p) {
-                    return Err(format!(
-                        "{t}: no such pane (not a pane of this multiplexer and no parked session's pane); nothing was added"
-                    ));
-                }
-            }
-            Ok(target::Target::Window(..)) | Ok(target::Target::Word(_)) => {
-                let s = ctx.scan(false).map_err(|e| e.to_string())?;
-                let parsed = target::parse(t).expect("parsed above");
-                let any_pane = match &parsed {
-                    target::Target::Window(se, w) => s.panes.iter().any(|p| {
-                        p.session == *se
-                            && (w.parse::<u32>().ok() == Some(p.window_index) || p.window_name == *w)
-                    }),
-                    target::Target::Word(w) => s.panes.iter().any(|p| p.session == *w),
-                    _ => true,
-                };
-                let entries = ctx.ledger.all().0;
-                if !any_pane
-                    && target::resolve(&parsed, &s.found, &entries, None).is_err()
-                {
-                    later.push(t.clone());
-                }
-            }
+            Ok(p @ (target::Target::Pane(_) | target::Target::Window(..) | target::Target::Word(_))) => p,
             // Session ids, and strings that do not parse (the store says why).
-            _ => {}
+            _ => continue,
+        };
+        if world.is_none() {
+            world = Some((
+                ctx.scan(false).map_err(|e| e.to_string())?,
+                ctx.ledger.all().0,
+            ));
         }
+        let (s, entries) = world.as_ref().expect("set above");
+        let any_pane = match &parsed {
+            target::Target::Pane(p) => {
+                s.panes.iter().any(|x| x.id == *p) || entries.iter().any(|e| e.place.pane == *p)
+            }
+            target::Target::Window(se, w) => s.panes.iter().any(|p| {
+                p.session == *se
+                    && (w.parse::<u32>().ok() == Some(p.window_index) || p.window_name == *w)
+            }),
+            target::Target::Word(w) => s.panes.iter().any(|p| p.session == *w),
+            _ => true,
+        };
+        if any_pane || target::resolve(&parsed, &s.found, entries, None).is_ok() {
+            continue;
+        }
+        if matches!(parsed, target::Target::Pane(_)) {
+            return Err(format!(
+                "{t}: no such pane (not a pane of this multiplexer and no parked session's pane); nothing was added"
+            ));
+        }
+        later.push(t.clone());
     }
     Ok(later)
 }

@@ -160,15 +160,11 @@ fn unpark_named(ctx: &Ctx, targets: &[String], req: &Request, ui: &dyn Ui) -> Re
             // The handle an entry was recorded under, which zellij renumbered: say where the
             // entry is now, rather than offer to resurrect a session that is parked (the real
             // run then met its file: "cannot claim a ledger entry … already exists").
-            Err(target::Miss::Nothing(_))
-                if moved_from(&parsed, &recorded, &entries, here.as_deref()).is_some() =>
-            {
-                let why = moved_from(&parsed, &recorded, &entries, here.as_deref())
-                    .expect("checked by the guard");
-                results.push(Some(ActionResult::new(t, Outcome::Refused, Some(why))));
-                continue;
-            }
             Err(target::Miss::Nothing(why)) => {
+                if let Some(moved) = moved_from(&parsed, &recorded, &entries, here.as_deref()) {
+                    results.push(Some(ActionResult::new(t, Outcome::Refused, Some(moved))));
+                    continue;
+                }
                 results.extend(
                     resurrect(ctx, &s, &live, &entries, &parsed, t, req.dry_run, why)
                         .into_iter()

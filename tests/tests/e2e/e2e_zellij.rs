@@ -54,6 +54,20 @@ pub(crate) fn zaction(sb: &Sandbox, z: &Zellij, args: &[&str]) -> (i32, ActionOu
     (code(&o), parsed)
 }
 
+/// `park doctor --json` must need attention (exit 1) and report `code`: that finding.
+fn doctor_finding(sb: &Sandbox, z: &Zellij, code_: &str) -> serde_json::Value {
+    let o = zpark(sb, z, &["doctor", "--json"]);
+    assert_eq!(code(&o), 1, "doctor needs attention: {}", text(&o));
+    let rep: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    rep["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == code_)
+        .cloned()
+        .unwrap_or_else(|| panic!("no {code_} finding: {rep:#}"))
+}
+
 /// Parks, retrying while the only refusal is the CPU corroboration (Claude settles after a reply).
 pub(crate) fn park_when_quiet(sb: &Sandbox, z: &Zellij, pane: &str) -> park_protocol::ActionResult {
     let deadline = Instant::now() + SECS(30);
@@ -998,15 +1012,7 @@ fn a_dead_zellij_session_is_named_with_the_way_back_not_a_tmux_error() {
     );
     assert!(l.warnings[0].contains(&attach), "{:?}", l.warnings);
 
-    let o = zpark(sb, zj, &["doctor", "--json"]);
-    assert_eq!(code(&o), 1, "doctor needs attention: {}", text(&o));
-    let rep: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let f = rep["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["code"] == "session-down")
-        .unwrap_or_else(|| panic!("{rep:#}"));
+    let f = doctor_finding(sb, zj, "session-down");
     assert!(f["fix"].as_str().unwrap().contains(&attach), "{f}");
 
     let o = zpark(sb, zj, &["rebuild", "--json"]);
@@ -1059,15 +1065,7 @@ fn a_fresh_agent_in_a_parked_slot_is_named_and_the_way_forward_works() {
     });
     assert_ne!(fresh, sid);
 
-    let o = zpark(sb, zj, &["doctor", "--json"]);
-    assert_eq!(code(&o), 1, "{}", text(&o));
-    let rep: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let f = rep["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["code"] == "slot-taken")
-        .unwrap_or_else(|| panic!("{rep:#}"));
+    let f = doctor_finding(sb, zj, "slot-taken");
     assert!(f["message"].as_str().unwrap().contains(&fresh), "{f}");
 
     let (c, out) = zaction(sb, zj, &["unpark", &sid]);
