@@ -90,3 +90,24 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), FsError> {
     }
     Ok(())
 }
+
+/// Writes an executable script for a test to run, from a child process: a file this (threaded)
+/// test process opened for writing would be inherited, still open, by any child another test
+/// thread forks at that moment, and running the script then fails with ETXTBSY ("Text file
+/// busy") until that child execs. The writer here is `sh`, so no fd of ours ever points at it.
+#[cfg(test)]
+pub(crate) fn write_script(p: &Path, text: &str) {
+    use std::process::{Command, Stdio};
+    let mut c = Command::new("sh")
+        .args(["-c", "cat > \"$1\" && chmod 755 \"$1\"", "sh"])
+        .arg(p)
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("sh");
+    c.stdin
+        .take()
+        .expect("piped")
+        .write_all(text.as_bytes())
+        .expect("script text");
+    assert!(c.wait().expect("sh").success(), "writing {}", p.display());
+}

@@ -934,6 +934,18 @@ fn resume_command_line_runs_exactly_resume_argv_in_a_shell() {
     let cwds = sb.fixture_dir("cwds");
     let bins = sb.fixture_dir("bins");
     let plain_cwd = sb.fixture_dir("cwds-plain/plain");
+    // One recorder, hard-linked under each agent's name: written by a child process, so no fd of
+    // this threaded test process points at it when it runs (ETXTBSY otherwise, if another test
+    // thread forks while the file is open for writing).
+    let recorder = scratch.join("recorder");
+    let mut w = std::process::Command::new("sh")
+        .args(["-c", "cat > \"$1\" && chmod 755 \"$1\"", "sh"])
+        .arg(&recorder)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut w.stdin.take().unwrap(), RECORDER.as_bytes()).unwrap();
+    assert!(w.wait().unwrap().success());
     let mut named = 0;
     let mut programs = BTreeMap::new();
     let mut dirs = BTreeMap::new();
@@ -957,9 +969,7 @@ fn resume_command_line_runs_exactly_resume_argv_in_a_shell() {
             Agent::Opencode,
             Agent::Kilo,
         ] {
-            let p = bin.join(agent.as_str());
-            fs::write(&p, RECORDER).unwrap();
-            fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
+            fs::hard_link(&recorder, bin.join(agent.as_str())).unwrap();
         }
         dirs.insert(s.clone(), cwd);
         programs.insert(s.clone(), bin);

@@ -115,6 +115,43 @@ pub fn path_with_first(first: impl IntoIterator<Item = std::path::PathBuf>, path
         .into_owned()
 }
 
+/// Writes an executable script (0755) from a child process. A file this threaded test process
+/// opened for writing would be inherited, still open, by any child another test thread forks at
+/// that moment, and running the script would then fail with ETXTBSY ("Text file busy") until
+/// that child execs; written by `sh`, no fd of ours ever points at it.
+pub fn write_exe(p: &std::path::Path, text: &str) {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    if let Some(d) = p.parent() {
+        std::fs::create_dir_all(d).expect("script dir");
+    }
+    let mut c = Command::new("sh")
+        .args(["-c", "cat > \"$1\" && chmod 755 \"$1\"", "sh"])
+        .arg(p)
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("sh");
+    c.stdin
+        .take()
+        .expect("piped")
+        .write_all(text.as_bytes())
+        .expect("script text");
+    assert!(c.wait().expect("sh").success(), "writing {}", p.display());
+}
+
+/// Copies a file (mode included) with `cp`, for the reason [`write_exe`] gives: the copy may be
+/// run, and `std::fs::copy` would hold it open for writing in this process.
+pub fn copy_exe(src: &std::path::Path, dst: &std::path::Path) {
+    let s = std::process::Command::new("cp")
+        .arg("-p")
+        .arg("--")
+        .arg(src)
+        .arg(dst)
+        .status()
+        .expect("cp");
+    assert!(s.success(), "cp {} {}", src.display(), dst.display());
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -75,9 +75,7 @@ impl Zellij {
             PathBuf::from("/bin/bash")
         } else {
             let shell = sb.bin.join("zj-shell");
-            std::fs::write(&shell, "#!/bin/sh\nexec bash --norc --noprofile\n").expect("zj-shell");
-            std::fs::set_permissions(&shell, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-                .expect("chmod zj-shell");
+            crate::harness::util::write_exe(&shell, "#!/bin/sh\nexec bash --norc --noprofile\n");
             shell
         };
         std::fs::write(

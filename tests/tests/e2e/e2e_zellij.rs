@@ -462,16 +462,14 @@ fn plugin_keys_open_the_picker_on_the_focused_pane_and_toggle_it() {
     std::fs::create_dir_all(&shims).unwrap();
     let log = sb.tmp.join("timeout.log");
     let shim = shims.join("timeout");
-    std::fs::write(
+    harness::util::write_exe(
         &shim,
-        format!(
+        &format!(
             "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
             log.display(),
             real_timeout.display()
         ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&shim, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    );
     let base = sb.base_env();
     let path = base.iter().find(|(k, _)| k == "PATH").unwrap().1.clone();
     let mut env = zenv(zj);

@@ -198,7 +198,7 @@ fn park_zellij_install_takes_the_wasm_beside_the_binary_else_says_how_to_get_one
     let r = root.path();
     std::fs::create_dir_all(r.join("pfx/bin")).unwrap();
     let exe = r.join("pfx/bin/park");
-    std::fs::copy(&park, &exe).unwrap();
+    park_e2e::harness::util::copy_exe(&park, &exe);
     let h = r.join("home");
     std::fs::create_dir_all(&h).unwrap();
     let o = zellij(&exe, &h, &["install"]);

@@ -11,7 +11,6 @@
 use crate::common::*;
 use park_e2e::*;
 use park_protocol::{RowState, Status};
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 const SLEEPER: &str = env!("CARGO_BIN_EXE_sleeper");
@@ -42,9 +41,7 @@ setInterval(() => {}, 1e6);
 "#;
 
 pub(crate) fn write_exec(p: &Path, text: &str) {
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    park_e2e::harness::util::write_exe(p, text);
 }
 
 pub(crate) fn free_port() -> u16 {
@@ -101,7 +98,7 @@ fn parking_a_window_stops_claude_its_dev_server_and_browser_and_with_servers_bri
     let mock = mock_server!(&sb.logs);
     seed_claude_home(&sb.home, &sb.work, CLAUDE_API_KEY).unwrap();
     install_shims(&sb, None);
-    std::fs::copy(SLEEPER, sb.bin.join("rg")).unwrap();
+    harness::util::copy_exe(std::path::Path::new(SLEEPER), &sb.bin.join("rg"));
     let dir = sb.project_dir("web");
     write_exec(&dir.join("node_modules/.bin/vite"), VITE);
     write_exec(&dir.join("node_modules/esbuild/bin/esbuild"), ESBUILD);

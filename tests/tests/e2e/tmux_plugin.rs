@@ -79,9 +79,7 @@ fn park_wrapper(sb: &Sandbox, log: &Path) -> PathBuf {
         log = sh_quote(&log.to_string_lossy()),
         park = sh_quote(&park_bin().to_string_lossy()),
     );
-    std::fs::write(&w, script).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&w, std::fs::Permissions::from_mode(0o755)).unwrap();
+    harness::util::write_exe(&w, &script);
     w
 }
 

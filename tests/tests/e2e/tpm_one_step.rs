@@ -83,7 +83,7 @@ fn plugin_source(parent: &Path) -> PathBuf {
         let (src, dst) = (repo.join(f), dest.join(f));
         if src.is_file() {
             std::fs::create_dir_all(dst.parent().unwrap()).unwrap();
-            std::fs::copy(&src, &dst).unwrap();
+            harness::util::copy_exe(&src, &dst);
         } else {
             let _ = std::fs::remove_file(&dst);
         }
@@ -360,17 +360,14 @@ fn a_declined_or_failed_build_changes_nothing_and_the_key_retries() {
     let fake_dir = sb.root.join("fake-cargo");
     std::fs::create_dir_all(&fake_dir).unwrap();
     let cargo = fake_dir.join("cargo");
-    std::fs::write(
+    harness::util::write_exe(
         &cargo,
-        format!(
+        &format!(
             "#!/bin/sh\nprintf '%s\\n' \"$*\" >> {}\n\
              echo 'error: could not compile `park` (fake cargo)'\nexit 101\n",
             sh_quote(&calls.to_string_lossy())
         ),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755)).unwrap();
+    );
     sb.tmux(&[
         "set-environment",
         "-g",

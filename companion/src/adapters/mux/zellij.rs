@@ -954,9 +954,7 @@ mod tests {
              if [ $n -le {fail} ]; then echo \"{err}\" >&2; exit 1; fi\necho ok\n",
             d = dir.display()
         );
-        std::fs::write(&bin, script).unwrap();
-        std::fs::set_permissions(&bin, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-            .unwrap();
+        crate::support::fs::write_script(&bin, &script);
         Zellij {
             bin: Some(bin.display().to_string()),
             root: dir.to_path_buf(),

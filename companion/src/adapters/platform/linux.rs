@@ -204,25 +204,37 @@ mod tests {
 
     #[test]
     fn a_held_flock_names_its_holder_and_a_released_one_nobody() {
-        use std::os::fd::AsRawFd;
+        use std::io::BufRead;
+        use std::process::{Command, Stdio};
         let d = tempfile::tempdir().unwrap();
         let path = d.path().join("t.lock");
-        let f = std::fs::File::create(&path).unwrap();
         let l = Linux::new();
-        assert!(
-            l.write_lock_holders(&path).is_empty(),
-            "an unheld lock file"
-        );
-        // SAFETY: flock on a file descriptor we own.
-        assert_eq!(unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) }, 0);
-        assert_eq!(l.write_lock_holders(&path), vec![std::process::id()]);
+        // The lock is taken in a child: a lock fd of this threaded test process would also be
+        // held by any child another test thread forks meanwhile (until it execs), so "released"
+        // could not be observed right after the drop.
+        let mut holder = Command::new("flock")
+            .arg("-x")
+            .arg(&path)
+            .args(["-c", "echo held; cat >/dev/null"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("flock(1)");
+        let mut line = String::new();
+        std::io::BufReader::new(holder.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(line.trim(), "held");
+        assert_eq!(l.write_lock_holders(&path), vec![holder.id()]);
         assert!(l
             .write_lock_holders(&d.path().join("missing.lock"))
             .is_empty());
-        drop(f);
+        drop(holder.stdin.take());
+        assert!(holder.wait().unwrap().success());
+        assert!(path.exists(), "the file outlives its lock");
         assert!(
             l.write_lock_holders(&path).is_empty(),
-            "released with the fd"
+            "released with its holder"
         );
     }
 
