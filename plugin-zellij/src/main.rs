@@ -105,10 +105,7 @@ impl ZellijPlugin for Park {
         };
         let cmds = match event {
             Event::PermissionRequestResult(s) => p.permissions(s == PermissionStatus::Granted),
-            Event::ModeUpdate(m) => {
-                p.session_name(m.session_name);
-                vec![]
-            }
+            Event::ModeUpdate(m) => p.session_name(m.session_name),
             Event::TabUpdate(tabs) => {
                 ACTIVE_TAB.with(|t| t.set(tabs.iter().find(|t| t.active).map(|t| t.position)));
                 vec![]

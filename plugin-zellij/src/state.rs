@@ -64,6 +64,12 @@ pub struct Plugin {
     pub summary: Option<StatusSummary>,
     /// A short result line the strip shows instead of the count, and how many ticks it has left.
     pub flash: Option<(String, u32)>,
+    /// Whether the strip asks park, once it loads, to give this session's held parked panes back
+    /// their parked prompts (config `revive_held`, on unless "false"): after a resurrection
+    /// zellij shows a parked `zellij run` pane as "Waiting to run", where Enter would start a
+    /// fresh agent in the parked slot.
+    pub revive_held: bool,
+    revive_sent: bool,
     queue: Vec<Queued>,
     since_scan: f64,
     started: bool,
@@ -96,6 +102,8 @@ impl Plugin {
             live_focus: None,
             summary: None,
             flash: None,
+            revive_held: config.get("revive_held").map(String::as_str) != Some("false"),
+            revive_sent: false,
             queue: vec![Queued::Start],
             since_scan: 0.0,
             started: false,
@@ -130,7 +138,31 @@ impl Plugin {
         for q in std::mem::take(&mut self.queue) {
             out.extend(self.replay(q));
         }
+        out.extend(self.revive());
         out
+    }
+
+    /// Once per strip, as soon as it may run park and knows its session: `park rebuild
+    /// --no-resume --session <s>` re-points the session's parked entries zellij renumbered and
+    /// turns their held panes into their parked prompts (ESC, never Enter). It starts no agent;
+    /// with nothing moved it changes nothing. Strips of other tabs run it too: park's rebuild
+    /// lock makes the later ones find the work done.
+    fn revive(&mut self) -> Vec<Cmd> {
+        if self.mode != Mode::Strip
+            || !self.revive_held
+            || self.revive_sent
+            || self.perm != Perm::Granted
+        {
+            return vec![];
+        }
+        let Some(s) = self.session.clone() else {
+            return vec![];
+        };
+        self.revive_sent = true;
+        vec![self.run(
+            &["rebuild", "--no-resume", "--session", &s, "--json"],
+            "revive",
+        )]
     }
 
     fn replay(&mut self, q: Queued) -> Vec<Cmd> {
@@ -195,10 +227,11 @@ impl Plugin {
         }
     }
 
-    pub fn session_name(&mut self, name: Option<String>) {
+    pub fn session_name(&mut self, name: Option<String>) -> Vec<Cmd> {
         if name.is_some() {
             self.session = name;
         }
+        self.revive()
     }
 
     /// Where this instance is: its tab's position and terminal panes (from the pane manifest).
@@ -304,6 +337,50 @@ impl Plugin {
         }
     }
 
+    /// The strip's revive finished: say what came back (nothing when nothing moved).
+    fn revived(&mut self, stdout: &[u8], err_line: impl Fn() -> String) -> Vec<Cmd> {
+        let out = match serde_json::from_slice::<park_protocol::reports::RebuildOutput>(stdout) {
+            Ok(o) => o,
+            Err(_) => {
+                self.flash = Some((format!("park rebuild: {}", err_line()), 10));
+                return vec![];
+            }
+        };
+        let back = out
+            .relocated
+            .iter()
+            .filter(|r| r.outcome == "rebuilt" && r.reason.is_none())
+            .count();
+        let trouble: Vec<String> = out
+            .relocated
+            .iter()
+            .filter(|r| r.outcome != "rebuilt" || r.reason.is_some())
+            .map(|r| {
+                format!(
+                    "{}: {}",
+                    r.pane,
+                    r.reason.as_deref().unwrap_or(r.outcome.as_str())
+                )
+            })
+            .collect();
+        let mut line = match back {
+            0 => String::new(),
+            1 => "❄ 1 parked pane back at its prompt".to_string(),
+            n => format!("❄ {n} parked panes back at their prompts"),
+        };
+        if !trouble.is_empty() {
+            if !line.is_empty() {
+                line.push_str("; ");
+            }
+            line.push_str(&trouble.join("; "));
+        }
+        if line.is_empty() {
+            return vec![];
+        }
+        self.flash = Some((line, 10));
+        vec![self.run(&["status", "--json"], "status")]
+    }
+
     /// One second passed (the plugin's timer).
     pub fn tick(&mut self, secs: f64) -> Vec<Cmd> {
         let mut out = vec![Cmd::Timer(1.0)];
@@ -362,6 +439,9 @@ impl Plugin {
                 }
             }
             return vec![];
+        }
+        if job == "revive" {
+            return self.revived(stdout, err_line);
         }
         if job == "status" {
             if let Ok(s) = serde_json::from_slice::<StatusSummary>(stdout) {
@@ -572,5 +652,76 @@ mod tests {
         rows[0].pane = "terminal_7@zp".into();
         p.app.set_rows(rows, vec![]);
         assert_eq!(p.key(Key::Char('f')), vec![Cmd::FocusTerminal(7)]);
+    }
+
+    /// Issue 35 item 3: a strip asks park once, when it may run park and knows its session, to
+    /// give the session's held parked panes their prompts back; never in the picker, never with
+    /// `revive_held "false"`, and a result with nothing moved says nothing.
+    #[test]
+    fn a_strip_revives_its_sessions_held_parked_panes_once_on_load() {
+        let revive = [
+            "park",
+            "rebuild",
+            "--no-resume",
+            "--session",
+            "zp",
+            "--json",
+        ];
+        // Granted first, the session known later.
+        let mut p = Plugin::new(&cfg("strip"));
+        assert!(!p.permissions(true).iter().any(|c| args(c) == revive));
+        let c = p.session_name(Some("zp".into()));
+        assert_eq!(c.iter().filter(|c| args(c) == revive).count(), 1, "{c:?}");
+        assert!(p.session_name(Some("zp".into())).is_empty(), "once");
+        // The session known first, granted later.
+        let mut q = Plugin::new(&cfg("strip"));
+        assert!(
+            q.session_name(Some("zp".into())).is_empty(),
+            "not before the grant"
+        );
+        assert!(q.permissions(true).iter().any(|c| args(c) == revive));
+        // Nothing moved: silent. Two back, one refused: both said.
+        assert!(q
+            .command_done(&job("revive"), br#"{"schema":1,"server":"","dry_run":false,"windows":[],"relocated":[],"skipped":[],"warnings":[]}"#, b"")
+            .is_empty());
+        assert!(q.flash.is_none());
+        let rel = |pane: &str, outcome: &str, reason: &str| {
+            format!(
+                r#"{{"entry":"e","session_id":"s","agent":"claude","server":"/z","from":"terminal_1@zp","pane":"{pane}","session":"zp","tab":"t","cwd":"/w","outcome":"{outcome}","reason":{reason}}}"#
+            )
+        };
+        let out = format!(
+            r#"{{"schema":1,"server":"","dry_run":false,"windows":[],"relocated":[{},{},{}],"skipped":[],"warnings":[]}}"#,
+            rel("terminal_5@zp", "rebuilt", "null"),
+            rel("terminal_6@zp", "rebuilt", "null"),
+            rel("terminal_7@zp", "refused", r#""moved meanwhile""#),
+        );
+        let c = q.command_done(&job("revive"), out.as_bytes(), b"");
+        let (line, _) = q.flash.clone().expect("said");
+        assert!(line.starts_with("❄ 2 parked panes back"), "{line}");
+        assert!(line.contains("terminal_7@zp: moved meanwhile"), "{line}");
+        assert!(c.iter().any(|c| args(c) == ["park", "status", "--json"]));
+        // An error is said, not swallowed.
+        q.command_done(
+            &job("revive"),
+            b"",
+            b"park: rebuild: refused: another rebuild\n",
+        );
+        assert!(q.flash.unwrap().0.contains("another rebuild"));
+        // Never from the picker; not when configured off.
+        let mut picker = Plugin::new(&cfg("picker"));
+        picker.permissions(true);
+        assert!(!picker
+            .session_name(Some("zp".into()))
+            .iter()
+            .any(|c| args(c) == revive));
+        let mut off = Plugin::new(
+            &[("mode", "strip"), ("revive_held", "false")]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        );
+        off.permissions(true);
+        assert!(off.session_name(Some("zp".into())).is_empty());
     }
 }

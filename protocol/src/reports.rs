@@ -42,7 +42,7 @@ pub struct Report {
     pub archive_bytes: u64,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SlotOutcome {
     pub pane_index: u32,
@@ -58,7 +58,7 @@ pub struct SlotOutcome {
     pub reason: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WindowOutcome {
     pub group: Option<String>,
@@ -72,7 +72,7 @@ pub struct WindowOutcome {
     pub slots: Vec<SlotOutcome>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Skipped {
     pub entry: String,
@@ -82,7 +82,7 @@ pub struct Skipped {
 
 /// A parked entry whose pane the multiplexer renumbered (a resurrected zellij session), found
 /// again by its mark and re-pointed.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Relocated {
     pub entry: String,
@@ -102,7 +102,7 @@ pub struct Relocated {
     pub reason: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RebuildOutput {
     pub schema: u32,
@@ -278,7 +278,7 @@ outcome_enum! {
 }
 
 /// One slot of a rebuilt window: rebuild's own outcome, or the outcome of the slot's unpark.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum SlotResult {
     Rebuild(RebuildOutcome),

@@ -159,6 +159,11 @@ pub enum Cmd {
         /// Recreate the panes and leave the sessions parked in them.
         #[arg(long)]
         no_resume: bool,
+        /// Only the entries parked in this tmux or zellij session (what the zellij plugin runs
+        /// when it loads, with --no-resume: a resurrected session's held parked panes become
+        /// their parked prompts again).
+        #[arg(long, value_name = "NAME")]
+        session: Option<String>,
         #[arg(long)]
         json: bool,
     },

@@ -272,6 +272,7 @@ fn run_cmd(ctx: &Ctx, cmd: Cmd) -> ExitStatus {
         Cmd::Rebuild {
             dry_run,
             no_resume,
+            session,
             json,
         } => rebuild::rebuild_cmd(
             ctx,
@@ -279,6 +280,7 @@ fn run_cmd(ctx: &Ctx, cmd: Cmd) -> ExitStatus {
                 dry_run,
                 json,
                 no_resume,
+                session,
             },
         ),
         Cmd::Here { o } if o.idle.is_some() || o.all => report(Stop::usage(

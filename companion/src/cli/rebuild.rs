@@ -8,7 +8,7 @@ use park::ops::rebuild;
 use park_protocol::reports::RebuildOutput;
 
 pub fn rebuild_cmd(ctx: &Ctx, o: rebuild::Opts) -> ExitStatus {
-    match rebuild::run(ctx, o) {
+    match rebuild::run(ctx, &o) {
         Ok(out) => print(&out, o.json),
         Err(stop) => report(stop),
     }

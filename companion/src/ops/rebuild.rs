@@ -30,11 +30,37 @@ use park_protocol::reports::{
 };
 use std::time::{Duration, Instant};
 
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Opts {
     pub dry_run: bool,
     pub json: bool,
     pub no_resume: bool,
+    /// Only the entries parked in this multiplexer session (the zellij plugin's call on load).
+    pub session: Option<String>,
+}
+
+/// How long a rebuild waits for another one to finish before refusing: two strips of one
+/// resurrected zellij session start theirs together, and the second must find the first's work
+/// done rather than refuse (or act on a pane map the first is changing).
+const LOCK_WAIT: Duration = Duration::from_secs(20);
+
+fn rebuild_lock(ctx: &Ctx) -> Result<crate::store::lock::Lock, Stop> {
+    let t0 = Instant::now();
+    loop {
+        match try_lock(&ctx.ledger.home, "rebuild") {
+            Ok(TryLock::Acquired(l)) => return Ok(l),
+            Ok(TryLock::Held(_)) if t0.elapsed() < LOCK_WAIT => {
+                std::thread::sleep(Duration::from_millis(100))
+            }
+            Ok(TryLock::Held(owner)) => {
+                return Err(Stop::refused(format!(
+                    "another rebuild is running (pid {owner}); nothing done"
+                ))
+                .of("rebuild"));
+            }
+            Err(e) => return Err(Stop::refused(e.to_string()).of("rebuild")),
+        }
+    }
 }
 
 fn slot_outcome(s: &group::PlanSlot, outcome: RebuildOutcome) -> SlotOutcome {
@@ -80,7 +106,7 @@ pub(crate) fn lost_now(
 
 /// Rebuilds every lost window of the selected tmux server and re-points the zellij entries whose
 /// session zellij resurrected; `Err` when nothing could be tried.
-pub fn run(ctx: &Ctx, o: Opts) -> Result<RebuildOutput, Stop> {
+pub fn run(ctx: &Ctx, o: &Opts) -> Result<RebuildOutput, Stop> {
     let home = ctx.mux.home_server();
     let mut warnings = vec![];
     let (entries, errs) = ctx.ledger.all();
@@ -93,7 +119,17 @@ pub fn run(ctx: &Ctx, o: Opts) -> Result<RebuildOutput, Stop> {
     let mut mine = vec![];
     let mut zellij = vec![];
     let down = crate::rows::slots::sessions_down(ctx, &parked);
-    for e in &parked {
+    // Held from the plan to the last re-point: the pane map a plan is computed from is only
+    // changed by the rebuild holding this lock.
+    let _lock = if o.dry_run {
+        None
+    } else {
+        Some(rebuild_lock(ctx)?)
+    };
+    for e in parked
+        .iter()
+        .filter(|e| o.session.as_ref().is_none_or(|s| *s == e.place.session))
+    {
         let is_zellij = crate::adapters::mux::is_zellij_server(&e.place.server);
         if home.as_deref() == Some(e.place.server.as_str()) {
             mine.push(e.clone());
@@ -133,13 +169,16 @@ pub fn run(ctx: &Ctx, o: Opts) -> Result<RebuildOutput, Stop> {
     let relocated = if zellij.is_empty() {
         vec![]
     } else {
-        relocate(ctx, &zellij, &parked, o, &mut skipped)
+        relocate(ctx, &zellij, &parked, o.no_resume, o.dry_run, &mut skipped)
     };
     // No parked pane of the selected tmux server: nothing of tmux to list or rebuild, and the
     // output names no tmux server for entries that are zellij's.
-    let home = home.filter(|_| !mine.is_empty() || (zellij.is_empty() && skipped.is_empty()));
+    // With `--session`, the tmux server matters only when the session has entries there.
+    let home = home.filter(|_| {
+        !mine.is_empty() || (o.session.is_none() && zellij.is_empty() && skipped.is_empty())
+    });
     let Some(server) = home else {
-        if zellij.is_empty() && skipped.is_empty() {
+        if o.session.is_none() && zellij.is_empty() && skipped.is_empty() {
             return Err(Stop::refused(
                 "no tmux server is selected (set PARK_TMUX_SOCKET or run inside tmux)",
             )
@@ -207,16 +246,6 @@ pub fn run(ctx: &Ctx, o: Opts) -> Result<RebuildOutput, Stop> {
             .collect();
         return Ok(out);
     }
-    let _lock = match try_lock(&ctx.ledger.home, "rebuild") {
-        Ok(TryLock::Acquired(l)) => l,
-        Ok(TryLock::Held(owner)) => {
-            return Err(Stop::refused(format!(
-                "another rebuild is running (pid {owner}); nothing done"
-            ))
-            .of("rebuild"));
-        }
-        Err(e) => return Err(Stop::refused(e.to_string()).of("rebuild")),
-    };
     for p in &plans {
         out.windows.push(build_one(ctx, p, o));
     }
@@ -242,7 +271,8 @@ fn relocate(
     ctx: &Ctx,
     entries: &[Entry],
     all: &[Entry],
-    o: Opts,
+    no_resume: bool,
+    dry_run: bool,
     skipped: &mut Vec<Skipped>,
 ) -> Vec<Relocated> {
     let s = match scan::scan(ctx.platform.as_ref(), ctx.mux.as_ref(), false) {
@@ -295,7 +325,7 @@ fn relocate(
             outcome: SlotResult::Rebuild(RebuildOutcome::WouldRebuild),
             reason: None,
         };
-        if o.dry_run {
+        if dry_run {
             out.push(r);
             continue;
         }
@@ -311,7 +341,7 @@ fn relocate(
                 continue;
             }
         }
-        if !o.no_resume {
+        if !no_resume {
             let u = resume_in(ctx, &s, &p.id, &e.id);
             r.outcome = SlotResult::Unpark(u.outcome);
             r.reason = u.reason;
@@ -333,7 +363,7 @@ fn relocate(
 }
 
 /// Recreates one window, re-points its entries, then resumes them in slot order.
-fn build_one(ctx: &Ctx, p: &WindowPlan, o: Opts) -> WindowOutcome {
+fn build_one(ctx: &Ctx, p: &WindowPlan, o: &Opts) -> WindowOutcome {
     let mut w = window_outcome(p, vec![]);
     let spec = WindowSpec {
         session: p.session.clone(),

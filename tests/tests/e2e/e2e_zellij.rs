@@ -317,6 +317,16 @@ pub(crate) fn plugin_wasm() -> std::path::PathBuf {
 /// tests (permissions granted through zellij's cache, as a user's `y` would), the strip alias in
 /// config.kdl and the key bindings `binds(wasm, park_bin)` returns, running `layout`.
 fn plugin_world(name: &str, layout: &str, binds: impl FnOnce(&str, &str) -> String) -> Z {
+    plugin_world_with(name, layout, binds, "")
+}
+
+/// [`plugin_world`] with more lines for config.kdl (`extra`).
+fn plugin_world_with(
+    name: &str,
+    layout: &str,
+    binds: impl FnOnce(&str, &str) -> String,
+    extra: &str,
+) -> Z {
     let sb = Sandbox::new();
     let mock = mock_server!(&sb.logs);
     seed_claude_home(&sb.home, &sb.work, CLAUDE_API_KEY).unwrap();
@@ -339,7 +349,8 @@ keybinds {{
     shared {{
         {}
     }}
-}}"#,
+}}
+{extra}"#,
         binds(&w, &park_bin)
     );
     let mut env = sb.claude_env(&mock);
@@ -828,6 +839,79 @@ tab name="other" { pane; }"#
         );
     }
     assert!(entries(sb).is_empty());
+}
+
+/// Issue 35 item 3, with nothing typed: a parked `zellij run` pane comes back from a crash held
+/// ("Waiting to run"), where Enter would start a fresh Claude in the parked slot. The strip, loaded
+/// with the resurrected session, runs `park rebuild --no-resume --session <s>` by itself: the
+/// held pane becomes a shell with the way back typed, once, though both tabs' strips ran it; the
+/// entry points at its renumbered pane; no agent starts.
+#[test]
+fn the_strip_turns_a_resurrected_held_parked_pane_into_its_prompt_by_itself() {
+    let strip = r#"pane size=1 borderless=true { plugin location="park"; }"#;
+    let z = plugin_world_with(
+        "zr",
+        &format!(
+            "tab name=\"work\" focus=true {{ {strip}; pane; }}\ntab name=\"other\" {{ {strip}; pane; }}"
+        ),
+        |_, _| String::new(),
+        "session_serialization true\nserialization_interval 1",
+    );
+    let b = run_owned_claude(&z, "web");
+    let sid = chat(&z, &b);
+    let (sb, mut zj) = (&z.sb, z.zj);
+    let r = park_when_quiet(sb, &zj, &zj.handle(&b));
+    assert_eq!(r.outcome.as_str(), "parked", "{:?}", r.reason);
+    zj.wait_for(&b, "Press Enter to resume it here", SECS(15))
+        .unwrap();
+    let mark = poll(SECS(5), || zj.title(&b).filter(|t| t.starts_with('❄'))).expect("the ❄ mark");
+    poll(SECS(20), || {
+        let l = zj.saved_layout(sb);
+        (l.contains(&mark) && l.contains("\"hold\"")).then_some(())
+    })
+    .unwrap_or_else(|| {
+        panic!(
+            "zellij never saved the placeholder:\n{}",
+            zj.saved_layout(sb)
+        )
+    });
+    std::thread::sleep(SECS(2));
+    zj.kill_server();
+    zj.resurrect(sb);
+    let slot = poll(SECS(10), || {
+        zj.panes()
+            .into_iter()
+            .find(|p| p["is_plugin"] == false && p["title"] == serde_json::json!(mark))
+    })
+    .unwrap_or_else(|| panic!("no pane carries {mark:?}: {:#?}", zj.panes()));
+    let new_b = format!("terminal_{}", slot["id"]);
+    // No park command from here on: the strips do it.
+    let screen = zj
+        .wait_for(&new_b, r"park unpark \.\s*$", SECS(30))
+        .unwrap_or_else(|e| panic!("the held pane never got its prompt back: {e}"));
+    assert!(!screen.contains("Waiting to run"), "{screen}");
+    let last = screen.lines().rev().find(|l| !l.trim().is_empty()).unwrap();
+    assert_eq!(
+        last.matches("park unpark").count(),
+        1,
+        "typed once, not once per strip: {last:?}"
+    );
+    assert!(
+        claude_pids_for(&sb.home, &sid).is_empty(),
+        "nothing resumed"
+    );
+    let row = zls(sb, &zj)
+        .rows
+        .into_iter()
+        .find(|r| r.session_id.as_deref() == Some(sid.as_str()))
+        .expect("the parked row");
+    assert_eq!(row.state, RowState::Parked);
+    assert_eq!(
+        row.pane,
+        zj.handle(&new_b),
+        "re-pointed at its renumbered pane"
+    );
+    assert_eq!(entries(sb).len(), 1, "still parked, once");
 }
 
 /// Dev servers in a zellij tab, with the same rules as a tmux window: parking the whole tab
