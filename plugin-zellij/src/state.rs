@@ -83,6 +83,15 @@ impl Plugin {
             Some("strip") => Mode::Strip,
             _ => Mode::Picker,
         };
+        let mut app = App::new(None, None);
+        // The picker's background rescan period (`rescan_secs`, at least 5 s).
+        if let Some(s) = config
+            .get("rescan_secs")
+            .and_then(|s| s.parse::<u64>().ok())
+            .filter(|s| *s >= 5)
+        {
+            app.background = std::time::Duration::from_secs(s);
+        }
         Plugin {
             mode,
             park_bin: config
@@ -95,7 +104,7 @@ impl Plugin {
                 .filter(|s: &f64| *s >= 1.0)
                 .unwrap_or(10.0),
             perm: Perm::Pending,
-            app: App::new(None, None),
+            app,
             session: None,
             focused: None,
             own_tab: None,

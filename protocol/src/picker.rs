@@ -17,10 +17,17 @@ use std::time::Duration;
 
 /// How often the picker rescans on its own while it runs (never while a toggle is in flight).
 pub const BACKGROUND_RESCAN: Duration = Duration::from_secs(30);
-/// After a toggle whose pane has no row yet (an agent still starting), rescan this soon.
+/// After a toggle whose pane has no settled row yet (an agent still starting), rescan this soon;
+/// each second pair of follow-ups waits twice as long, up to 8× (1, 1, 2, 2, 4, 4, 8… s).
 pub const FOLLOWUP_RESCAN: Duration = Duration::from_millis(1000);
-/// How many quick follow-up rescans a toggle may ask for.
+/// How many follow-up rescans a toggle may ask for: ~60 s in all with the back-off, so an agent
+/// that takes long to start on a loaded machine still settles without `r`.
 pub const FOLLOWUP_TRIES: u32 = 12;
+
+/// The wait before follow-up number `done` (0-based).
+fn followup_gap(done: u32) -> Duration {
+    FOLLOWUP_RESCAN * (1u32 << (done / 2).min(3))
+}
 
 /// A key, already decoded from the terminal (the event loop maps crossterm keys onto this).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -226,6 +233,8 @@ pub struct App {
     pub home: Option<String>,
     /// The autopilot's mode from the last scan (`LsOutput::auto_mode`).
     pub auto_mode: Option<String>,
+    /// How often to rescan with nothing to follow ([`BACKGROUND_RESCAN`] unless configured).
+    pub background: Duration,
 }
 
 impl App {
@@ -247,6 +256,7 @@ impl App {
             followup: None,
             placed: false,
             quit_when_idle: false,
+            background: BACKGROUND_RESCAN,
             home: None,
             auto_mode: None,
         }
@@ -703,10 +713,9 @@ impl App {
             self.rescan_pending = false;
             return Action::Rescan;
         }
-        let every = if self.followup.is_some() {
-            FOLLOWUP_RESCAN
-        } else {
-            BACKGROUND_RESCAN
+        let every = match &self.followup {
+            Some((_, left)) => followup_gap(FOLLOWUP_TRIES - left),
+            None => self.background,
         };
         if since_scan >= every {
             return Action::Rescan;
@@ -1243,10 +1252,35 @@ mod tests {
         let mut rows = fixture();
         rows[0].status = Status::Unknown;
         rows[0].title.clear();
-        a.set_rows(rows, vec![]);
+        a.set_rows(rows.clone(), vec![]);
         assert_eq!(a.tick(FOLLOWUP_RESCAN), Action::Rescan, "still starting");
         a.set_rows(fixture(), vec![]);
         assert_eq!(a.tick(FOLLOWUP_RESCAN), Action::None, "settled");
+        // A slow start (a loaded machine): followed, backing off, for about a minute in all.
+        a.done(
+            &pane,
+            std::slice::from_ref(&pane),
+            Op::Unpark,
+            out("unparked", None, None),
+        );
+        let mut waited = Duration::ZERO;
+        let mut asked = 0;
+        for _ in 0..FOLLOWUP_TRIES {
+            a.set_rows(rows.clone(), vec![]);
+            let gap = (1..=8)
+                .map(Duration::from_secs)
+                .find(|d| a.tick(*d) == Action::Rescan);
+            let Some(gap) = gap else { break };
+            waited += gap;
+            asked += 1;
+        }
+        assert!(asked >= FOLLOWUP_TRIES - 1, "{asked}");
+        assert!(waited >= Duration::from_secs(45), "{waited:?}");
+        // Then the background period, which a picker may configure.
+        assert_eq!(a.tick(Duration::from_secs(8)), Action::None);
+        a.background = Duration::from_secs(3600);
+        assert_eq!(a.tick(BACKGROUND_RESCAN), Action::None);
+        assert_eq!(a.tick(Duration::from_secs(3600)), Action::Rescan);
     }
 
     #[test]

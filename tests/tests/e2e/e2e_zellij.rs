@@ -508,6 +508,50 @@ fn plugin_keys_open_the_picker_on_the_focused_pane_and_toggle_it() {
         .expect("the strip shows the count again");
 }
 
+/// Issue 35 item 8: a pane unparked from the picker (not the pane the picker was opened on, so it
+/// stays open) showed `● unknown` with a blank title until `r`: its follow-up rescans stopped as
+/// soon as the row was back, still starting. The picker here rescans in the background only
+/// hourly, so nothing but the follow-ups can settle the row.
+#[test]
+fn a_row_unparked_from_the_picker_settles_without_a_manual_rescan() {
+    let z = plugin_world(
+        "zu",
+        "pane size=1 borderless=true { plugin location=\"park\"; }\npane\npane focus=true",
+        |w, park_bin| {
+            format!(
+                r#"bind "Alt p" {{ LaunchOrFocusPlugin "file:{w}" {{ floating true; move_to_focused_tab true; mode "picker"; park_bin "{park_bin}"; rescan_secs "3600"; }}; }}"#
+            )
+        },
+    );
+    let ids = z.zj.terminals();
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    let a = ids[0].clone();
+    let sid = run_claude(&z, &a);
+    let (sb, zj) = (&z.sb, &z.zj);
+    let h = zj.handle(&a);
+    let r = park_when_quiet(sb, zj, &h);
+    assert_eq!(r.outcome.as_str(), "parked", "{:?}", r.reason);
+    sb.wait_for(&zj.client, "❄ 1 · ", SECS(15)).unwrap();
+    // The picker opens on the focused shell pane (no row): the cursor is on the parked row.
+    sb.send_keys(&zj.client, &["M-p"]);
+    let sel = format!("▶ {}.*❄ parked", regex::escape(&h));
+    sb.wait_for(&zj.client, &sel, SECS(15)).unwrap();
+    sb.send_keys(&zj.client, &["Enter"]);
+    let back = zwait_row(sb, zj, &h, |r| r.state == RowState::Live);
+    assert_eq!(back.session_id.as_deref(), Some(sid.as_str()));
+    // The row settles in the open picker by itself: idle, with its title.
+    let row = format!(r"{}\s+claude\s+idle", regex::escape(&h));
+    let screen = sb
+        .wait_for(&zj.client, &row, SECS(60))
+        .unwrap_or_else(|e| panic!("the unparked row never settled: {e}"));
+    let line = screen.lines().find(|l| l.contains(&h)).unwrap();
+    assert!(!line.contains("unknown"), "{line}");
+    assert!(
+        line.trim_end_matches(['│', ' ']).len() > line.find("idle").unwrap() + 10,
+        "a title after the state: {line:?}"
+    );
+}
+
 /// The entry id park records for a Claude session.
 fn entries_before_id(sid: &str) -> String {
     format!("claude-{sid}")
