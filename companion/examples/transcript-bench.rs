@@ -67,6 +67,7 @@ fn entry(agent: Agent, sid: &str, transcript: &std::path::Path) -> Entry {
         group: None,
         fresh_from: None,
         wake: None,
+        agent_version: None,
     }
 }
 

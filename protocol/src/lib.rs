@@ -144,6 +144,10 @@ pub struct Row {
     /// The autopilot's last pass (suggest mode) would park it.
     #[serde(default)]
     pub suggested: bool,
+    /// The agent's version (a live row: read beside its binary; a parked one: at park time), when
+    /// it could be read.
+    #[serde(default)]
+    pub agent_version: Option<String>,
 }
 
 /// A dev server or test browser of a window: running (park would stop it with the window) or
@@ -642,6 +646,7 @@ mod tests {
             job: None,
             pinned: false,
             suggested: false,
+            agent_version: None,
         };
         let s = serde_json::to_string(&r).unwrap();
         assert!(s.contains("\"agent\":\"claude\""));

@@ -818,6 +818,7 @@ pub mod fixtures {
             job: None,
             pinned: false,
             suggested: false,
+            agent_version: None,
         }
     }
 

@@ -33,6 +33,7 @@ pub mod limit;
 pub mod opencode;
 pub mod qwen;
 pub mod records;
+pub mod release;
 pub mod render;
 pub mod screen;
 pub mod transcript;
@@ -228,6 +229,8 @@ pub fn whitelist(
 /// `agents/` asks through this trait and never matches on [`Agent`].
 pub trait AgentKind: Sync {
     fn agent(&self) -> Agent;
+    /// Its packages and the versions park was tested with (plain data in its folder).
+    fn release(&self) -> &'static release::Release;
     /// Whether a process whose program is `program` (its path `path`) with arguments `rest` is
     /// this agent's interactive session (not a subcommand, a helper or a daemon).
     fn runs(&self, program: &str, path: &str, rest: &[String]) -> bool;

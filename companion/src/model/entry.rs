@@ -91,6 +91,9 @@ pub struct Entry {
     /// What this parked session waits for to wake by itself, and the note it gets then.
     #[serde(default)]
     pub wake: Option<crate::model::wake::Wake>,
+    /// The agent's version at park time (from its package), when it could be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_version: Option<String>,
 }
 
 pub fn valid_entry_id(id: &str) -> bool {
@@ -164,6 +167,7 @@ impl Entry {
             group: None,
             fresh_from: None,
             wake: None,
+            agent_version: None,
         }
     }
 }

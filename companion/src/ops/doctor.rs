@@ -116,6 +116,8 @@ pub struct Facts {
     pub auto_on: bool,
     /// Each agent integration and its state (`park integrate`).
     pub integrations: Vec<crate::ops::integrate::Row>,
+    /// Each running agent whose version could be read: (agent, version, pane or pid).
+    pub versions: Vec<(crate::agents::Agent, String, String)>,
 }
 
 /// Pure: the findings for a set of facts.
@@ -167,6 +169,7 @@ pub fn diagnose(f: &Facts) -> Report {
             ));
         }
     }
+    untested_versions(f, &mut out);
     let ok = !out.iter().any(|x| x.level == Level::Attention);
     Report {
         schema: park_protocol::SCHEMA_VERSION,
@@ -174,6 +177,32 @@ pub fn diagnose(f: &Facts) -> Report {
         entries: f.entries.len(),
         findings: out,
         archive_bytes: f.archive_bytes,
+    }
+}
+
+/// A running agent at a version park was never tested with: one finding per agent and version,
+/// naming where it runs. Info: park still works, but a state it cannot read has this cause.
+fn untested_versions(f: &Facts, out: &mut Vec<Finding>) {
+    let mut seen: Vec<(crate::agents::Agent, &str)> = vec![];
+    for (agent, v, _) in &f.versions {
+        if seen.contains(&(*agent, v.as_str())) {
+            continue;
+        }
+        seen.push((*agent, v.as_str()));
+        let Some(why) = crate::agents::of(*agent).release().untested(v) else {
+            continue;
+        };
+        let at: Vec<&str> = f
+            .versions
+            .iter()
+            .filter(|(a, w, _)| a == agent && w == v)
+            .map(|(_, _, at)| at.as_str())
+            .collect();
+        out.push(info(
+            "untested-version",
+            &format!("{} {v}", agent.as_str()),
+            format!("{why} (running: {})", at.join(", ")),
+        ));
     }
 }
 
@@ -867,6 +896,21 @@ pub fn gather(ctx: &crate::ctx::Ctx) -> Facts {
             &ctx.ledger.home,
             &std::env::vars().collect::<Vec<_>>(),
         ),
+        versions: scan
+            .as_ref()
+            .map(|s| {
+                s.found
+                    .iter()
+                    .filter_map(|f| {
+                        let at = f
+                            .pane
+                            .as_ref()
+                            .map_or_else(|| format!("pid {}", f.proc.root), |p| p.id.clone());
+                        Some((f.proc.agent, f.version.clone()?, at))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
     }
 }
 
@@ -937,7 +981,44 @@ mod tests {
             sessions_down: vec![],
             auto_on: false,
             integrations: vec![],
+            versions: vec![],
         }
+    }
+
+    /// Issue 30: a running agent newer (or older) than every version park was tested with is
+    /// named once per version, with where it runs; a tested one says nothing.
+    #[test]
+    fn an_untested_agent_version_is_named_once_with_where_it_runs() {
+        use crate::agents::Agent;
+        let newest = crate::agents::of(Agent::Claude).release().tested.1;
+        let mut f = facts(vec![]);
+        f.versions = vec![
+            (Agent::Claude, newest.to_string(), "%1".into()),
+            (Agent::Claude, "999.0.0".into(), "%2".into()),
+            (Agent::Claude, "999.0.0".into(), "terminal_3@main".into()),
+            (Agent::Codex, "0.0.1".into(), "pid 42".into()),
+        ];
+        let r = diagnose(&f);
+        assert!(r.ok, "info only: {r:?}");
+        assert_eq!(
+            codes(&r),
+            vec![
+                ("untested-version", Level::Info),
+                ("untested-version", Level::Info)
+            ]
+        );
+        let m = &r.findings[0].message;
+        assert!(
+            m.contains("Claude Code 999.0.0 is newer than the newest version park was tested with")
+                && m.contains(&format!("({newest})"))
+                && m.contains("%2, terminal_3@main"),
+            "{m}"
+        );
+        assert!(
+            r.findings[1].message.contains("Codex 0.0.1 is older"),
+            "{:?}",
+            r.findings[1]
+        );
     }
 
     #[test]

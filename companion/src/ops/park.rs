@@ -145,6 +145,7 @@ pub fn entry_for(f: &Found, pane: &Pane, server: &str, sid: &str, group: Option<
         group,
         fresh_from: None,
         wake: None,
+        agent_version: f.version.clone(),
     }
 }
 

@@ -31,6 +31,16 @@ pub fn live_row(s: &Scan, f: &scan::Found) -> Row {
             .err()
             .map(|r| r.why)
     };
+    // A state park could not read, from a version park was never tested with: say so.
+    let untested = f
+        .version
+        .as_deref()
+        .filter(|_| untargetable || f.status == Status::Unknown)
+        .and_then(|v| crate::agents::of(f.proc.agent).release().untested(v));
+    let reason = match (reason, untested) {
+        (Some(r), Some(u)) => Some(format!("{r}; {u}")),
+        (r, u) => r.or(u),
+    };
     Row {
         pane: p.map(|p| p.id.clone()).unwrap_or_default(),
         mux: p
@@ -71,6 +81,7 @@ pub fn live_row(s: &Scan, f: &scan::Found) -> Row {
         job: f.ident.job.clone(),
         pinned: false,
         suggested: false,
+        agent_version: f.version.clone(),
     }
 }
 
@@ -137,6 +148,7 @@ fn entry_row(e: &Entry) -> Row {
         job: None,
         pinned: false,
         suggested: false,
+        agent_version: e.agent_version.clone(),
     }
 }
 
@@ -177,6 +189,7 @@ fn unreadable_row(u: &crate::rows::slots::Unreadable) -> Option<Row> {
         job: None,
         pinned: false,
         suggested: false,
+        agent_version: None,
     })
 }
 

@@ -52,6 +52,8 @@ pub struct Found {
     pub transcript_present: bool,
     /// `cwd` is a directory now (same reason).
     pub cwd_present: bool,
+    /// The agent's version, from the `package.json` beside its binary (`None`: not readable).
+    pub version: Option<String>,
 }
 
 /// Who is running park: used by the not-self guard.
@@ -208,6 +210,7 @@ pub fn scan_with(
             .as_deref()
             .is_some_and(std::path::Path::is_file);
         f.cwd_present = !f.cwd.is_empty() && std::path::Path::new(&f.cwd).is_dir();
+        f.version = version_of(&f.proc, platform);
     }
     // Agents whose tree contains park itself: their sessions are the caller's own.
     let session_ids = found
@@ -244,6 +247,21 @@ pub fn scan_with(
         },
         warnings,
     })
+}
+
+/// The running agent's version, read beside its executable or its script (never by running it).
+fn version_of(a: &AgentProc, platform: &dyn Platform) -> Option<String> {
+    let exes: Vec<std::path::PathBuf> = [a.main, a.root]
+        .iter()
+        .filter_map(|p| platform.exe(*p))
+        .collect();
+    let cands = agents::release::candidates(
+        &exes,
+        a.argv.get(a.prog_index)?,
+        platform.cwd(a.root).as_deref(),
+        env_get(&a.env, "PATH"),
+    );
+    agents::of(a.agent).release().version_near(&cands)
 }
 
 /// The pane handles an agent inherited (`TMUX_PANE`; zellij's pane id and session), with
@@ -310,6 +328,7 @@ fn paneless(
         holds_terminal,
         transcript_present: false,
         cwd_present: false,
+        version: None,
     })
 }
 
@@ -1121,6 +1140,7 @@ pub(crate) mod tests {
             holds_terminal: true,
             transcript_present: false,
             cwd_present: false,
+            version: None,
         }
     }
 

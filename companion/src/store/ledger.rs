@@ -270,6 +270,7 @@ pub mod tests {
             group: None,
             fresh_from: None,
             wake: None,
+            agent_version: None,
         }
     }
 

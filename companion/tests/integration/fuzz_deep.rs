@@ -2614,6 +2614,7 @@ fn entry_strategy() -> BoxedStrategy<Entry> {
                     group: None,
                     fresh_from: None,
                     wake: None,
+                    agent_version: None,
                 }
             },
         )

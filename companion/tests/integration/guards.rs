@@ -123,6 +123,7 @@ impl Fx {
             holds_terminal: true,
             transcript_present: false,
             cwd_present: false,
+            version: None,
         })
     }
 }

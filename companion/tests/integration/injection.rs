@@ -394,6 +394,7 @@ fn baseline(agent: Agent) -> Entry {
         group: None,
         fresh_from: None,
         wake: None,
+        agent_version: None,
     }
 }
 

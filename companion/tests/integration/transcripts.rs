@@ -58,6 +58,7 @@ fn entry(agent: Agent, sid: &str, transcript: &Path) -> Entry {
         group: None,
         fresh_from: None,
         wake: None,
+        agent_version: None,
     }
 }
 

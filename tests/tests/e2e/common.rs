@@ -449,3 +449,26 @@ pub fn park_paused_after_claim(
     }
     panic!("no park claimed the session of {pane}");
 }
+
+/// The version park read beside a live agent's binary is the one `scripts/setup` pinned
+/// (`agent_version` in `park ls --json`, issue 30).
+pub fn assert_pinned_version(r: &Row) {
+    use park_protocol::Agent;
+    let want: &[&str] = match r.agent {
+        Agent::Claude => &[CLAUDE_VERSION, CLAUDE_NEXT_VERSION],
+        Agent::Codex => &[CODEX_VERSION],
+        Agent::Qwen => &[QWEN_VERSION],
+        Agent::Copilot => &[COPILOT_VERSION],
+        Agent::Gemini => &[GEMINI_VERSION],
+        Agent::Opencode => &[OPENCODE_VERSION],
+        Agent::Kilo => &[KILO_VERSION],
+    };
+    assert!(
+        r.agent_version
+            .as_deref()
+            .is_some_and(|v| want.contains(&v)),
+        "{} version {:?}, pinned {want:?}",
+        r.agent.as_str(),
+        r.agent_version
+    );
+}

@@ -73,6 +73,8 @@ fn real_claude_park_unpark_round_trip_keeps_session_and_flags() {
     );
     let live = row(sb, &pane).unwrap();
     assert_eq!(live.session_source.as_deref(), Some("status-file"));
+    // The version, read beside the running binary (issue 30).
+    assert_eq!(live.agent_version.as_deref(), Some(CLAUDE_VERSION));
     let pid = live.pid.unwrap();
     let tree: Vec<u32> = std::iter::once(pid).chain(descendants(pid)).collect();
     let transcript = claude_transcript(&sb.home, &sb.work.join("api"), &sid);
@@ -91,6 +93,11 @@ fn real_claude_park_unpark_round_trip_keeps_session_and_flags() {
     assert_eq!(entries(sb).len(), 1);
     let parked = row(sb, &pane).unwrap();
     assert_eq!(parked.state, RowState::Parked);
+    assert_eq!(
+        parked.agent_version.as_deref(),
+        Some(CLAUDE_VERSION),
+        "recorded at park time"
+    );
     assert!(
         parked.freed_bytes.unwrap() > 50 * 1024 * 1024,
         "a real Claude frees tens of MB: {:?}",

@@ -151,6 +151,7 @@ fn real_claude_next_parks_and_unparks_through_its_new_screens() {
     let (pane, sid) = c.start("modes", "hello from the newer claude");
     let live = row(sb, &pane).unwrap();
     assert_eq!(live.agent, Agent::Claude);
+    assert_eq!(live.agent_version.as_deref(), Some(CLAUDE_NEXT_VERSION));
     assert_eq!(live.session_source.as_deref(), Some("status-file"));
     // 2.1.332 keeps the terminal title at `✳ Claude Code`: the row shows the session's own name
     // (its status file's `name`) instead (issue 34 item 15).

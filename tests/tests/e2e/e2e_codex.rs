@@ -156,12 +156,14 @@ fn park_when_quiet(sb: &Sandbox, pane: &str) -> (i32, String, Option<String>) {
 
 /// Waits for the pane's row to be live, idle and identified by `source`.
 fn wait_live_idle(sb: &Sandbox, pane: &str, source: &str, timeout: Duration) -> Row {
-    wait_row(sb, pane, timeout, |r| {
+    let r = wait_row(sb, pane, timeout, |r| {
         r.state == RowState::Live
             && r.status == Status::Idle
             && r.session_source.as_deref() == Some(source)
             && r.session_id.is_some()
-    })
+    });
+    assert_pinned_version(&r);
+    r
 }
 
 /// Rollout files of thread `sid`.

@@ -118,9 +118,11 @@ fn park_when_quiet(sb: &Sandbox, pane: &str) -> (i32, String, Option<String>) {
 }
 
 fn wait_live(sb: &Sandbox, pane: &str, status: Status) -> Row {
-    wait_row(sb, pane, Duration::from_secs(60), |r| {
+    let r = wait_row(sb, pane, Duration::from_secs(60), |r| {
         r.state == RowState::Live && r.status == status && r.session_id.is_some()
-    })
+    });
+    assert_pinned_version(&r);
+    r
 }
 
 /// The chat files of `sid` (real and stubs).

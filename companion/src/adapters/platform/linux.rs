@@ -123,6 +123,10 @@ impl Platform for Linux {
         pids
     }
 
+    fn exe(&self, pid: u32) -> Option<PathBuf> {
+        fs::read_link(format!("/proc/{pid}/exe")).ok()
+    }
+
     fn open_files(&self, pid: u32) -> Vec<PathBuf> {
         let Ok(rd) = fs::read_dir(format!("/proc/{pid}/fd")) else {
             return vec![];

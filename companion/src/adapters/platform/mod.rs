@@ -63,6 +63,10 @@ pub trait Platform: Send + Sync {
     fn process(&self, pid: u32) -> Option<ProcInfo>;
     fn environ(&self, pid: u32) -> Option<Vec<(String, String)>>;
     fn cwd(&self, pid: u32) -> Option<PathBuf>;
+    /// The process's executable (Linux: `/proc/<pid>/exe`); `None` where it cannot be read.
+    fn exe(&self, _pid: u32) -> Option<PathBuf> {
+        None
+    }
     fn open_files(&self, pid: u32) -> Vec<PathBuf>;
     fn memory(&self, pid: u32) -> Option<Mem>;
     /// Cheap counters (no page walk): (RSS, resident anonymous) in bytes.

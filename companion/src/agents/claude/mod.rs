@@ -305,7 +305,18 @@ pub(crate) fn all_transcripts(cfg: &Path) -> Vec<(String, PathBuf)> {
 /// Claude Code behind the [`super::AgentKind`] dispatch.
 pub struct Claude;
 
+/// Its npm package and the versions park's e2e contract passed on (move with the pin in
+/// `scripts/setup`).
+pub static RELEASE: super::release::Release = super::release::Release {
+    name: "Claude Code",
+    packages: &["@anthropic-ai/claude-code"],
+    tested: ("2.1.197", "2.1.332"),
+};
+
 impl super::AgentKind for Claude {
+    fn release(&self) -> &'static super::release::Release {
+        &RELEASE
+    }
     fn limit_screen(&self, screen: &str, now: &jiff::Zoned) -> Option<super::limit::LimitScreen> {
         super::limit::claude(screen, now)
     }

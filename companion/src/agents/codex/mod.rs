@@ -497,7 +497,18 @@ pub fn resume_argv(program: &str, id: &str, flags: &[String]) -> Vec<String> {
 /// Codex behind the [`super::AgentKind`] dispatch.
 pub struct Codex;
 
+/// Its npm package and the versions park's e2e contract passed on (move with the pin in
+/// `scripts/setup`).
+pub static RELEASE: super::release::Release = super::release::Release {
+    name: "Codex",
+    packages: &["@openai/codex"],
+    tested: ("0.171.0", "0.171.0"),
+};
+
 impl super::AgentKind for Codex {
+    fn release(&self) -> &'static super::release::Release {
+        &RELEASE
+    }
     fn limit_screen(&self, screen: &str, now: &jiff::Zoned) -> Option<super::limit::LimitScreen> {
         super::limit::codex(screen, now)
     }

@@ -381,7 +381,18 @@ pub fn resume_argv(program: &str, id: &str, flags: &[String]) -> Vec<String> {
 /// GitHub Copilot CLI behind the [`super::AgentKind`] dispatch.
 pub struct Copilot;
 
+/// Its npm package and the versions park's e2e contract passed on (move with the pin in
+/// `scripts/setup`).
+pub static RELEASE: super::release::Release = super::release::Release {
+    name: "Copilot CLI",
+    packages: &["@github/copilot"],
+    tested: ("1.0.102", "1.0.102"),
+};
+
 impl super::AgentKind for Copilot {
+    fn release(&self) -> &'static super::release::Release {
+        &RELEASE
+    }
     fn agent(&self) -> super::Agent {
         super::Agent::Copilot
     }

@@ -251,7 +251,18 @@ pub fn resume_argv(program: &str, id: &str, flags: &[String]) -> Vec<String> {
 /// Gemini CLI behind the [`super::AgentKind`] dispatch.
 pub struct Gemini;
 
+/// Its npm package and the versions park's e2e contract passed on (move with the pin in
+/// `scripts/setup`).
+pub static RELEASE: super::release::Release = super::release::Release {
+    name: "Gemini CLI",
+    packages: &["@google/gemini-cli"],
+    tested: ("0.61.0", "0.61.0"),
+};
+
 impl super::AgentKind for Gemini {
+    fn release(&self) -> &'static super::release::Release {
+        &RELEASE
+    }
     fn agent(&self) -> super::Agent {
         super::Agent::Gemini
     }

@@ -20,6 +20,11 @@ pub static FLAVOR: Flavor = Flavor {
     title_prefix: "Kilo CLI | ",
     home_title: "Kilo CLI",
     title_var: "KILO_DISABLE_TERMINAL_TITLE",
+    release: super::release::Release {
+        name: "Kilo CLI",
+        packages: &["@kilocode/cli"],
+        tested: ("7.7.7", "7.7.7"),
+    },
 };
 
 static PLUGIN: Plugin = Plugin(&FLAVOR);

@@ -114,6 +114,7 @@ pub struct Flavor {
     /// The terminal title on its home screen (and for a session not titled yet).
     pub home_title: &'static str,
     pub title_var: &'static str,
+    pub release: super::release::Release,
 }
 
 pub static OPENCODE_FLAVOR: Flavor = Flavor {
@@ -127,6 +128,11 @@ pub static OPENCODE_FLAVOR: Flavor = Flavor {
     title_prefix: "OC | ",
     home_title: "OpenCode",
     title_var: "OPENCODE_DISABLE_TERMINAL_TITLE",
+    release: super::release::Release {
+        name: "OpenCode",
+        packages: &["opencode-ai", "opencode"],
+        tested: ("1.18.33", "1.18.33"),
+    },
 };
 
 impl Flavor {
@@ -386,6 +392,9 @@ impl Kind {
 impl super::AgentKind for Kind {
     fn agent(&self) -> super::Agent {
         self.flavor.agent
+    }
+    fn release(&self) -> &'static super::release::Release {
+        &self.flavor.release
     }
     fn runs(&self, program: &str, _path: &str, rest: &[String]) -> bool {
         self.flavor.runs_as(program) && interactive(rest)

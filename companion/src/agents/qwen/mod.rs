@@ -175,7 +175,18 @@ pub fn resume_argv(program: &str, id: &str, flags: &[String]) -> Vec<String> {
 /// Qwen Code behind the [`super::AgentKind`] dispatch.
 pub struct Qwen;
 
+/// Its npm package and the versions park's e2e contract passed on (move with the pin in
+/// `scripts/setup`).
+pub static RELEASE: super::release::Release = super::release::Release {
+    name: "Qwen Code",
+    packages: &["@qwen-code/qwen-code"],
+    tested: ("0.24.4", "0.24.4"),
+};
+
 impl super::AgentKind for Qwen {
+    fn release(&self) -> &'static super::release::Release {
+        &RELEASE
+    }
     fn agent(&self) -> super::Agent {
         super::Agent::Qwen
     }

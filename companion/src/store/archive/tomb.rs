@@ -116,6 +116,7 @@ impl Tombstone {
             group: self.group.clone(),
             fresh_from: None,
             wake: None,
+            agent_version: None,
         }
     }
 }

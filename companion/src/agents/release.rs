@@ -1,0 +1,253 @@
+//! What park knows of an agent's releases: the npm packages its binaries come in (so the version
+//! of a running agent is read from the `package.json` beside its binary, never by running it) and
+//! the versions park's end-to-end contract passed on (each agent's folder holds its
+//! [`Release`]; whoever moves a pin in `scripts/setup` moves `tested` with it, and
+//! `tests/src/harness` checks that every pin lies inside it).
+//!
+//! Contract: reading a version is a few `stat`/`read` calls per agent and never fails loudly — an
+//! unreadable version is `None` and is never reported as untested. Versions compare by their
+//! leading dotted numbers (`0.171.0-linux-x64` is 0.171.0).
+
+use std::cmp::Ordering;
+use std::path::{Path, PathBuf};
+
+/// One agent's release facts (plain data, in the agent's folder).
+#[derive(Debug)]
+pub struct Release {
+    /// How messages name the agent (`Claude Code`).
+    pub name: &'static str,
+    /// npm package names whose `package.json` carries its version; a platform package
+    /// (`<name>-linux-x64`) counts as its own.
+    pub packages: &'static [&'static str],
+    /// The oldest and the newest version park's e2e contract passed on.
+    pub tested: (&'static str, &'static str),
+}
+
+/// Where a version lies against the tested range.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fit {
+    Tested,
+    Newer,
+    Older,
+}
+
+/// The leading dotted numbers of a version string (`2.1.332`, `v1.0.3-beta` → [1, 0, 3]).
+fn numbers(v: &str) -> Vec<u64> {
+    v.trim_start_matches('v')
+        .split('.')
+        .map_while(|p| {
+            let d: String = p.chars().take_while(char::is_ascii_digit).collect();
+            let n = d.parse().ok()?;
+            // `3-beta`: this part counts, the next does not.
+            Some(n).filter(|_| !d.is_empty())
+        })
+        .collect()
+}
+
+/// Compares two versions by their dotted numbers (missing parts are 0).
+pub fn compare(a: &str, b: &str) -> Ordering {
+    let (a, b) = (numbers(a), numbers(b));
+    let n = a.len().max(b.len());
+    (0..n)
+        .map(|i| {
+            a.get(i)
+                .copied()
+                .unwrap_or(0)
+                .cmp(&b.get(i).copied().unwrap_or(0))
+        })
+        .find(|o| o.is_ne())
+        .unwrap_or(Ordering::Equal)
+}
+
+impl Release {
+    pub fn fit(&self, version: &str) -> Fit {
+        if numbers(version).is_empty() {
+            return Fit::Tested;
+        }
+        if compare(version, self.tested.1).is_gt() {
+            Fit::Newer
+        } else if compare(version, self.tested.0).is_lt() {
+            Fit::Older
+        } else {
+            Fit::Tested
+        }
+    }
+
+    /// What an untested version means, in one sentence (`None` when it was tested).
+    pub fn untested(&self, version: &str) -> Option<String> {
+        let (oldest, newest) = self.tested;
+        match self.fit(version) {
+            Fit::Tested => None,
+            Fit::Newer => Some(format!(
+                "{} {version} is newer than the newest version park was tested with ({newest}): \
+                 if park reads its state as unknown, this is why",
+                self.name
+            )),
+            Fit::Older => Some(format!(
+                "{} {version} is older than the oldest version park was tested with ({oldest}): \
+                 if park reads its state as unknown, this is why; updating it is the fix",
+                self.name
+            )),
+        }
+    }
+
+    fn owns(&self, package: &str) -> bool {
+        self.packages.iter().any(|p| {
+            package == *p
+                || package
+                    .strip_prefix(p)
+                    .is_some_and(|rest| rest.starts_with('-'))
+        })
+    }
+
+    /// The version in the `package.json` of this agent's package that holds one of `paths` (a
+    /// binary, a script), looking at most six directories up from each.
+    pub fn version_near(&self, paths: &[PathBuf]) -> Option<String> {
+        paths.iter().find_map(|p| {
+            let real = std::fs::canonicalize(p).ok()?;
+            real.ancestors()
+                .skip(1)
+                .take(6)
+                .find_map(|d| self.package_at(d))
+        })
+    }
+
+    fn package_at(&self, dir: &Path) -> Option<String> {
+        #[derive(serde::Deserialize)]
+        struct Pkg {
+            name: String,
+            version: String,
+        }
+        let bytes = std::fs::read(dir.join("package.json")).ok()?;
+        let p: Pkg = serde_json::from_slice(&bytes).ok()?;
+        let n = numbers(&p.version);
+        (self.owns(&p.name) && !n.is_empty())
+            .then(|| n.iter().map(u64::to_string).collect::<Vec<_>>().join("."))
+    }
+}
+
+/// Where an agent process's binary or script may be: its executables, and its program token
+/// (a path, else looked up on the process's own `PATH`).
+pub fn candidates(
+    exes: &[PathBuf],
+    program: &str,
+    cwd: Option<&Path>,
+    path_var: Option<&str>,
+) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = exes.to_vec();
+    if program.contains('/') {
+        let p = Path::new(program);
+        out.push(match cwd {
+            Some(c) if p.is_relative() => c.join(p),
+            _ => p.to_path_buf(),
+        });
+    } else if let Some(path) = path_var {
+        out.extend(
+            std::env::split_paths(path)
+                .map(|d| d.join(program))
+                .filter(|p| p.is_file())
+                .take(1),
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static R: Release = Release {
+        name: "Tool",
+        packages: &["@org/tool", "tool-ai"],
+        tested: ("1.2.0", "1.4.10"),
+    };
+
+    #[test]
+    fn versions_compare_by_their_numbers() {
+        assert!(compare("1.4.10", "1.4.9").is_gt());
+        assert!(compare("0.171.0-linux-x64", "0.171.0").is_eq());
+        assert!(compare("2", "2.0.0").is_eq());
+        assert_eq!(R.fit("1.4.11"), Fit::Newer);
+        assert_eq!(R.fit("1.1.9"), Fit::Older);
+        assert_eq!(R.fit("1.3.0-beta.2"), Fit::Tested);
+        assert_eq!(
+            R.fit("garbage"),
+            Fit::Tested,
+            "unreadable is never untested"
+        );
+        let m = R.untested("1.5.0").unwrap();
+        assert!(
+            m.contains("Tool 1.5.0 is newer") && m.contains("(1.4.10)"),
+            "{m}"
+        );
+        assert!(R.untested("1.4.10").is_none());
+    }
+
+    #[test]
+    fn the_version_comes_from_the_agents_own_package_only() {
+        let d = tempfile::tempdir().unwrap();
+        let pkg = |dir: &str, name: &str, v: &str| {
+            let p = d.path().join(dir);
+            std::fs::create_dir_all(p.join("bin")).unwrap();
+            std::fs::write(
+                p.join("package.json"),
+                format!(r#"{{"name":"{name}","version":"{v}"}}"#),
+            )
+            .unwrap();
+            std::fs::write(p.join("bin/tool"), "").unwrap();
+            p.join("bin/tool")
+        };
+        let own = pkg(
+            "nm/@org/tool-linux-x64",
+            "@org/tool-linux-x64",
+            "1.4.2-linux-x64",
+        );
+        assert_eq!(R.version_near(&[own]).as_deref(), Some("1.4.2"));
+        let other = pkg("nm/tooling", "tooling", "9.9.9");
+        assert_eq!(
+            R.version_near(&[other]),
+            None,
+            "a package named alike is not ours"
+        );
+        let link = d.path().join("tool");
+        let target = pkg("nm/tool-ai", "tool-ai", "1.3.0");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let found = candidates(&[], "tool", None, Some(&d.path().display().to_string()));
+        assert_eq!(
+            R.version_near(&found).as_deref(),
+            Some("1.3.0"),
+            "via PATH and the link"
+        );
+        assert_eq!(R.version_near(&[d.path().join("missing")]), None);
+    }
+
+    /// The tested range is the pins: `scripts/setup` installs each agent at the versions its
+    /// contract runs on (`<AGENT>_VERSION`, `<AGENT>_NEXT_VERSION`), and each agent's range must
+    /// run from the oldest pin to the newest, so moving a pin without its range fails here.
+    #[test]
+    fn every_agents_tested_range_is_exactly_its_pins() {
+        let setup =
+            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/setup"))
+                .unwrap();
+        for k in crate::agents::all() {
+            let upper = k.agent().as_str().to_uppercase();
+            let pins: Vec<&str> = setup
+                .lines()
+                .filter_map(|l| l.split_once('='))
+                .filter(|(var, _)| {
+                    var.starts_with(&format!("{upper}_")) && var.ends_with("VERSION")
+                })
+                .map(|(_, v)| v.trim_matches('"'))
+                .collect();
+            assert!(!pins.is_empty(), "no {upper}_VERSION in scripts/setup");
+            let oldest = pins.iter().min_by(|a, b| compare(a, b)).unwrap();
+            let newest = pins.iter().max_by(|a, b| compare(a, b)).unwrap();
+            assert_eq!(
+                k.release().tested,
+                (*oldest, *newest),
+                "{}: the tested range must be the pins {pins:?}",
+                k.agent().as_str()
+            );
+        }
+    }
+}
