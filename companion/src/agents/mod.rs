@@ -39,7 +39,7 @@ pub mod screen;
 pub mod transcript;
 
 use crate::adapters::platform::proctree::{program_of, ProcTable};
-use crate::adapters::platform::{env_get, Platform};
+use crate::adapters::platform::{env_get, Platform, ProcInfo};
 use crate::model::entry::Entry;
 pub use park_protocol::Agent;
 use std::path::{Path, PathBuf};
@@ -364,8 +364,23 @@ pub trait AgentKind: Sync {
     fn caller_session_vars(&self) -> &'static [&'static str] {
         &[]
     }
-    /// Who holds the session's writer lock, for agents that take one (Codex); `None` otherwise.
-    fn writer_lock(&self, _e: &Entry, _platform: &dyn Platform) -> Option<codex::Writer> {
+    /// What the agent's own writer lock says of a resume of `e` now, for agents that keep one;
+    /// `None` otherwise.
+    fn writer(&self, _e: &Entry, _platform: &dyn Platform) -> Option<WriterVerdict> {
+        None
+    }
+    /// A process this agent shares between its sessions (a daemon): never killed with a
+    /// session's tree, whoever's tree it is in.
+    fn shared_process(&self, _p: &ProcInfo) -> bool {
+        false
+    }
+    /// What a background session (run by the agent's own supervisor, in no pane) is, and how
+    /// the user reaches it.
+    fn background_note(&self, _job: Option<&str>) -> String {
+        "a background session, run by the agent's supervisor in no pane: park never parks it".into()
+    }
+    /// The command that opens background job `job` in a terminal, when there is one.
+    fn attach_command(&self, _job: &str) -> Option<String> {
         None
     }
     /// Whether process `pid` (started at `start`) runs `e`'s session now, by the agent's own
@@ -450,6 +465,21 @@ pub trait Integration: Sync {
     /// `park hook <agent>`: records what the agent's hook input says, for the agent process
     /// that ran the hook (an ancestor of this process), under `home`.
     fn record(&self, input: &[u8], home: &Path, platform: &dyn Platform) -> Result<(), String>;
+}
+
+/// What an agent's writer lock says of a resume (see [`AgentKind::writer`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WriterVerdict {
+    Go,
+    /// Another process writes the session: it is running elsewhere (the `already-running` rule).
+    Running(String),
+    /// The agent would refuse the resume now, but nothing runs it elsewhere: keep the entry.
+    Refuse(String),
+}
+
+/// Whether any agent shares process `p` between its sessions ([`AgentKind::shared_process`]).
+pub fn shared_process(p: &ProcInfo) -> bool {
+    all().iter().any(|k| k.shared_process(p))
 }
 
 /// The one dispatch over [`Agent`]: adding an agent is a folder implementing [`AgentKind`] and a

@@ -9,7 +9,6 @@
 //! (`unpark-resuming`, `unpark-running`, `codex-writer-lock`, `unpark-unidentified`,
 //! `unpark-session-id`, `unpark-program`, `unpark-cwd`, `unpark-transcript`; tests/GUARDS.md).
 
-use crate::agents::codex;
 use crate::model::entry::{Entry, EntryState};
 use crate::scan::live::LiveSet;
 use crate::support::fault::disabled;
@@ -23,8 +22,8 @@ pub(crate) struct Evidence<'a> {
     /// This unpark runs in the pane the entry was handed off to (it is that hand-off).
     pub in_handoff_pane: bool,
     pub live: &'a LiveSet,
-    /// Codex: who holds the thread's writer lock (`None` for other agents).
-    pub writer: Option<&'a codex::Writer>,
+    /// What the agent's writer lock says (`None` for agents that keep none).
+    pub writer: Option<&'a WriterVerdict>,
 }
 
 /// The answer before anything is started.
@@ -61,8 +60,8 @@ pub(crate) fn before_start(ev: &Evidence) -> Verdict {
             .map(|j| j.map(str::to_string));
         let why = match &background_job {
             Some(job) => format!(
-                "this session is running as a Claude background agent; cleared its parked state. {}",
-                crate::agents::claude::background_note(job.as_deref())
+                "this session is running as a background agent; cleared its parked state. {}",
+                crate::agents::of(e.agent).background_note(job.as_deref())
             ),
             None => "this session is already running; cleared its parked state".into(),
         };
@@ -71,17 +70,15 @@ pub(crate) fn before_start(ev: &Evidence) -> Verdict {
             background_job,
         };
     }
-    if let Some(w) = ev.writer {
-        match codex_writer_verdict(&e.flags, w) {
-            WriterVerdict::Go => {}
-            WriterVerdict::Running(why) => {
-                return Verdict::Running {
-                    why,
-                    background_job: None,
-                }
+    match ev.writer {
+        None | Some(WriterVerdict::Go) => {}
+        Some(WriterVerdict::Running(why)) => {
+            return Verdict::Running {
+                why: why.clone(),
+                background_job: None,
             }
-            WriterVerdict::Refuse(why) => return Verdict::Refused(why),
         }
+        Some(WriterVerdict::Refuse(why)) => return Verdict::Refused(why.clone()),
     }
     if crate::agents::of(e.agent).unidentified_blocks_unpark() && !disabled("unpark-unidentified") {
         let unknown: Vec<u32> = ev
@@ -99,36 +96,7 @@ pub(crate) fn before_start(ev: &Evidence) -> Verdict {
     Verdict::Go
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum WriterVerdict {
-    Go,
-    /// Another process writes the thread: it is running elsewhere (the `already-running` rule).
-    Running(String),
-    /// Codex would refuse the resume now, but nothing runs it elsewhere: keep the entry.
-    Refuse(String),
-}
-
-/// The never-two-writers rule for Codex, from the thread's writer lock. `flags` are the entry's
-/// recorded flags: `--no-daemon` resumes with an embedded server, which Codex refuses while the
-/// shared daemon still has the thread loaded; any other resume attaches to the daemon.
-pub fn codex_writer_verdict(flags: &[String], writer: &codex::Writer) -> WriterVerdict {
-    if disabled("codex-writer-lock") {
-        return WriterVerdict::Go;
-    }
-    match writer {
-        codex::Writer::None => WriterVerdict::Go,
-        codex::Writer::Other(pid) => WriterVerdict::Running(format!(
-            "another process ({}) holds this thread's Codex writer lock: it is running there; cleared its parked state",
-            if *pid == 0 { "pid unknown".to_string() } else { format!("pid {pid}") }
-        )),
-        codex::Writer::Daemon(pid) if flags.iter().any(|f| f == "--no-daemon") => {
-            WriterVerdict::Refuse(format!(
-                "the shared Codex daemon (pid {pid}) still has this thread loaded, so a --no-daemon resume would be refused (\"already has an active writer\"); the daemon unloads an idle thread about a minute after its last client leaves: try again then"
-            ))
-        }
-        codex::Writer::Daemon(_) => WriterVerdict::Go,
-    }
-}
+pub use crate::agents::WriterVerdict;
 
 /// What the disk says of an entry, read by the unpark (after any archive restore).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -296,21 +264,21 @@ mod tests {
     }
 
     #[test]
-    fn a_codex_writer_elsewhere_means_running_and_a_daemon_refuses_no_daemon() {
-        let mut e = entry(Agent::Codex);
+    fn a_writer_elsewhere_means_running_and_a_busy_writer_refuses() {
+        let e = entry(Agent::Codex);
         let live = LiveSet::default();
         let mut x = ev(&e, &live);
-        let other = codex::Writer::Other(99);
+        let other = WriterVerdict::Running("held by pid 99".into());
         x.writer = Some(&other);
-        assert!(matches!(before_start(&x), Verdict::Running { .. }));
-        e.flags = vec!["--no-daemon".into()];
-        let daemon = codex::Writer::Daemon(5);
-        let x = Evidence {
-            entry: &e,
-            writer: Some(&daemon),
-            ..ev(&e, &live)
-        };
-        refused(before_start(&x), "--no-daemon resume would be refused");
+        assert!(
+            matches!(before_start(&x), Verdict::Running { why, .. } if why == "held by pid 99")
+        );
+        let busy = WriterVerdict::Refuse("the daemon still has it loaded".into());
+        x.writer = Some(&busy);
+        refused(before_start(&x), "the daemon still has it loaded");
+        let free = WriterVerdict::Go;
+        x.writer = Some(&free);
+        assert_eq!(before_start(&x), Verdict::Go);
     }
 
     fn disk(cwd: bool, transcript: Option<bool>) -> OnDisk {

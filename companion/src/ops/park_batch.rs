@@ -609,7 +609,11 @@ mod tests {
                 )
                 .unwrap();
                 // A transcript with one whole turn, as Claude writes it, under the session's id.
-                let t = crate::agents::claude::transcript_path(&w.cfg, &cwd, sid);
+                let mut e = crate::model::entry::Entry::sample(park_protocol::Agent::Claude, sid);
+                e.cwd = cwd.clone();
+                let t = crate::agents::of(park_protocol::Agent::Claude)
+                    .restore_path(&e, &w.cfg, sid)
+                    .unwrap();
                 std::fs::create_dir_all(t.parent().unwrap()).unwrap();
                 let lines =
                     crate::shapes::claude_turn("fix the parser", "the parser is fixed", 64, 1)

@@ -16,9 +16,7 @@ pub fn live_row(s: &Scan, f: &scan::Found) -> Row {
     let untargetable = f.ident.session_id.is_none() || f.pane.is_none();
     let background = f.proc.background;
     let reason = if background {
-        Some(crate::agents::claude::background_note(
-            f.ident.job.as_deref(),
-        ))
+        Some(crate::agents::of(f.proc.agent).background_note(f.ident.job.as_deref()))
     } else if untargetable {
         let unbound = f
             .pane

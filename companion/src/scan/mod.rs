@@ -14,7 +14,7 @@ use crate::adapters::platform::proctree::{program_of, ProcTable};
 use crate::adapters::platform::{env_get, Mem, Platform};
 use crate::agents::screen::{self, ScreenReading};
 use crate::agents::transcript::TranscriptInfo;
-use crate::agents::{self, codex, Agent, AgentProc, Identity};
+use crate::agents::{self, Agent, AgentProc, Identity};
 use park_protocol::Status;
 use std::time::SystemTime;
 
@@ -385,9 +385,7 @@ fn with_pane(
     f.status_why = status_why;
     if a.background {
         // What the guards say about it, in the agent's own words (how to reach it).
-        f.status_why = Some(crate::agents::claude::background_note(
-            f.ident.job.as_deref(),
-        ));
+        f.status_why = Some(agents::of(a.agent).background_note(f.ident.job.as_deref()));
         // No screen to read: its own status file is all there is (shown, never acted on).
         f.status = match f.ident.status_file.as_deref() {
             Some("idle") => Status::Idle,
@@ -599,14 +597,14 @@ pub fn kill_set(
     // The shared daemon and never-kill programs are pruned with their whole subtree (an editor
     // keeps its language server); the walk only reads, the spared list is built after it.
     let prune = |p: &crate::adapters::platform::ProcInfo| {
-        codex::is_daemon(p) || NEVER_KILL.contains(&prog_of(p).as_str())
+        agents::shared_process(p) || NEVER_KILL.contains(&prog_of(p).as_str())
     };
     let tree = table.tree(root, &prune);
     let mut spared: Vec<(u32, String)> = tree
         .iter()
         .flat_map(|pid| table.children(*pid).iter())
         .filter_map(|c| table.get(*c))
-        .filter(|c| !codex::is_daemon(c) && NEVER_KILL.contains(&prog_of(c).as_str()))
+        .filter(|c| !agents::shared_process(c) && NEVER_KILL.contains(&prog_of(c).as_str()))
         .map(|c| (c.pid, prog_of(c)))
         .collect();
     let mut out = vec![];

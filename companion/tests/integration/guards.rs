@@ -1251,8 +1251,8 @@ fn live_set_lowercases_ids_and_counts_the_unidentified() {
 // codex-writer-lock: a held thread-writer lock is a live writer (issue 19, item 2)
 // ---------------------------------------------------------------------------------------------
 
-use park::agents::codex::Writer;
-use park::guards::unpark::{codex_writer_verdict, WriterVerdict};
+use park::agents::codex::{writer_verdict as codex_writer_verdict, Writer};
+use park::agents::WriterVerdict;
 
 #[test]
 fn codex_writer_lock_held_by_another_process_is_running_there() {

@@ -317,6 +317,12 @@ impl super::AgentKind for Claude {
     fn release(&self) -> &'static super::release::Release {
         &RELEASE
     }
+    fn background_note(&self, job: Option<&str>) -> String {
+        background_note(job)
+    }
+    fn attach_command(&self, job: &str) -> Option<String> {
+        plain_job(job).then(|| format!("claude attach {job}"))
+    }
     fn limit_screen(&self, screen: &str, now: &jiff::Zoned) -> Option<super::limit::LimitScreen> {
         super::limit::claude(screen, now)
     }

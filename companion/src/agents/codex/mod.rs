@@ -114,6 +114,29 @@ pub enum Writer {
     Other(u32),
 }
 
+/// The never-two-writers rule for Codex, from the thread's writer lock. `flags` are the entry's
+/// recorded flags: `--no-daemon` resumes with an embedded server, which Codex refuses while the
+/// shared daemon still has the thread loaded; any other resume attaches to the daemon.
+pub fn writer_verdict(flags: &[String], writer: &Writer) -> super::WriterVerdict {
+    use super::WriterVerdict;
+    if crate::support::fault::disabled("codex-writer-lock") {
+        return WriterVerdict::Go;
+    }
+    match writer {
+        Writer::None => WriterVerdict::Go,
+        Writer::Other(pid) => WriterVerdict::Running(format!(
+            "another process ({}) holds this thread's Codex writer lock: it is running there; cleared its parked state",
+            if *pid == 0 { "pid unknown".to_string() } else { format!("pid {pid}") }
+        )),
+        Writer::Daemon(pid) if flags.iter().any(|f| f == "--no-daemon") => {
+            WriterVerdict::Refuse(format!(
+                "the shared Codex daemon (pid {pid}) still has this thread loaded, so a --no-daemon resume would be refused (\"already has an active writer\"); the daemon unloads an idle thread about a minute after its last client leaves: try again then"
+            ))
+        }
+        Writer::Daemon(_) => WriterVerdict::Go,
+    }
+}
+
 /// The writer of thread `id` under `home` (see [`Writer`]).
 pub fn writer(home: &Path, id: &str, platform: &dyn Platform) -> Writer {
     let Some(id) = valid_session_id(id) else {
@@ -614,14 +637,18 @@ impl super::AgentKind for Codex {
     fn unidentified_blocks_unpark(&self) -> bool {
         false
     }
-    fn writer_lock(
+    fn writer(
         &self,
         e: &crate::model::entry::Entry,
         platform: &dyn Platform,
-    ) -> Option<Writer> {
-        Some(e.config_dir.as_deref().map_or(Writer::None, |home| {
+    ) -> Option<super::WriterVerdict> {
+        let lock = e.config_dir.as_deref().map_or(Writer::None, |home| {
             writer(Path::new(home), &e.session_id, platform)
-        }))
+        });
+        Some(writer_verdict(&e.flags, &lock))
+    }
+    fn shared_process(&self, p: &ProcInfo) -> bool {
+        is_daemon(p)
     }
     fn caller_session_vars(&self) -> &'static [&'static str] {
         // Read for the same reason wherever a Codex build sets them.

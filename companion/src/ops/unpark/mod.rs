@@ -130,10 +130,13 @@ pub fn clear_prefill(ctx: &Ctx, e: &Entry) {
     }
 }
 
-/// Types `claude attach <job>` (no Enter) into the entry's pane when it shows a bare shell
+/// Types the agent's attach command for `job` (Claude: `claude attach <job>`; no Enter) into the entry's pane when it shows a bare shell
 /// prompt: the user's way to the session a background agent now runs.
 fn offer_attach(ctx: &Ctx, e: &Entry, job: &str) -> bool {
-    if !crate::agents::claude::plain_job(job) || !ctx.mux.serves(&e.place.server) {
+    let Some(attach) = crate::agents::of(e.agent).attach_command(job) else {
+        return false;
+    };
+    if !ctx.mux.serves(&e.place.server) {
         return false;
     }
     let Ok(panes) = ctx.mux.list_panes() else {
@@ -162,9 +165,7 @@ fn offer_attach(ctx: &Ctx, e: &Entry, job: &str) -> bool {
             return false;
         }
     }
-    ctx.mux
-        .send_text(&p.id, &format!("claude attach {job}"))
-        .is_ok()
+    ctx.mux.send_text(&p.id, &attach).is_ok()
 }
 
 /// What a held Codex writer lock means for resuming that thread.
@@ -193,7 +194,7 @@ fn gate(ctx: &Ctx, eid: &str, target: &str, live: &LiveSet, my_pane: Option<&str
             ))
         }
     };
-    let writer = crate::agents::of(e.agent).writer_lock(&e, ctx.platform.as_ref());
+    let writer = crate::agents::of(e.agent).writer(&e, ctx.platform.as_ref());
     let verdict = unpark_rules::before_start(&unpark_rules::Evidence {
         entry: &e,
         resumer_alive: e.state == EntryState::Resuming && resumer_alive(ctx, &e),

@@ -347,7 +347,9 @@ mod tests {
         e.session_id = SID.into();
         e.cwd = d.path().to_string_lossy().into_owned();
         e.config_dir = Some(cfg.to_string_lossy().into_owned());
-        let t = crate::agents::claude::transcript_path(&cfg, &e.cwd, SID);
+        let t = crate::agents::of(Agent::Claude)
+            .restore_path(&e, &cfg, SID)
+            .unwrap();
         std::fs::create_dir_all(t.parent().unwrap()).unwrap();
         let line = format!(
             "{{\"type\":\"user\",\"sessionId\":\"{SID}\",\"timestamp\":\"2026-12-01T10:00:00Z\",\"message\":{{\"role\":\"user\",\"content\":\"hi there\"}}}}\n"
