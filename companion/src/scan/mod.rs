@@ -203,6 +203,7 @@ pub fn scan_with(
     }
     drop(_t);
     // What the guards need to know of the disk is read here, once, so they stay pure.
+    let mut versions = Versions::default();
     for f in found.iter_mut() {
         f.transcript_present = f
             .ident
@@ -210,7 +211,7 @@ pub fn scan_with(
             .as_deref()
             .is_some_and(std::path::Path::is_file);
         f.cwd_present = !f.cwd.is_empty() && std::path::Path::new(&f.cwd).is_dir();
-        f.version = version_of(&f.proc, platform);
+        f.version = versions.of(&f.proc, platform);
     }
     // Agents whose tree contains park itself: their sessions are the caller's own.
     let session_ids = found
@@ -249,19 +250,45 @@ pub fn scan_with(
     })
 }
 
-/// The running agent's version, read beside its executable or its script (never by running it).
-fn version_of(a: &AgentProc, platform: &dyn Platform) -> Option<String> {
-    let exes: Vec<std::path::PathBuf> = [a.main, a.root]
-        .iter()
-        .filter_map(|p| platform.exe(*p))
-        .collect();
-    let cands = agents::release::candidates(
-        &exes,
-        a.argv.get(a.prog_index)?,
-        platform.cwd(a.root).as_deref(),
-        env_get(&a.env, "PATH"),
-    );
-    agents::of(a.agent).release().version_near(&cands)
+/// Running agents' versions, read beside their executables or scripts (never by running them),
+/// once per binary and program token in a scan: dozens of panes usually run one or two installs.
+#[derive(Default)]
+struct Versions(
+    std::collections::HashMap<(Agent, Vec<std::path::PathBuf>, String), Option<String>>,
+);
+
+impl Versions {
+    fn of(&mut self, a: &AgentProc, platform: &dyn Platform) -> Option<String> {
+        let exes: Vec<std::path::PathBuf> = [a.main, a.root]
+            .iter()
+            .filter_map(|p| platform.exe(*p))
+            .collect();
+        let mut program = a.argv.get(a.prog_index)?.clone();
+        // `./claude` names another file in another cwd.
+        if program.contains('/') && !program.starts_with('/') {
+            if let Some(cwd) = platform.cwd(a.root) {
+                program = cwd.join(&program).to_string_lossy().into_owned();
+            }
+        }
+        let path = env_get(&a.env, "PATH");
+        // A bare name is looked up on the process's own PATH: part of what it names.
+        let key = (
+            a.agent,
+            exes,
+            if program.contains('/') {
+                program.clone()
+            } else {
+                format!("{program}\0{}", path.unwrap_or_default())
+            },
+        );
+        if let Some(v) = self.0.get(&key) {
+            return v.clone();
+        }
+        let cands = agents::release::candidates(&key.1, &program, None, path);
+        let v = agents::of(a.agent).release().version_near(&cands);
+        self.0.insert(key, v.clone());
+        v
+    }
 }
 
 /// The pane handles an agent inherited (`TMUX_PANE`; zellij's pane id and session), with

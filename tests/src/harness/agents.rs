@@ -97,6 +97,12 @@ impl Agents {
     }
 }
 
+/// Whether the tests take any installed version, not only the pin (`PARK_E2E_ANY_VERSION=1`,
+/// set by `scripts/agents-latest`).
+pub fn any_version() -> bool {
+    std::env::var_os("PARK_E2E_ANY_VERSION").is_some_and(|v| v == "1")
+}
+
 pub(crate) fn find(
     dir: &Path,
     sub: &str,
@@ -119,6 +125,8 @@ pub(crate) fn find(
         .map_err(|e| format!("cannot parse {}: {e}", manifest.display()))?;
     match v.get("version").and_then(|v| v.as_str()) {
         Some(have) if have == want => Ok(exe),
+        // `scripts/agents-latest` runs the contract on whatever version it installed.
+        Some(_) if any_version() => Ok(exe),
         have => Err(format!(
             "{package} in {} is version {have:?}, the tests pin {want}",
             prefix.display()

@@ -466,7 +466,7 @@ pub fn assert_pinned_version(r: &Row) {
     assert!(
         r.agent_version
             .as_deref()
-            .is_some_and(|v| want.contains(&v)),
+            .is_some_and(|v| want.contains(&v) || harness::agents::any_version()),
         "{} version {:?}, pinned {want:?}",
         r.agent.as_str(),
         r.agent_version
