@@ -472,3 +472,7 @@ pub fn assert_pinned_version(r: &Row) {
         r.agent_version
     );
 }
+
+/// Claude Code's composer is up: its footer as 2.1.197 (`? for shortcuts`, `bypass permissions
+/// on`) and 2.1.332 (`⏵⏵ auto mode on`, `manual mode on`) draw it.
+pub const CLAUDE_READY: &str = "for shortcuts|bypass permissions on|auto mode on|manual mode on";

@@ -34,9 +34,7 @@ impl Claude {
         let dir = self.sb.project_dir(name);
         let pane = self.sb.new_shell_window("w", name, &dir, &self.env());
         self.sb.type_line(&pane, &format!("claude {args}"));
-        self.sb
-            .wait_for(&pane, "for shortcuts|bypass permissions on", SECS(60))
-            .unwrap();
+        self.sb.wait_for(&pane, CLAUDE_READY, SECS(60)).unwrap();
         submit_prompt(&self.sb, &pane, first_prompt, "❯");
         self.sb.wait_for(&pane, "PARKTEST-OK", SECS(60)).unwrap();
         let r = wait_row(&self.sb, &pane, SECS(30), |r| {
@@ -74,7 +72,7 @@ fn real_claude_park_unpark_round_trip_keeps_session_and_flags() {
     let live = row(sb, &pane).unwrap();
     assert_eq!(live.session_source.as_deref(), Some("status-file"));
     // The version, read beside the running binary (issue 30).
-    assert_eq!(live.agent_version.as_deref(), Some(CLAUDE_VERSION));
+    assert_pinned_version(&live);
     let pid = live.pid.unwrap();
     let tree: Vec<u32> = std::iter::once(pid).chain(descendants(pid)).collect();
     let transcript = claude_transcript(&sb.home, &sb.work.join("api"), &sid);
@@ -94,8 +92,7 @@ fn real_claude_park_unpark_round_trip_keeps_session_and_flags() {
     let parked = row(sb, &pane).unwrap();
     assert_eq!(parked.state, RowState::Parked);
     assert_eq!(
-        parked.agent_version.as_deref(),
-        Some(CLAUDE_VERSION),
+        parked.agent_version, live.agent_version,
         "recorded at park time"
     );
     assert!(
@@ -201,7 +198,7 @@ fn real_claude_pane_process_gets_a_placeholder_and_comes_back() {
         &c.env(),
         &[claude.to_str().unwrap(), "--model", "opus"],
     );
-    sb.wait_for(&pane, "for shortcuts", SECS(60)).unwrap();
+    sb.wait_for(&pane, CLAUDE_READY, SECS(60)).unwrap();
     submit_prompt(sb, &pane, "own pane", "❯");
     sb.wait_for(&pane, "PARKTEST-OK", SECS(60)).unwrap();
     let sid = wait_row(sb, &pane, SECS(30), |r| r.status == Status::Idle)
@@ -241,7 +238,7 @@ fn real_claude_named_session_parks_and_comes_back_named() {
     // /rename to a name wider than a narrow rule keeps it readable too.
     let long = "a much longer session name given with slash rename";
     submit_prompt(sb, &pane, &format!("/rename {long}"), "❯");
-    sb.wait_for(&pane, &format!("{long} ──"), SECS(10)).unwrap();
+    sb.wait_for(&pane, &format!("{long} ─"), SECS(10)).unwrap();
     wait_row(sb, &pane, SECS(10), |r| r.status == Status::Idle);
 
     let (code, r, _) = park_when_quiet(sb, &pane);
@@ -256,7 +253,7 @@ fn real_claude_named_session_parks_and_comes_back_named() {
     );
     let back = wait_row(sb, &pane, SECS(30), |r| r.state == RowState::Live);
     assert_eq!(back.session_id.as_deref(), Some(sid.as_str()));
-    sb.wait_for(&pane, &format!("{long} ──"), SECS(30)).unwrap();
+    sb.wait_for(&pane, &format!("{long} ─"), SECS(30)).unwrap();
     let back = wait_row(sb, &pane, SECS(30), |r| r.status == Status::Idle);
     assert_eq!(back.session_id.as_deref(), Some(sid.as_str()));
 }
@@ -298,7 +295,7 @@ fn real_claude_resumes_from_a_damaged_transcript_and_park_reads_what_it_writes_a
     );
     let back = wait_row(sb, &pane, SECS(30), |r| r.state == RowState::Live);
     assert_eq!(back.session_id.as_deref(), Some(sid.as_str()));
-    sb.wait_for(&pane, "for shortcuts", SECS(30)).unwrap();
+    sb.wait_for(&pane, CLAUDE_READY, SECS(30)).unwrap();
     submit_prompt(sb, &pane, "second prompt after the damage", "❯");
     sb.wait_for(&pane, r"(?s)PARKTEST-OK.*PARKTEST-OK", SECS(60))
         .unwrap();
