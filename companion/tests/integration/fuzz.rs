@@ -199,7 +199,10 @@ fn fuzz_screen_classifiers() {
     let check = |s: String| -> Result<(), TestCaseError> {
         let plain = screen::strip_ansi(&s);
         prop_assert!(!plain.contains('\u{1b}'), "ESC survived strip_ansi");
-        for r in [screen::read_claude(&plain), screen::read_codex(&s)] {
+        for r in [
+            park::agents::claude::screen::read(&plain),
+            park::agents::codex::screen::read(&s),
+        ] {
             if let Some(d) = &r.draft {
                 prop_assert!(r.composer_seen, "a draft without a composer: {d:?}");
             }

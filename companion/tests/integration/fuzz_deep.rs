@@ -1641,8 +1641,8 @@ fn fuzz_screen_classifiers() {
             prop::collection::vec((any::<Index>(), neutral), 1..6),
         ),
         |(s, ins)| {
-            let c = screen::read_claude(&s);
-            let x = screen::read_codex(&s);
+            let c = park::agents::claude::screen::read(&s);
+            let x = park::agents::codex::screen::read(&s);
             let b = screen::bare_shell_prompt(&s);
             check_reading("read_claude", &c)?;
             check_reading("read_codex", &x)?;
@@ -1655,24 +1655,24 @@ fn fuzz_screen_classifiers() {
 
             // Claude screens and shell prompts are read with escapes stripped first; Codex only
             // uses escapes for the DIM attribute of the draft.
-            prop_assert_eq!(&screen::read_claude(&plain), &c);
+            prop_assert_eq!(&park::agents::claude::screen::read(&plain), &c);
             prop_assert_eq!(screen::bare_shell_prompt(&plain), b);
             prop_assert_eq!(
-                codex_text_fields(&screen::read_codex(&plain)),
+                codex_text_fields(&park::agents::codex::screen::read(&plain)),
                 codex_text_fields(&x)
             );
 
             // CRLF captures read the same.
             let crlf = s.replace('\n', "\r\n");
-            prop_assert_eq!(&screen::read_claude(&crlf), &c);
-            prop_assert_eq!(&screen::read_codex(&crlf), &x);
+            prop_assert_eq!(&park::agents::claude::screen::read(&crlf), &c);
+            prop_assert_eq!(&park::agents::codex::screen::read(&crlf), &x);
             prop_assert_eq!(screen::bare_shell_prompt(&crlf), b);
 
             // Control bytes and DIM-neutral escapes at line starts change nothing.
             let t = insert_after_newlines(&s, &ins);
-            prop_assert_eq!(&screen::read_claude(&t), &c);
+            prop_assert_eq!(&park::agents::claude::screen::read(&t), &c);
             prop_assert_eq!(screen::bare_shell_prompt(&t), b);
-            let tx = screen::read_codex(&t);
+            let tx = park::agents::codex::screen::read(&t);
             if s.contains('\x1b') == t.contains('\x1b') {
                 prop_assert_eq!(&tx, &x);
             } else {
@@ -1777,8 +1777,12 @@ fn composer_fixtures(
 /// composer is reported unseen, which park treats as "cannot tell").
 #[test]
 fn fuzz_screen_typed_draft_is_seen() {
-    let claude = composer_fixtures("❯\u{a0}", |_| true, screen::read_claude);
-    let codex = composer_fixtures("› ", |s| !s.contains('\x1b'), screen::read_codex);
+    let claude = composer_fixtures("❯\u{a0}", |_| true, park::agents::claude::screen::read);
+    let codex = composer_fixtures(
+        "› ",
+        |s| !s.contains('\x1b'),
+        park::agents::codex::screen::read,
+    );
     assert!(
         !claude.is_empty() && !codex.is_empty(),
         "no idle composer fixtures found"
@@ -1810,7 +1814,7 @@ fn fuzz_screen_typed_draft_is_seen() {
             let (lines, at, base) = &claude[ci];
             let mut l = lines.clone();
             l[*at] = format!("❯\u{a0}{typed}");
-            let r = screen::read_claude(&l.join("\n"));
+            let r = park::agents::claude::screen::read(&l.join("\n"));
             prop_assert!(r.composer_seen);
             prop_assert_eq!(
                 &r,
@@ -1825,7 +1829,7 @@ fn fuzz_screen_typed_draft_is_seen() {
             let (lines, at, base) = &codex[xi];
             let mut l = lines.clone();
             l[*at] = format!("› {typed}");
-            let r = screen::read_codex(&l.join("\n"));
+            let r = park::agents::codex::screen::read(&l.join("\n"));
             if r.composer_seen {
                 let want = want.filter(|w| !PLACEHOLDERS.contains(&w.as_str()));
                 prop_assert_eq!(&r.draft, &want, "codex composer with {:?}", typed);

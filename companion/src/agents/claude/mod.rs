@@ -2,6 +2,8 @@
 //! then `--resume/--session-id` in argv (argv goes stale after `/clear`, so it is only a fallback).
 //! `<config>` is `$CLAUDE_CONFIG_DIR`, else `$HOME/.claude`.
 
+pub mod screen;
+
 use super::{AgentProc, Flags, Identity};
 use crate::adapters::platform::{env_get, Platform};
 use crate::agents::transcript::{claude_project_dir_name, valid_session_id};
@@ -399,8 +401,8 @@ impl super::AgentKind for Claude {
     fn markdown(&self, bytes: &[u8]) -> super::render::Conversation {
         super::render::claude_markdown(bytes)
     }
-    fn read_screen(&self, capture: &str) -> super::screen::ScreenReading {
-        super::screen::read_claude(capture)
+    fn read_screen(&self, capture: &str) -> crate::agents::screen::ScreenReading {
+        screen::read(capture)
     }
     fn cleanup_days(&self, config_dir: &Path) -> Option<u64> {
         Some(cleanup_days(config_dir))

@@ -5,6 +5,8 @@
 //! in daemon mode the TUI holds no session file and the daemon exposes no client-to-thread mapping.
 //! The shared `codex app-server` daemon belongs to no pane and is never killed.
 
+pub mod screen;
+
 use super::{AgentProc, Flags, Identity};
 use crate::adapters::platform::proctree::{program_of, ProcTable};
 use crate::adapters::platform::{env_get, Platform, ProcInfo};
@@ -624,8 +626,8 @@ impl super::AgentKind for Codex {
     fn markdown(&self, bytes: &[u8]) -> super::render::Conversation {
         super::render::codex_markdown(bytes)
     }
-    fn read_screen(&self, capture: &str) -> super::screen::ScreenReading {
-        super::screen::read_codex(capture)
+    fn read_screen(&self, capture: &str) -> crate::agents::screen::ScreenReading {
+        screen::read(capture)
     }
     fn screen_escapes(&self) -> bool {
         true
