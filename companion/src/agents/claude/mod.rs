@@ -2,6 +2,7 @@
 //! then `--resume/--session-id` in argv (argv goes stale after `/clear`, so it is only a fallback).
 //! `<config>` is `$CLAUDE_CONFIG_DIR`, else `$HOME/.claude`.
 
+pub(crate) mod limit;
 pub mod screen;
 
 use super::{AgentProc, Flags, Identity};
@@ -325,8 +326,12 @@ impl super::AgentKind for Claude {
     fn attach_command(&self, job: &str) -> Option<String> {
         plain_job(job).then(|| format!("claude attach {job}"))
     }
-    fn limit_screen(&self, screen: &str, now: &jiff::Zoned) -> Option<super::limit::LimitScreen> {
-        super::limit::claude(screen, now)
+    fn limit_screen(
+        &self,
+        screen: &str,
+        now: &jiff::Zoned,
+    ) -> Option<crate::agents::limit::LimitScreen> {
+        limit::read(screen, now)
     }
 
     fn agent(&self) -> super::Agent {

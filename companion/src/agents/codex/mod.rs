@@ -5,6 +5,7 @@
 //! in daemon mode the TUI holds no session file and the daemon exposes no client-to-thread mapping.
 //! The shared `codex app-server` daemon belongs to no pane and is never killed.
 
+pub(crate) mod limit;
 pub mod screen;
 
 use super::{AgentProc, Flags, Identity};
@@ -534,8 +535,12 @@ impl super::AgentKind for Codex {
     fn release(&self) -> &'static super::release::Release {
         &RELEASE
     }
-    fn limit_screen(&self, screen: &str, now: &jiff::Zoned) -> Option<super::limit::LimitScreen> {
-        super::limit::codex(screen, now)
+    fn limit_screen(
+        &self,
+        screen: &str,
+        now: &jiff::Zoned,
+    ) -> Option<crate::agents::limit::LimitScreen> {
+        limit::read(screen, now)
     }
 
     fn agent(&self) -> super::Agent {
