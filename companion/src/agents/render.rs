@@ -27,10 +27,9 @@ use jiff::tz::Offset;
 use jiff::Timestamp;
 use serde_json::Value;
 
-use crate::agents::transcript::{
-    claude_reply_text, codex_texts, codex_user_text, for_each_record, non_empty, str_of,
-    timestamp_of, ClaudeUser, TranscriptInfo,
-};
+use crate::agents::claude::transcript::{reply_text as claude_reply_text, User as ClaudeUser};
+use crate::agents::codex::transcript::{texts as codex_texts, user_text as codex_user_text};
+use crate::agents::transcript::{for_each_record, non_empty, str_of, timestamp_of, TranscriptInfo};
 
 /// A rendered conversation and what the caller checks it against.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -929,7 +928,8 @@ pub(crate) fn raw_end(bytes: &[u8], message_of: impl Fn(&Value) -> Option<Messag
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agents::transcript::{parse_claude, parse_codex};
+    use crate::agents::claude::transcript::parse as parse_claude;
+    use crate::agents::codex::transcript::parse as parse_codex;
     use proptest::prelude::*;
     use serde_json::json;
 

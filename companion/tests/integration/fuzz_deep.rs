@@ -1079,18 +1079,18 @@ fn fuzz_transcript_arbitrary_bytes() {
         base_cases(),
         (prop::collection::vec(any::<u8>(), 0..4096), any::<Index>()),
         |(b, cut)| {
-            let c = transcript::parse_claude(&b);
-            let x = transcript::parse_codex(&b);
+            let c = park::agents::claude::transcript::parse(&b);
+            let x = park::agents::codex::transcript::parse(&b);
             check_parse_basics(&b, &c, &x)?;
             // Any byte prefix (mid-line, mid-UTF-8): still no panic, ids still canonical.
             let p = &b[..cut.index(b.len() + 1)];
             check_id_is_canonical(
                 "parse_claude(prefix)",
-                &transcript::parse_claude(p).session_id,
+                &park::agents::claude::transcript::parse(p).session_id,
             )?;
             check_id_is_canonical(
                 "parse_codex(prefix)",
-                &transcript::parse_codex(p).session_id,
+                &park::agents::codex::transcript::parse(p).session_id,
             )?;
             Ok(())
         },
@@ -1104,8 +1104,8 @@ fn fuzz_transcript_structured_jsonl() {
         base_cases(),
         (jsonl_doc(), any::<Index>(), any::<Index>()),
         |(doc, line_cut, byte_cut)| {
-            let c = transcript::parse_claude(&doc);
-            let x = transcript::parse_codex(&doc);
+            let c = park::agents::claude::transcript::parse(&doc);
+            let x = park::agents::codex::transcript::parse(&doc);
             check_parse_basics(&doc, &c, &x)?;
 
             // Prefix at a line boundary.
@@ -1122,21 +1122,24 @@ fn fuzz_transcript_structured_jsonl() {
             };
             let (pre, suf) = doc.split_at(at);
             check_prefix(
-                &transcript::parse_claude(pre),
-                &transcript::parse_claude(suf),
+                &park::agents::claude::transcript::parse(pre),
+                &park::agents::claude::transcript::parse(suf),
                 &c,
                 false,
             )?;
             check_prefix(
-                &transcript::parse_codex(pre),
-                &transcript::parse_codex(suf),
+                &park::agents::codex::transcript::parse(pre),
+                &park::agents::codex::transcript::parse(suf),
                 &x,
                 true,
             )?;
 
             // Prefix at any byte (a file read while it is written).
             let p = &doc[..byte_cut.index(doc.len() + 1)];
-            let (pc, px) = (transcript::parse_claude(p), transcript::parse_codex(p));
+            let (pc, px) = (
+                park::agents::claude::transcript::parse(p),
+                park::agents::codex::transcript::parse(p),
+            );
             check_parse_basics(p, &pc, &px)?;
             Ok(())
         },
@@ -1184,10 +1187,10 @@ fn fuzz_transcript_read_file_head_tail() {
                 f.extend_from_slice(b"{\"type\":\"ev"); // being written
             }
             fs::write(&path, &f).unwrap();
-            let full_c = transcript::parse_claude(&f);
-            let full_x = transcript::parse_codex(&f);
-            let rc = transcript::read_claude_file(&path).unwrap();
-            let rx = transcript::read_codex_file(&path).unwrap();
+            let full_c = park::agents::claude::transcript::parse(&f);
+            let full_x = park::agents::codex::transcript::parse(&f);
+            let rc = park::agents::claude::transcript::read_file(&path).unwrap();
+            let rx = park::agents::codex::transcript::read_file(&path).unwrap();
             check_id_is_canonical("read_claude_file", &rc.session_id)?;
             check_id_is_canonical("read_codex_file", &rx.session_id)?;
             if f.len() <= (64 + 256) * 1024 {
@@ -1295,7 +1298,7 @@ fn fuzz_claude_project_dir_name() {
             1 => select(&["", ".", "..", "/", "./", "../..", "\0", "\u{1b}"][..]).prop_map(str::to_string),
         ],
         |cwd| {
-            let d = transcript::claude_project_dir_name(&cwd);
+            let d = park::agents::claude::transcript::project_dir_name(&cwd);
             prop_assert!(!d.contains('/'));
             prop_assert!(d != "." && d != "..");
             prop_assert!(

@@ -4,12 +4,14 @@
 
 pub(crate) mod limit;
 pub mod screen;
+pub mod transcript;
 
 use super::{AgentProc, Flags, Identity};
 use crate::adapters::platform::{env_get, Platform};
-use crate::agents::transcript::{claude_project_dir_name, valid_session_id};
+use crate::agents::transcript::valid_session_id;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
+use transcript::project_dir_name;
 
 const NON_INTERACTIVE: &[&str] = &["-p", "--print", "-v", "--version", "-h", "--help"];
 const SUBCOMMANDS: &[&str] = &[
@@ -161,7 +163,7 @@ pub fn transcript_path(config: &Path, cwd: &str, id: &str) -> PathBuf {
     let id = if id.is_empty() { "-".to_string() } else { id };
     config
         .join("projects")
-        .join(claude_project_dir_name(cwd))
+        .join(project_dir_name(cwd))
         .join(format!("{id}.jsonl"))
 }
 
@@ -292,7 +294,8 @@ pub(crate) fn all_transcripts(cfg: &Path) -> Vec<(String, PathBuf)> {
             let Some(stem) = name.strip_suffix(".jsonl") else {
                 continue;
             };
-            let Some(sid) = super::transcript::valid_session_id(stem).filter(|s| s == stem) else {
+            let Some(sid) = crate::agents::transcript::valid_session_id(stem).filter(|s| s == stem)
+            else {
                 continue;
             };
             if !f.file_type().is_ok_and(|t| t.is_file()) {
@@ -397,14 +400,14 @@ impl super::AgentKind for Claude {
     fn transcripts(&self, config_dir: &Path) -> Vec<(String, PathBuf)> {
         all_transcripts(config_dir)
     }
-    fn parse_transcript(&self, bytes: &[u8]) -> super::transcript::TranscriptInfo {
-        super::transcript::parse_claude(bytes)
+    fn parse_transcript(&self, bytes: &[u8]) -> crate::agents::transcript::TranscriptInfo {
+        transcript::parse(bytes)
     }
-    fn message_of(&self, v: &serde_json::Value) -> Option<super::render::Message> {
-        super::render::claude_message_of(v)
+    fn message_of(&self, v: &serde_json::Value) -> Option<crate::agents::render::Message> {
+        crate::agents::render::claude_message_of(v)
     }
-    fn markdown(&self, bytes: &[u8]) -> super::render::Conversation {
-        super::render::claude_markdown(bytes)
+    fn markdown(&self, bytes: &[u8]) -> crate::agents::render::Conversation {
+        crate::agents::render::claude_markdown(bytes)
     }
     fn read_screen(&self, capture: &str) -> crate::agents::screen::ScreenReading {
         screen::read(capture)
@@ -459,8 +462,8 @@ impl super::AgentKind for Claude {
     fn read_transcript_file(
         &self,
         path: &Path,
-    ) -> std::io::Result<super::transcript::TranscriptInfo> {
-        super::transcript::read_claude_file(path)
+    ) -> std::io::Result<crate::agents::transcript::TranscriptInfo> {
+        transcript::read_file(path)
     }
     fn caller_session_vars(&self) -> &'static [&'static str] {
         // Set by 2.1.197 for every tool command.

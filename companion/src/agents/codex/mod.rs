@@ -7,6 +7,7 @@
 
 pub(crate) mod limit;
 pub mod screen;
+pub mod transcript;
 
 use super::{AgentProc, Flags, Identity};
 use crate::adapters::platform::proctree::{program_of, ProcTable};
@@ -619,17 +620,17 @@ impl super::AgentKind for Codex {
     fn transcripts(&self, config_dir: &Path) -> Vec<(String, PathBuf)> {
         all_rollouts(config_dir)
             .into_iter()
-            .filter_map(|(id, p)| Some((super::transcript::valid_session_id(&id)?, p)))
+            .filter_map(|(id, p)| Some((crate::agents::transcript::valid_session_id(&id)?, p)))
             .collect()
     }
-    fn parse_transcript(&self, bytes: &[u8]) -> super::transcript::TranscriptInfo {
-        super::transcript::parse_codex(bytes)
+    fn parse_transcript(&self, bytes: &[u8]) -> crate::agents::transcript::TranscriptInfo {
+        transcript::parse(bytes)
     }
-    fn message_of(&self, v: &serde_json::Value) -> Option<super::render::Message> {
-        super::render::codex_message_of(v)
+    fn message_of(&self, v: &serde_json::Value) -> Option<crate::agents::render::Message> {
+        crate::agents::render::codex_message_of(v)
     }
-    fn markdown(&self, bytes: &[u8]) -> super::render::Conversation {
-        super::render::codex_markdown(bytes)
+    fn markdown(&self, bytes: &[u8]) -> crate::agents::render::Conversation {
+        crate::agents::render::codex_markdown(bytes)
     }
     fn read_screen(&self, capture: &str) -> crate::agents::screen::ScreenReading {
         screen::read(capture)
@@ -699,8 +700,8 @@ impl super::AgentKind for Codex {
     fn read_transcript_file(
         &self,
         path: &Path,
-    ) -> std::io::Result<super::transcript::TranscriptInfo> {
-        super::transcript::read_codex_file(path)
+    ) -> std::io::Result<crate::agents::transcript::TranscriptInfo> {
+        transcript::read_file(path)
     }
     fn has_status_file(&self) -> bool {
         false
