@@ -3,6 +3,7 @@
 //! `<config>` is `$CLAUDE_CONFIG_DIR`, else `$HOME/.claude`.
 
 pub(crate) mod limit;
+pub(crate) mod render;
 pub mod screen;
 pub mod transcript;
 
@@ -404,10 +405,10 @@ impl super::AgentKind for Claude {
         transcript::parse(bytes)
     }
     fn message_of(&self, v: &serde_json::Value) -> Option<crate::agents::render::Message> {
-        crate::agents::render::claude_message_of(v)
+        render::message_of(v)
     }
     fn markdown(&self, bytes: &[u8]) -> crate::agents::render::Conversation {
-        crate::agents::render::claude_markdown(bytes)
+        render::markdown(bytes)
     }
     fn read_screen(&self, capture: &str) -> crate::agents::screen::ScreenReading {
         screen::read(capture)

@@ -6,6 +6,7 @@
 //! The shared `codex app-server` daemon belongs to no pane and is never killed.
 
 pub(crate) mod limit;
+pub(crate) mod render;
 pub mod screen;
 pub mod transcript;
 
@@ -627,10 +628,10 @@ impl super::AgentKind for Codex {
         transcript::parse(bytes)
     }
     fn message_of(&self, v: &serde_json::Value) -> Option<crate::agents::render::Message> {
-        crate::agents::render::codex_message_of(v)
+        render::message_of(v)
     }
     fn markdown(&self, bytes: &[u8]) -> crate::agents::render::Conversation {
-        crate::agents::render::codex_markdown(bytes)
+        render::markdown(bytes)
     }
     fn read_screen(&self, capture: &str) -> crate::agents::screen::ScreenReading {
         screen::read(capture)
