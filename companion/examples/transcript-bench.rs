@@ -114,9 +114,9 @@ fn main() {
     if run("read") {
         let t = Instant::now();
         let info = if codex {
-            park::agents::transcript::read_codex_file(&src)
+            park::agents::codex::transcript::read_file(&src)
         } else {
-            park::agents::transcript::read_claude_file(&src)
+            park::agents::claude::transcript::read_file(&src)
         }
         .expect("read");
         let read = t.elapsed();

@@ -21,8 +21,9 @@
 //!    `deletes_transcripts`, `after_resume`, `integration`, `ready_for_input`, `draft_shows`);
 //! 3. one line each in [`of`] and [`all`].
 //!
-//! The shared readers (`screen`, `transcript`, `render`) hold the per-agent parsers the kinds
-//! call, next to the helpers they share.
+//! The shared modules (`screen`, `transcript`, `render`, `limit`) hold only the kit every agent's
+//! readers build with; each agent's own parsers live in its folder and are reached through its
+//! kind.
 
 pub mod claude;
 pub mod codex;

@@ -1,15 +1,17 @@
-//! Session transcripts as a readable Markdown conversation (pure over bytes).
+//! Session transcripts as a readable Markdown conversation (pure over bytes): the kit every
+//! agent's renderer (`agents/<name>/render.rs`) builds with ([`Log`], [`Item`], [`tool_line`],
+//! [`tool_arg`]), and the raw-end reader the archive checks a rendering against ([`raw_end`]).
 //!
 //! Contract:
-//! * `claude_markdown` / `codex_markdown` (and each agent folder's renderer, built with the same
-//!   `Log`) take the same JSONL bytes as `transcript::parse_*`, read
-//!   the lines the same way (garbage, a half-written last line, non-UTF-8: skipped) and never panic.
-//! * The Markdown has no document header. A real user prompt (the `transcript` notion: not meta,
-//!   sidechain, harness, local-command output or a tool result) is `### User · YYYY-MM-DD HH:MM UTC`
-//!   and its text; model text follows `### Assistant · …`, one heading per stretch of model output
-//!   (a prompt, a note or the end of a turn starts a new one). Each tool call is one list line
-//!   (`` - 🔧 Bash: `cargo test` ``); tool output, thinking, attachments, snapshots and token
-//!   counts are left out. Interruptions, slash commands and compactions are one-line italic notes.
+//! * A renderer takes the same JSONL bytes as its agent's transcript reader, reads the lines the
+//!   same way (garbage, a half-written last line, non-UTF-8: skipped) and never panics.
+//! * The Markdown has no document header. A real user prompt (the transcript readers' notion: not
+//!   meta, sidechain, harness, local-command output or a tool result) is
+//!   `### User · YYYY-MM-DD HH:MM UTC` and its text; model text follows `### Assistant · …`, one
+//!   heading per stretch of model output (a prompt, a note or the end of a turn starts a new one).
+//!   Each tool call is one list line (`` - 🔧 Bash: `cargo test` ``); tool output, thinking,
+//!   attachments, snapshots and token counts are left out. Interruptions, slash commands and
+//!   compactions are one-line italic notes.
 //! * Message text is kept as written, except what would escape its section: ATX headings outside
 //!   code go down to levels 4–6, a setext underline gets a blank line above it, and a message whose
 //!   fences or raw HTML could stay open (or that this module cannot be sure about) is wrapped whole
@@ -17,20 +19,12 @@
 //!   levels 1–3 are the turn headings, and no message can swallow the ones after it.
 //! * Those changes only add `#`, backticks and whitespace, so [`normalize`] of a message is a
 //!   substring of `normalize(markdown)`. `last_user` / `last_assistant` are the last prompt and
-//!   reply in file order; `last_assistant` equals what `parse_*` reports for the same bytes. The
-//!   archive relies on both to check that it holds the latest turns.
-//! * Claude events are shown in timestamp order (stable, a record without a timestamp stays after
-//!   the one before it): Claude sometimes writes a turn's reply before its prompt. Codex writes one
-//!   prompt or reply under several record types; a repeat within a turn is shown once.
+//!   reply in file order; `last_assistant` equals what the agent's transcript reader reports for
+//!   the same bytes. The archive relies on both to check that it holds the latest turns.
 
 use jiff::tz::Offset;
 use jiff::Timestamp;
 use serde_json::Value;
-
-use crate::agents::transcript::{
-    claude_reply_text, codex_texts, codex_user_text, for_each_record, non_empty, str_of,
-    timestamp_of, ClaudeUser, TranscriptInfo,
-};
 
 /// A rendered conversation and what the caller checks it against.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -42,7 +36,7 @@ pub struct Conversation {
     pub tool_calls: usize,
     /// Text of the last real prompt in file order.
     pub last_user: Option<String>,
-    /// Text of the last model reply in file order (as `transcript::parse_*` reports it).
+    /// Text of the last model reply in file order (as the agent's transcript reader reports it).
     pub last_assistant: Option<String>,
 }
 
@@ -102,6 +96,17 @@ pub(crate) struct Log {
 impl Log {
     pub(crate) fn push(&mut self, ts: Option<Timestamp>, item: Item) {
         self.events.push(Event { ts, item });
+    }
+
+    /// Puts the events in timestamp order (stable: an event without a timestamp stays after the
+    /// one before it), for an agent that writes records out of order.
+    pub(crate) fn in_time_order(&mut self) {
+        let mut at = None;
+        for e in &mut self.events {
+            at = e.ts.or(at);
+            e.ts = at;
+        }
+        self.events.sort_by_key(|e| e.ts);
     }
 
     pub(crate) fn finish(self) -> Conversation {
@@ -351,7 +356,7 @@ fn html_block_start(line: &str) -> bool {
 }
 
 /// Inline code that shows `s` literally whatever backticks it holds.
-fn code_span(s: &str) -> String {
+pub(crate) fn code_span(s: &str) -> String {
     let ticks = "`".repeat(longest_run(s, '`') + 1);
     // CommonMark strips one space at each end when both are there; pad so none of `s` is lost.
     let pad = if s.starts_with(['`', ' ']) || s.ends_with(['`', ' ']) {
@@ -363,7 +368,7 @@ fn code_span(s: &str) -> String {
 }
 
 /// Free text for inside a note's `*…*`.
-fn escape_inline(s: &str) -> String {
+pub(crate) fn escape_inline(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         if matches!(c, '\\' | '*' | '_' | '`' | '<') {
@@ -375,7 +380,7 @@ fn escape_inline(s: &str) -> String {
 }
 
 /// The first non-blank line, trimmed and cut to `max` chars (with `…`).
-fn first_line(s: &str, max: usize) -> Option<String> {
+pub(crate) fn first_line(s: &str, max: usize) -> Option<String> {
     // A lone CR ends a line in CommonMark too.
     let line = s
         .split(['\n', '\r'])
@@ -388,7 +393,7 @@ fn first_line(s: &str, max: usize) -> Option<String> {
     Some(out)
 }
 
-fn note(s: &str) -> Option<Item> {
+pub(crate) fn note(s: &str) -> Option<Item> {
     first_line(s, 200).map(|l| Item::Note(escape_inline(&l)))
 }
 
@@ -396,7 +401,7 @@ fn note(s: &str) -> Option<Item> {
 // Tool calls
 // ---------------------------------------------------------------------------------------------
 
-const ARG_CHARS: usize = 160;
+pub(crate) const ARG_CHARS: usize = 160;
 
 /// Input keys worth showing, best first (`Grep` has both `pattern` and `path`).
 const ARG_KEYS: &[&str] = &[
@@ -456,7 +461,7 @@ pub(crate) fn tool_arg(input: &Value) -> Option<String> {
 
 /// An argv as the command line a human would type: the script of `bash -lc '…'`, the files of
 /// an `apply_patch`, else the words joined.
-fn argv(words: &[Value]) -> Option<String> {
+pub(crate) fn argv(words: &[Value]) -> Option<String> {
     let w: Vec<&str> = words.iter().filter_map(Value::as_str).collect();
     match w.as_slice() {
         [] => None,
@@ -467,7 +472,7 @@ fn argv(words: &[Value]) -> Option<String> {
 }
 
 /// The files an `apply_patch` body touches.
-fn patch_files(patch: &str) -> Option<String> {
+pub(crate) fn patch_files(patch: &str) -> Option<String> {
     let files: Vec<&str> = patch
         .lines()
         .filter_map(|l| {
@@ -480,382 +485,15 @@ fn patch_files(patch: &str) -> Option<String> {
     (!files.is_empty()).then(|| files.join(", "))
 }
 
-/// A Codex `function_call` / `custom_tool_call`: `arguments` is a JSON string, `input` the raw
-/// text of a custom tool (an `apply_patch` body).
-fn codex_call(payload: &Value) -> String {
-    let name = str_of(payload, "name");
-    let raw = payload.get("arguments").or_else(|| payload.get("input"));
-    let parsed = match raw {
-        Some(Value::String(s)) => serde_json::from_str::<Value>(s).ok(),
-        other => other.cloned(),
-    };
-    let patch = name == Some("apply_patch");
-    let arg = match (&parsed, raw) {
-        (Some(v @ Value::Object(o)), _) => {
-            let body = ["input", "patch"]
-                .iter()
-                .find_map(|k| o.get(*k).and_then(Value::as_str));
-            match body.filter(|_| patch).and_then(patch_files) {
-                Some(files) => Some(files),
-                None => tool_arg(v),
-            }
-        }
-        (_, Some(Value::String(s))) if patch => patch_files(s).or_else(|| Some(s.clone())),
-        (_, Some(Value::String(s))) => Some(s.clone()),
-        _ => None,
-    };
-    tool_line(name, arg)
-}
-
-// ---------------------------------------------------------------------------------------------
-// Claude
-// ---------------------------------------------------------------------------------------------
-
-fn is_true(v: &Value, key: &str) -> bool {
-    v.get(key).and_then(Value::as_bool) == Some(true)
-}
-
-/// The text of a user record as `ClaudeUser::classify` reads it, and whether it holds a tool
-/// result.
-fn claude_user_text(v: &Value) -> (String, bool) {
-    match v.get("message").and_then(|m| m.get("content")) {
-        Some(Value::String(s)) => (s.clone(), false),
-        Some(Value::Array(blocks)) => {
-            let texts: Vec<&str> = blocks
-                .iter()
-                .filter(|b| str_of(b, "type") == Some("text"))
-                .filter_map(|b| str_of(b, "text"))
-                .collect();
-            let tool = blocks
-                .iter()
-                .any(|b| str_of(b, "type") == Some("tool_result"));
-            (texts.join("\n"), tool)
-        }
-        _ => (String::new(), false),
-    }
-}
-
-fn between<'a>(s: &'a str, open: &str, close: &str) -> Option<&'a str> {
-    let start = s.find(open)? + open.len();
-    let len = s[start..].find(close)?;
-    Some(s[start..start + len].trim())
-}
-
-/// The note for a slash-command record: `/name args`.
-fn command_note(text: &str) -> Option<Item> {
-    let name = between(text, "<command-name>", "</command-name>").filter(|n| !n.is_empty())?;
-    let cmd = match between(text, "<command-args>", "</command-args>") {
-        Some(args) if !args.is_empty() => format!("{name} {args}"),
-        _ => name.to_string(),
-    };
-    let cmd = first_line(&cmd, ARG_CHARS)?;
-    Some(Item::Note(format!("Command {}", code_span(&cmd))))
-}
-
-fn claude_user(log: &mut Log, v: &Value, ts: Option<Timestamp>) {
-    // A compaction summary is written as a user message but nobody typed it.
-    if is_true(v, "isCompactSummary") || is_true(v, "isVisibleInTranscriptOnly") {
-        return;
-    }
-    match ClaudeUser::classify(v) {
-        ClaudeUser::Prompt(text) => {
-            log.last_user = Some(text.clone());
-            log.push(ts, Item::User(text));
-        }
-        ClaudeUser::Closes => {
-            let (text, _) = claude_user_text(v);
-            if text
-                .trim_start()
-                .starts_with("[Request interrupted by user")
-            {
-                if let Some(n) = note(&text) {
-                    log.push(ts, n);
-                }
-            }
-            // Local command output: its command was noted already.
-        }
-        ClaudeUser::Continues => {
-            let (text, tool_result) = claude_user_text(v);
-            if tool_result {
-                return;
-            }
-            let t = text.trim_start();
-            let cmd = (t.starts_with("<command-name>") || t.starts_with("<command-message>"))
-                .then(|| command_note(t))
-                .flatten();
-            // A notification or command makes the model run again: its answer is a new stretch.
-            log.push(ts, cmd.unwrap_or(Item::Break));
-        }
-        ClaudeUser::Ignored => {}
-    }
-}
-
-fn claude_assistant(log: &mut Log, v: &Value, ts: Option<Timestamp>) {
-    if is_true(v, "isSidechain") {
-        return;
-    }
-    let msg = v.get("message");
-    let blocks: &[Value] = msg
-        .and_then(|m| m.get("content"))
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or(&[]);
-    // Read as `parse_claude` reads it, so `last_assistant` is the same string.
-    let (text, synthetic) = claude_reply_text(msg);
-    if synthetic {
-        // API errors and limits are worth a line; "No response requested." is not.
-        if text.trim() != "No response requested." {
-            if let Some(n) = note(&text) {
-                log.push(ts, n);
-            }
-        }
-        return;
-    }
-    if let Some(t) = non_empty(&text) {
-        log.last_assistant = Some(t.clone());
-        log.push(ts, Item::Text(t));
-    }
-    for b in blocks {
-        if matches!(str_of(b, "type"), Some("tool_use" | "server_tool_use")) {
-            let arg = b.get("input").and_then(tool_arg);
-            log.push(ts, Item::Tool(tool_line(str_of(b, "name"), arg)));
-        }
-    }
-}
-
-/// Renders a Claude Code transcript (JSONL bytes).
-pub(crate) fn claude_markdown(bytes: &[u8]) -> Conversation {
-    let mut log = Log::default();
-    for_each_record(bytes, &mut TranscriptInfo::default(), |v| {
-        let ts = timestamp_of(v);
-        match str_of(v, "type") {
-            Some("user") => claude_user(&mut log, v, ts),
-            Some("assistant") => claude_assistant(&mut log, v, ts),
-            Some("system") => match str_of(v, "subtype") {
-                Some("turn_duration") => log.push(ts, Item::Break),
-                // 2.1.332 writes some local commands' echo (`/rename`, `/context`) here instead
-                // of in a user record; their output, like a user record's, is left out.
-                Some("local_command") => {
-                    let t = str_of(v, "content").unwrap_or("").trim_start();
-                    if t.starts_with("<command-name>") || t.starts_with("<command-message>") {
-                        if let Some(n) = command_note(t) {
-                            log.push(ts, n);
-                        }
-                    }
-                }
-                Some("compact_boundary") => {
-                    log.push(ts, Item::Note("Conversation compacted".into()))
-                }
-                _ => {}
-            },
-            _ => {}
-        }
-    });
-    let mut at = None;
-    for e in &mut log.events {
-        at = e.ts.or(at);
-        e.ts = at;
-    }
-    log.events.sort_by_key(|e| e.ts);
-    log.finish()
-}
-
-// ---------------------------------------------------------------------------------------------
-// Codex
-// ---------------------------------------------------------------------------------------------
-
-/// Codex writes a prompt as a `response_item` and an event, and a reply as a `response_item`,
-/// maybe an `agent_message` and the `task_complete` summary: show each once per turn.
-#[derive(Default)]
-struct CodexSeen {
-    user: Option<String>,
-    replies: Vec<String>,
-}
-
-struct CodexLog {
-    log: Log,
-    seen: CodexSeen,
-}
-
-impl CodexLog {
-    fn user(&mut self, ts: Option<Timestamp>, text: Option<String>) {
-        let Some(text) = text else { return };
-        self.log.last_user = Some(text.clone());
-        let key = normalize(&text);
-        if self.seen.user.as_ref() == Some(&key) {
-            return;
-        }
-        self.seen.user = Some(key);
-        self.seen.replies.clear();
-        self.log.push(ts, Item::User(text));
-    }
-
-    fn reply(&mut self, ts: Option<Timestamp>, text: Option<String>) {
-        let Some(text) = text else { return };
-        self.log.last_assistant = Some(text.clone());
-        let key = normalize(&text);
-        if self.seen.replies.contains(&key) {
-            return;
-        }
-        // The copies come close together, and a long turn must not make this quadratic.
-        if self.seen.replies.len() == 4 {
-            self.seen.replies.remove(0);
-        }
-        self.seen.replies.push(key);
-        // The same words typed again after this reply are a new prompt.
-        self.seen.user = None;
-        self.log.push(ts, Item::Text(text));
-    }
-
-    fn feed(&mut self, v: &Value) {
-        let ts = timestamp_of(v);
-        let payload = v.get("payload").unwrap_or(&Value::Null);
-        let ptype = str_of(payload, "type").unwrap_or("");
-        match str_of(v, "type").unwrap_or("") {
-            "response_item" => match ptype {
-                "message" => match str_of(payload, "role") {
-                    Some("user") => self.user(ts, codex_user_text(payload)),
-                    Some("assistant") => {
-                        let text = codex_texts(payload.get("content"), &["output_text", "text"]);
-                        self.reply(ts, text);
-                    }
-                    _ => {} // developer / system: harness
-                },
-                "function_call" | "custom_tool_call" => {
-                    self.log.push(ts, Item::Tool(codex_call(payload)));
-                }
-                "local_shell_call" => {
-                    let cmd = payload
-                        .get("action")
-                        .and_then(|a| a.get("command"))
-                        .and_then(Value::as_array)
-                        .and_then(|w| argv(w));
-                    self.log.push(ts, Item::Tool(tool_line(Some("shell"), cmd)));
-                }
-                "web_search_call" => {
-                    let q = payload
-                        .get("action")
-                        .and_then(|a| str_of(a, "query"))
-                        .map(str::to_string);
-                    self.log
-                        .push(ts, Item::Tool(tool_line(Some("web_search"), q)));
-                }
-                _ => {} // tool output, reasoning
-            },
-            "event_msg" => match ptype {
-                "task_started" => {
-                    self.seen = CodexSeen::default();
-                    self.log.push(ts, Item::Break);
-                }
-                "task_complete" => {
-                    let text = str_of(payload, "last_agent_message").and_then(non_empty);
-                    self.reply(ts, text);
-                    self.log.push(ts, Item::Break);
-                }
-                "turn_aborted" => {
-                    let why = str_of(payload, "reason").and_then(|r| first_line(r, 80));
-                    let n = match why {
-                        Some(r) => format!("Turn aborted ({})", escape_inline(&r)),
-                        None => "Turn aborted".to_string(),
-                    };
-                    self.log.push(ts, Item::Note(n));
-                }
-                "item_completed" => {
-                    let item = payload.get("item").unwrap_or(&Value::Null);
-                    if str_of(item, "type") == Some("UserMessage") {
-                        let text = codex_texts(item.get("content"), &["text", "input_text"]);
-                        self.user(ts, text);
-                    }
-                }
-                "user_message" => {
-                    self.user(ts, str_of(payload, "message").and_then(non_empty));
-                }
-                "agent_message" => {
-                    self.reply(ts, str_of(payload, "message").and_then(non_empty));
-                }
-                _ => {}
-            },
-            "compacted" => self
-                .log
-                .push(ts, Item::Note("Conversation compacted".into())),
-            _ => {}
-        }
-    }
-}
-
-/// Renders a Codex CLI rollout (JSONL bytes).
-pub(crate) fn codex_markdown(bytes: &[u8]) -> Conversation {
-    let mut st = CodexLog {
-        log: Log::default(),
-        seen: CodexSeen::default(),
-    };
-    for_each_record(bytes, &mut TranscriptInfo::default(), |v| st.feed(v));
-    st.log.finish()
-}
-
 // ---------------------------------------------------------------------------------------------
 // The raw end of a transcript, read back independently
 // ---------------------------------------------------------------------------------------------
 
-/// A prompt or a reply as this module shows it.
+/// A prompt or a reply as the renderers show it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Message {
     User(String),
     Reply(String),
-}
-
-/// The prompt or reply one record holds, by the rules the renderers use (a Claude compaction
-/// summary, meta, sidechain, synthetic replies and tool results are neither).
-pub(crate) fn claude_message_of(v: &Value) -> Option<Message> {
-    match str_of(v, "type")? {
-        "user" if is_true(v, "isCompactSummary") || is_true(v, "isVisibleInTranscriptOnly") => None,
-        "user" => match ClaudeUser::classify(v) {
-            ClaudeUser::Prompt(t) => Some(Message::User(t)),
-            _ => None,
-        },
-        "assistant" if is_true(v, "isSidechain") => None,
-        "assistant" => {
-            let (text, synthetic) = claude_reply_text(v.get("message"));
-            (!synthetic)
-                .then(|| non_empty(&text))
-                .flatten()
-                .map(Message::Reply)
-        }
-        _ => None,
-    }
-}
-
-/// The prompt or reply one Codex rollout record holds.
-pub(crate) fn codex_message_of(v: &Value) -> Option<Message> {
-    {
-        let payload = v.get("payload").unwrap_or(&Value::Null);
-        let ptype = str_of(payload, "type").unwrap_or("");
-        match (str_of(v, "type")?, ptype) {
-            ("response_item", "message") => match str_of(payload, "role") {
-                Some("user") => codex_user_text(payload).map(Message::User),
-                Some("assistant") => codex_texts(payload.get("content"), &["output_text", "text"])
-                    .map(Message::Reply),
-                _ => None,
-            },
-            ("event_msg", "task_complete") => str_of(payload, "last_agent_message")
-                .and_then(non_empty)
-                .map(Message::Reply),
-            ("event_msg", "item_completed") => {
-                let item = payload.get("item").unwrap_or(&Value::Null);
-                (str_of(item, "type") == Some("UserMessage"))
-                    .then(|| codex_texts(item.get("content"), &["text", "input_text"]))
-                    .flatten()
-                    .map(Message::User)
-            }
-            ("event_msg", "user_message") => str_of(payload, "message")
-                .and_then(non_empty)
-                .map(Message::User),
-            ("event_msg", "agent_message") => str_of(payload, "message")
-                .and_then(non_empty)
-                .map(Message::Reply),
-            _ => None,
-        }
-    }
 }
 
 /// The latest prompt and reply of a transcript read back from its raw bytes, and what could not
@@ -926,37 +564,27 @@ pub(crate) fn raw_end(bytes: &[u8], message_of: impl Fn(&Value) -> Option<Messag
     out
 }
 
+/// What the agents' renderer tests share.
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::agents::transcript::{parse_claude, parse_codex};
+pub(crate) mod test_kit {
+    use super::{normalize, Conversation};
     use proptest::prelude::*;
-    use serde_json::json;
 
-    const CLAUDE_SAMPLES: &str = include_str!(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/claude-transcript-samples.jsonl"
-    ));
-    const CODEX_SAMPLES: &str = include_str!(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/codex-rollout-samples.jsonl"
-    ));
-
-    fn jsonl(lines: &[String]) -> Vec<u8> {
+    pub(crate) fn jsonl(lines: &[String]) -> Vec<u8> {
         let mut s = lines.join("\n");
         s.push('\n');
         s.into_bytes()
     }
 
     /// Position of `needle` in `hay`, failing the test when it is missing.
-    fn at(hay: &str, needle: &str) -> usize {
+    pub(crate) fn at(hay: &str, needle: &str) -> usize {
         hay.find(needle)
             .unwrap_or_else(|| panic!("{needle:?} missing from:\n{hay}"))
     }
 
     /// Headings of levels 1–3 outside fenced code, by CommonMark's top-level line rules (a fence
     /// may be indented up to three spaces here, which is looser than the renderer's own scan).
-    fn top_headings(md: &str) -> Vec<&str> {
+    pub(crate) fn top_headings(md: &str) -> Vec<&str> {
         let mut out = Vec::new();
         let mut fence: Option<(char, usize)> = None;
         for line in md.split(['\n', '\r']) {
@@ -993,7 +621,7 @@ mod tests {
     }
 
     /// What the archive relies on, for any input.
-    fn check_invariants(c: &Conversation, parsed_last_assistant: &Option<String>) {
+    pub(crate) fn check_invariants(c: &Conversation, parsed_last_assistant: &Option<String>) {
         assert_eq!(&c.last_assistant, parsed_last_assistant);
         let md = normalize(&c.markdown);
         for m in c.last_user.iter().chain(c.last_assistant.iter()) {
@@ -1018,602 +646,8 @@ mod tests {
         assert!(!c.markdown.contains('\r'));
     }
 
-    // ---- Claude fixture -------------------------------------------------------------------
-
-    #[test]
-    fn claude_fixture_renders_prompt_reply_and_tool_in_order() {
-        let c = claude_markdown(CLAUDE_SAMPLES.as_bytes());
-        let md = &c.markdown;
-        let prompt = at(
-            md,
-            "### User · 2026-12-02 13:50 UTC\n\nhello mock, please reply\n",
-        );
-        let reply = at(
-            md,
-            "### Assistant · 2026-12-02 13:50 UTC\n\n\
-             Hello from the mock Anthropic server (canned reply #5). PARKTEST-OK\n",
-        );
-        // The turn_duration ended that turn: the later tool call gets its own heading.
-        let tool = at(
-            md,
-            "### Assistant · 2026-12-02 14:01 UTC\n\n- 🔧 Bash: `sleep 40`\n",
-        );
-        assert!(prompt < reply && reply < tool, "{md}");
-        assert_eq!(c.turns, 1);
-        assert_eq!(c.tool_calls, 1);
-        assert_eq!(md.matches("### ").count(), 3, "{md}");
-    }
-
-    #[test]
-    fn claude_fixture_leaves_out_tool_output_and_bookkeeping() {
-        let md = claude_markdown(CLAUDE_SAMPLES.as_bytes()).markdown;
-        for absent in [
-            "Exit code 137",                          // tool_result / toolUseResult
-            "mock tool call",                         // the Bash description, not the command
-            "Catch-all for any task",                 // attachment / agent_listing_delta
-            "deep-research",                          // attachment / skill_listing
-            "second prompt, take your time",          // last-prompt
-            "task-notification",                      // queue-operation
-            "Mock please refactor the parser module", // ai-title: the caller's header
-            "trackedFileBackups",                     // file-history-snapshot
-            "158f2a09",                               // ids
-        ] {
-            assert!(!md.contains(absent), "{absent:?} leaked into:\n{md}");
-        }
-    }
-
-    #[test]
-    fn claude_fixture_last_messages_match_the_parser() {
-        let c = claude_markdown(CLAUDE_SAMPLES.as_bytes());
-        let info = parse_claude(CLAUDE_SAMPLES.as_bytes());
-        assert_eq!(c.last_user.as_deref(), Some("hello mock, please reply"));
-        assert_eq!(
-            c.last_assistant.as_deref(),
-            Some("Hello from the mock Anthropic server (canned reply #5). PARKTEST-OK")
-        );
-        check_invariants(&c, &info.last_assistant);
-    }
-
-    // ---- Claude records -------------------------------------------------------------------
-
-    fn claude(ty: &str, content: Value, at: &str, extra: Value) -> String {
-        let mut v = json!({"type": ty, "message": {"role": ty, "model": "claude-opus-4-8",
-            "content": content}, "timestamp": at, "sessionId": "158f2a09-8e02-4cf8-bbf8-0710d4e8624e"});
-        if let (Some(o), Some(e)) = (v.as_object_mut(), extra.as_object()) {
-            o.extend(e.clone());
-        }
-        v.to_string()
-    }
-
-    #[test]
-    fn claude_notes_and_skipped_records() {
-        let human = json!({"origin": {"kind": "human"}, "promptSource": "typed"});
-        let none = json!({});
-        let b = jsonl(&[
-            claude(
-                "user",
-                json!("run the tests"),
-                "2026-12-02T10:00:00Z",
-                human.clone(),
-            ),
-            claude(
-                "assistant",
-                json!([{"type": "thinking", "thinking": "SECRET-THOUGHT"},
-                    {"type": "text", "text": "Running them."},
-                    {"type": "tool_use", "id": "t1", "name": "Bash",
-                     "input": {"command": "cargo test\necho second-line", "description": "run"}}]),
-                "2026-12-02T10:00:01Z",
-                none.clone(),
-            ),
-            claude(
-                "user",
-                json!([{"type": "tool_result", "tool_use_id": "t1", "content": "TOOL-OUTPUT-LINE"}]),
-                "2026-12-02T10:00:02Z",
-                none.clone(),
-            ),
-            claude(
-                "user",
-                json!("[Request interrupted by user for tool use]"),
-                "2026-12-02T10:00:03Z",
-                none.clone(),
-            ),
-            claude(
-                "user",
-                json!("META-CAVEAT"),
-                "2026-12-02T10:00:04Z",
-                json!({"isMeta": true}),
-            ),
-            claude(
-                "assistant",
-                json!([{"type": "text", "text": "SIDECHAIN-REPLY"}]),
-                "2026-12-02T10:00:05Z",
-                json!({"isSidechain": true}),
-            ),
-            claude(
-                "user",
-                json!("<command-name>/model</command-name>\n<command-args>opus</command-args>"),
-                "2026-12-02T10:01:00Z",
-                human.clone(),
-            ),
-            claude(
-                "user",
-                json!("<local-command-stdout>LOCAL-STDOUT</local-command-stdout>"),
-                "2026-12-02T10:01:01Z",
-                human.clone(),
-            ),
-            claude(
-                "user",
-                json!("<task-notification>NOTIFICATION</task-notification>"),
-                "2026-12-02T10:02:00Z",
-                json!({"origin": {"kind": "task-notification"}}),
-            ),
-            claude(
-                "assistant",
-                json!([{"type": "text", "text": "API Error: 529 overloaded"}]),
-                "2026-12-02T10:02:01Z",
-                json!({"message": {"model": "<synthetic>",
-                    "content": [{"type": "text", "text": "API Error: 529 overloaded"}]}}),
-            ),
-            claude(
-                "assistant",
-                json!([{"type": "text", "text": "No response requested."}]),
-                "2026-12-02T10:02:02Z",
-                none.clone(),
-            ),
-            claude(
-                "user",
-                json!("SUMMARY-OF-BEFORE"),
-                "2026-12-02T10:03:00Z",
-                json!({"isCompactSummary": true}),
-            ),
-        ]);
-        let c = claude_markdown(&b);
-        let md = &c.markdown;
-        let order = [
-            "### User · 2026-12-02 10:00 UTC\n\nrun the tests\n",
-            "### Assistant · 2026-12-02 10:00 UTC\n\nRunning them.\n\n- 🔧 Bash: `cargo test`\n",
-            "*[Request interrupted by user for tool use]*",
-            "*Command `/model opus`*",
-            "*API Error: 529 overloaded*",
-        ];
-        let pos: Vec<usize> = order.iter().map(|s| at(md, s)).collect();
-        assert!(pos.windows(2).all(|w| w[0] < w[1]), "{md}");
-        for absent in [
-            "SECRET-THOUGHT",
-            "second-line",
-            "TOOL-OUTPUT-LINE",
-            "META-CAVEAT",
-            "SIDECHAIN-REPLY",
-            "LOCAL-STDOUT",
-            "NOTIFICATION",
-            "No response requested",
-            "SUMMARY-OF-BEFORE",
-        ] {
-            assert!(!md.contains(absent), "{absent:?} leaked into:\n{md}");
-        }
-        assert_eq!((c.turns, c.tool_calls), (1, 1));
-        assert_eq!(c.last_user.as_deref(), Some("run the tests"));
-        assert_eq!(c.last_assistant.as_deref(), Some("Running them."));
-        check_invariants(&c, &parse_claude(&b).last_assistant);
-    }
-
-    #[test]
-    fn claude_2_1_332_local_commands_are_noted_like_2_1_197_ones() {
-        // Real 2.1.332: /compact and /model still echo in user records, /rename and /context in
-        // `local_command` system records; outputs and the compaction summary stay out.
-        let b = include_bytes!("../../tests/fixtures/claude/commands-2.1.332.jsonl");
-        let c = claude_markdown(b);
-        let md = &c.markdown;
-        let order = [
-            "*Command `/clear`*",
-            "second prompt before compact",
-            "*Command `/compact`*",
-            "*Conversation compacted*",
-            "*Command `/model`*",
-            "*Command `/rename my-renamed-session`*",
-            "a prompt in manual mode",
-            "*Command `/context`*",
-        ];
-        let pos: Vec<usize> = order.iter().map(|s| at(md, s)).collect();
-        assert!(pos.windows(2).all(|w| w[0] < w[1]), "{md}");
-        for absent in [
-            "Session renamed to",
-            "Set model to",
-            "Context Usage",
-            "This session is being continued",
-        ] {
-            assert!(!md.contains(absent), "{absent:?} leaked into:\n{md}");
-        }
-        assert_eq!(c.turns, 2);
-        check_invariants(&c, &parse_claude(b).last_assistant);
-    }
-
-    #[test]
-    fn claude_reply_written_before_its_prompt_follows_it() {
-        // Real 2.1.197 file order (see transcript.rs): the reply lands before its prompt.
-        let b = concat!(
-            r#"{"type":"assistant","timestamp":"2026-12-02T15:33:48.666Z","message":{"role":"assistant","content":[{"type":"text","text":"Hello PARKTEST-OK"}]}}"#,
-            "\n",
-            r#"{"type":"system","subtype":"turn_duration","timestamp":"2026-12-02T15:33:48.674Z"}"#,
-            "\n",
-            r#"{"type":"user","timestamp":"2026-12-02T15:33:48.334Z","origin":{"kind":"human"},"promptSource":"typed","message":{"role":"user","content":"second agent"}}"#,
-        );
-        let c = claude_markdown(b.as_bytes());
-        assert_eq!(
-            c.markdown,
-            "### User · 2026-12-02 15:33 UTC\n\nsecond agent\n\n\
-             ### Assistant · 2026-12-02 15:33 UTC\n\nHello PARKTEST-OK\n"
-        );
-        check_invariants(&c, &parse_claude(b.as_bytes()).last_assistant);
-    }
-
-    // ---- Codex fixture --------------------------------------------------------------------
-
-    #[test]
-    fn codex_fixture_renders_prompt_reply_and_tool_in_order() {
-        let c = codex_markdown(CODEX_SAMPLES.as_bytes());
-        let md = &c.markdown;
-        let prompt = at(md, "### User · 2026-12-02 13:56 UTC\n\nhello codex mock\n");
-        let reply = at(
-            md,
-            "### Assistant · 2026-12-02 13:57 UTC\n\n\
-             Hello from the mock OpenAI server (canned reply #1). PARKTEST-OK\n",
-        );
-        let tool = at(
-            md,
-            "### Assistant · 2026-12-02 14:01 UTC\n\n- 🔧 exec_command: `sleep 45`\n",
-        );
-        assert!(prompt < reply && reply < tool, "{md}");
-        // The reply is both a response_item and the task_complete summary.
-        assert_eq!(md.matches("canned reply #1").count(), 1, "{md}");
-        assert_eq!((c.turns, c.tool_calls), (1, 1));
-    }
-
-    #[test]
-    fn codex_fixture_leaves_out_harness_and_tool_output() {
-        let md = codex_markdown(CODEX_SAMPLES.as_bytes()).markdown;
-        for absent in [
-            "environment_context",    // harness user message
-            "/tmp/lab/work/cx-a",     // its cwd, and turn_context's
-            "skills_instructions",    // developer message
-            "Collaboration Mode",     // developer message, turn_context
-            "You are a coding agent", // session_meta base instructions
-            "Chunk ID",               // function_call_output
-            "Wall time",              // function_call_output
-            "total_tokens",           // token_count / token_usage_record
-            "mock-model",             // world_state, settings
-        ] {
-            assert!(!md.contains(absent), "{absent:?} leaked into:\n{md}");
-        }
-    }
-
-    #[test]
-    fn codex_fixture_last_messages_match_the_parser() {
-        let c = codex_markdown(CODEX_SAMPLES.as_bytes());
-        let info = parse_codex(CODEX_SAMPLES.as_bytes());
-        assert_eq!(c.last_user.as_deref(), Some("hello codex mock"));
-        assert_eq!(
-            c.last_assistant.as_deref(),
-            Some("Hello from the mock OpenAI server (canned reply #1). PARKTEST-OK")
-        );
-        check_invariants(&c, &info.last_assistant);
-    }
-
-    // ---- Codex records --------------------------------------------------------------------
-
-    fn codex(at: &str, ty: &str, payload: Value) -> String {
-        json!({"timestamp": at, "type": ty, "payload": payload}).to_string()
-    }
-
-    #[test]
-    fn codex_prompt_and_reply_written_twice_show_once_per_turn() {
-        let user_item = |text: &str| {
-            json!({"type": "message", "role": "user", "content": [
-                {"type": "input_text", "text": "<environment_context>\n<cwd>/w</cwd>\n</environment_context>"},
-                {"type": "input_text", "text": text}]})
-        };
-        let reply_item = |text: &str| {
-            json!({"type": "message", "role": "assistant",
-                "content": [{"type": "output_text", "text": text}]})
-        };
-        let lines = [
-            codex(
-                "2026-12-02T10:00:00Z",
-                "event_msg",
-                json!({"type": "task_started"}),
-            ),
-            codex(
-                "2026-12-02T10:00:00Z",
-                "response_item",
-                user_item("continue"),
-            ),
-            codex(
-                "2026-12-02T10:00:00Z",
-                "event_msg",
-                json!({"type": "user_message", "message": "continue"}),
-            ),
-            codex(
-                "2026-12-02T10:00:01Z",
-                "event_msg",
-                json!({"type": "agent_message", "message": "First answer."}),
-            ),
-            codex(
-                "2026-12-02T10:00:01Z",
-                "response_item",
-                reply_item("First answer."),
-            ),
-            codex(
-                "2026-12-02T10:00:02Z",
-                "event_msg",
-                json!({"type": "task_complete", "last_agent_message": "First answer."}),
-            ),
-            // The same words again, in a new turn: a new prompt.
-            codex(
-                "2026-12-02T10:05:00Z",
-                "event_msg",
-                json!({"type": "task_started"}),
-            ),
-            codex(
-                "2026-12-02T10:05:00Z",
-                "event_msg",
-                json!({"type": "item_completed",
-                "item": {"type": "UserMessage", "content": [{"type": "text", "text": "continue"}]}}),
-            ),
-            codex(
-                "2026-12-02T10:05:00Z",
-                "response_item",
-                user_item("continue"),
-            ),
-            codex(
-                "2026-12-02T10:05:03Z",
-                "event_msg",
-                json!({"type": "turn_aborted", "reason": "interrupted"}),
-            ),
-        ];
-        let b = jsonl(&lines);
-        let c = codex_markdown(&b);
-        let md = &c.markdown;
-        assert_eq!(md.matches("\ncontinue\n").count(), 2, "{md}");
-        assert_eq!(md.matches("First answer.").count(), 1, "{md}");
-        assert!(md.ends_with("*Turn aborted (interrupted)*\n"), "{md}");
-        assert!(!md.contains("environment_context"), "{md}");
-        assert_eq!((c.turns, c.tool_calls), (2, 0));
-        assert_eq!(c.last_user.as_deref(), Some("continue"));
-        check_invariants(&c, &parse_codex(&b).last_assistant);
-    }
-
-    #[test]
-    fn codex_tool_calls_are_one_liners() {
-        let call = |name: &str, args: &str| json!({"type": "function_call", "name": name, "arguments": args, "call_id": "c"});
-        let lines = [
-            codex(
-                "2026-12-02T10:00:00Z",
-                "response_item",
-                call(
-                    "shell",
-                    r#"{"command":["bash","-lc","cargo test --all\nsecond"],"workdir":"/w"}"#,
-                ),
-            ),
-            codex(
-                "2026-12-02T10:00:01Z",
-                "response_item",
-                json!({"type": "custom_tool_call",
-                "name": "apply_patch", "call_id": "p",
-                "input": "*** Begin Patch\n*** Update File: src/a.rs\n@@\n-PATCH-BODY\n*** Add File: b.rs\n*** End Patch"}),
-            ),
-            codex(
-                "2026-12-02T10:00:02Z",
-                "response_item",
-                call("exec_command", "not json"),
-            ),
-            codex(
-                "2026-12-02T10:00:03Z",
-                "response_item",
-                json!({"type": "custom_tool_call_output",
-                "call_id": "p", "output": "CUSTOM-OUTPUT"}),
-            ),
-            codex(
-                "2026-12-02T10:00:04Z",
-                "response_item",
-                json!({"type": "reasoning",
-                "summary": [{"type": "summary_text", "text": "REASONING"}]}),
-            ),
-            codex(
-                "2026-12-02T10:00:05Z",
-                "response_item",
-                call("update_plan", r#"{"plan":[]}"#),
-            ),
-        ];
-        let c = codex_markdown(&jsonl(&lines));
-        assert_eq!(
-            c.markdown,
-            "### Assistant · 2026-12-02 10:00 UTC\n\n\
-             - 🔧 shell: `cargo test --all`\n\
-             - 🔧 apply_patch: `src/a.rs, b.rs`\n\
-             - 🔧 exec_command: `not json`\n\
-             - 🔧 update_plan\n"
-        );
-        assert_eq!((c.turns, c.tool_calls), (0, 4));
-    }
-
-    // ---- Tool lines -----------------------------------------------------------------------
-
-    #[test]
-    fn claude_tool_lines() {
-        let long = "x".repeat(200);
-        let tool = |name: &str, input: Value| {
-            let b = claude(
-                "assistant",
-                json!([{"type": "tool_use", "id": "t", "name": name, "input": input}]),
-                "2026-12-02T10:00:00Z",
-                json!({}),
-            );
-            let md = claude_markdown(b.as_bytes()).markdown;
-            md.lines().last().unwrap_or_default().to_string()
-        };
-        assert_eq!(
-            tool("Bash", json!({"command": format!("\n  {long}\nrest")})),
-            format!("- 🔧 Bash: `{}…`", "x".repeat(160))
-        );
-        assert_eq!(
-            tool("Bash", json!({"command": "echo `date` ``x``"})),
-            "- 🔧 Bash: ``` echo `date` ``x`` ```"
-        );
-        assert_eq!(
-            tool("Bash", json!({"command": "`ls`"})),
-            "- 🔧 Bash: `` `ls` ``"
-        );
-        assert_eq!(
-            tool("Read", json!({"file_path": "/w/src/main.rs", "limit": 5})),
-            "- 🔧 Read: `/w/src/main.rs`"
-        );
-        assert_eq!(
-            tool(
-                "Edit",
-                json!({"file_path": "/w/a_b.rs", "old_string": "OLD", "new_string": "NEW"})
-            ),
-            "- 🔧 Edit: `/w/a_b.rs`"
-        );
-        assert_eq!(
-            tool(
-                "Write",
-                json!({"file_path": "/w/n.md", "content": "# BODY"})
-            ),
-            "- 🔧 Write: `/w/n.md`"
-        );
-        assert_eq!(
-            tool("Grep", json!({"path": "/w", "pattern": "fn main"})),
-            "- 🔧 Grep: `fn main`"
-        );
-        assert_eq!(
-            tool("mcp__gh__get_issue", json!({"number": 7, "repo": "o/r"})),
-            "- 🔧 mcp__gh__get_issue: `o/r`"
-        );
-        assert_eq!(tool("TodoWrite", json!({"todos": []})), "- 🔧 TodoWrite");
-        assert_eq!(tool("*bad\rname", json!("x")), "- 🔧 `*bad`");
-    }
-
-    // ---- Structure ------------------------------------------------------------------------
-
-    #[test]
-    fn fences_and_headings_stay_inside_their_message() {
-        let balanced =
-            "Here:\n```rust\n## not a heading\nfn main() {}\n```\n## Summary\nTitle\n---\nDone.";
-        let open = "look at this:\n```\n### Assistant · fake\n# also fake";
-        let b = jsonl(&[
-            claude(
-                "user",
-                json!(open),
-                "2026-12-02T10:00:00Z",
-                json!({"origin": {"kind": "human"}}),
-            ),
-            claude(
-                "assistant",
-                json!([{"type": "text", "text": balanced}]),
-                "2026-12-02T10:00:01Z",
-                json!({}),
-            ),
-            claude(
-                "user",
-                json!("next"),
-                "2026-12-02T10:00:02Z",
-                json!({"origin": {"kind": "human"}}),
-            ),
-        ]);
-        let c = claude_markdown(&b);
-        let md = &c.markdown;
-        // The open fence cannot swallow what follows: the prompt is fenced whole, verbatim.
-        at(
-            md,
-            &format!("### User · 2026-12-02 10:00 UTC\n\n````\n{open}\n````\n"),
-        );
-        // A balanced fence stays code; headings outside it go below the turn headings; a setext
-        // underline no longer makes a heading.
-        at(
-            md,
-            "Here:\n```rust\n## not a heading\nfn main() {}\n```\n##### Summary\nTitle\n\n---\nDone.\n",
-        );
-        assert_eq!(
-            top_headings(md),
-            [
-                "### User · 2026-12-02 10:00 UTC",
-                "### Assistant · 2026-12-02 10:00 UTC",
-                "### User · 2026-12-02 10:00 UTC",
-            ]
-        );
-        assert_eq!(c.turns, 2);
-        check_invariants(&c, &parse_claude(&b).last_assistant);
-    }
-
-    #[test]
-    fn bodies_that_cannot_be_proven_closed_are_fenced() {
-        for text in [
-            "- item\n  ```\n  code\n```\n### x", // fence in a list item
-            "<div>\n```\nfoo\n\nbar\n```",       // fence hidden in raw HTML
-            "<!-- never closed\n### x",          // HTML comment
-            "    ```\n    indented",             // indented code
-            "a\r```\r### x",                     // lone CRs
-            "> ```\n> quoted",                   // fence in a quote
-            "``````\nsix\n`````",                // closed by a shorter run: open
-        ] {
-            let out = body(text);
-            assert!(
-                out.starts_with("```") && out.ends_with("```"),
-                "{text:?} -> {out:?}"
-            );
-            let fence = out.lines().next().unwrap_or_default();
-            assert!(fence.len() > longest_run(text, '`'), "{out:?}");
-            assert!(out.contains(&text.replace('\r', "\n")), "verbatim: {out:?}");
-        }
-        assert_eq!(body("plain *text*\n\n- a list"), "plain *text*\n\n- a list");
-        assert_eq!(
-            body("# H1\n###### H6\n#hashtag"),
-            "#### H1\n###### H6\n#hashtag"
-        );
-    }
-
-    #[test]
-    fn timestamps_render_in_utc_minutes() {
-        let c = claude_markdown(
-            claude(
-                "user",
-                json!("hi"),
-                "2026-12-02T23:59:59.999+05:00",
-                json!({"origin": {"kind": "human"}}),
-            )
-            .as_bytes(),
-        );
-        assert_eq!(c.markdown, "### User · 2026-12-02 18:59 UTC\n\nhi\n");
-        let c = claude_markdown(br#"{"type":"user","message":{"content":"no time"}}"#);
-        assert_eq!(c.markdown, "### User\n\nno time\n");
-    }
-
-    #[test]
-    fn normalize_flattens_markdown() {
-        assert_eq!(
-            normalize("  ## **Hello**\r\n\n> `World`  |  ~~_x_~~ ΣΑΣ  "),
-            "hello world x σασ"
-        );
-        assert_eq!(normalize(" \n*`#`*\t"), "");
-    }
-
-    #[test]
-    fn empty_and_garbage_input_render_nothing() {
-        for b in [
-            &b""[..],
-            b"\n\n",
-            b"not json\n\xff\xfe\n[1]\n{\"type\":\"user\"}",
-            b"{\"type\":",
-        ] {
-            assert_eq!(claude_markdown(b), Conversation::default());
-            assert_eq!(codex_markdown(b), Conversation::default());
-        }
-    }
-
-    // ---- Properties -----------------------------------------------------------------------
-
     /// Text built from the pieces that make Markdown structure.
-    fn nasty_text() -> impl Strategy<Value = String> {
+    pub(crate) fn nasty_text() -> impl Strategy<Value = String> {
         let pieces = vec![
             "```",
             "~~~",
@@ -1647,60 +681,11 @@ mod tests {
         prop::collection::vec(prop::sample::select(pieces), 0..40).prop_map(|v| v.concat())
     }
 
-    /// Lines of both fixtures, plus records around nasty text, whole or cut anywhere.
-    fn jsonl_soup() -> impl Strategy<Value = Vec<u8>> {
-        let real: Vec<String> = CLAUDE_SAMPLES
-            .lines()
-            .chain(CODEX_SAMPLES.lines())
-            .map(str::to_string)
-            .collect();
-        let made = (nasty_text(), 0..8usize).prop_map(|(t, k)| {
-            let at = "2026-12-02T10:00:00Z";
-            match k {
-                0 => claude("user", json!(t), at, json!({"origin": {"kind": "human"}})),
-                1 => claude(
-                    "assistant",
-                    json!([{"type": "text", "text": t}]),
-                    at,
-                    json!({}),
-                ),
-                2 => claude(
-                    "assistant",
-                    json!([{"type": "text", "text": t},
-                    {"type": "tool_use", "name": t, "input": {"command": t}}]),
-                    at,
-                    json!({}),
-                ),
-                3 => codex(
-                    at,
-                    "response_item",
-                    json!({"type": "message", "role": "user",
-                    "content": [{"type": "input_text", "text": t}]}),
-                ),
-                4 => codex(
-                    at,
-                    "response_item",
-                    json!({"type": "message", "role": "assistant",
-                    "content": [{"type": "output_text", "text": t}]}),
-                ),
-                5 => codex(
-                    at,
-                    "event_msg",
-                    json!({"type": "task_complete", "last_agent_message": t}),
-                ),
-                6 => codex(
-                    at,
-                    "response_item",
-                    json!({"type": "function_call", "name": t,
-                    "arguments": json!({"cmd": t}).to_string()}),
-                ),
-                _ => codex(
-                    at,
-                    "event_msg",
-                    json!({"type": "agent_message", "message": t}),
-                ),
-            }
-        });
+    /// `real` lines and `made` records, whole or cut anywhere, up to 30 of them.
+    pub(crate) fn jsonl_soup(
+        real: Vec<String>,
+        made: impl Strategy<Value = String>,
+    ) -> impl Strategy<Value = Vec<u8>> {
         let line = (
             prop_oneof![prop::sample::select(real), made],
             any::<prop::sample::Index>(),
@@ -1719,20 +704,51 @@ mod tests {
             });
         prop::collection::vec(line, 0..30).prop_map(|v| v.join("\n").into_bytes())
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_kit::{nasty_text, top_headings};
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn bodies_that_cannot_be_proven_closed_are_fenced() {
+        for text in [
+            "- item\n  ```\n  code\n```\n### x", // fence in a list item
+            "<div>\n```\nfoo\n\nbar\n```",       // fence hidden in raw HTML
+            "<!-- never closed\n### x",          // HTML comment
+            "    ```\n    indented",             // indented code
+            "a\r```\r### x",                     // lone CRs
+            "> ```\n> quoted",                   // fence in a quote
+            "``````\nsix\n`````",                // closed by a shorter run: open
+        ] {
+            let out = body(text);
+            assert!(
+                out.starts_with("```") && out.ends_with("```"),
+                "{text:?} -> {out:?}"
+            );
+            let fence = out.lines().next().unwrap_or_default();
+            assert!(fence.len() > longest_run(text, '`'), "{out:?}");
+            assert!(out.contains(&text.replace('\r', "\n")), "verbatim: {out:?}");
+        }
+        assert_eq!(body("plain *text*\n\n- a list"), "plain *text*\n\n- a list");
+        assert_eq!(
+            body("# H1\n###### H6\n#hashtag"),
+            "#### H1\n###### H6\n#hashtag"
+        );
+    }
+
+    #[test]
+    fn normalize_flattens_markdown() {
+        assert_eq!(
+            normalize("  ## **Hello**\r\n\n> `World`  |  ~~_x_~~ ΣΑΣ  "),
+            "hello world x σασ"
+        );
+        assert_eq!(normalize(" \n*`#`*\t"), "");
+    }
 
     proptest! {
-        #[test]
-        fn arbitrary_bytes_never_panic(b in prop::collection::vec(any::<u8>(), 0..4096)) {
-            check_invariants(&claude_markdown(&b), &parse_claude(&b).last_assistant);
-            check_invariants(&codex_markdown(&b), &parse_codex(&b).last_assistant);
-        }
-
-        #[test]
-        fn spliced_records_keep_the_invariants(b in jsonl_soup()) {
-            check_invariants(&claude_markdown(&b), &parse_claude(&b).last_assistant);
-            check_invariants(&codex_markdown(&b), &parse_codex(&b).last_assistant);
-        }
-
         #[test]
         fn any_body_keeps_its_text_and_its_place(t in nasty_text()) {
             let out = body(&t);

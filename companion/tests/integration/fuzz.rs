@@ -127,7 +127,10 @@ fn jsonl() -> impl Strategy<Value = Vec<u8>> {
 #[test]
 fn fuzz_transcript_parsers() {
     let check = |b: &[u8]| -> Result<(), TestCaseError> {
-        for info in [transcript::parse_claude(b), transcript::parse_codex(b)] {
+        for info in [
+            park::agents::claude::transcript::parse(b),
+            park::agents::codex::transcript::parse(b),
+        ] {
             if let Some(id) = &info.session_id {
                 // What park records as a session id is always a valid one.
                 prop_assert!(transcript::valid_session_id(id).is_some(), "{id:?}");
@@ -135,8 +138,8 @@ fn fuzz_transcript_parsers() {
             prop_assert!(info.records + info.bad_lines <= b.split(|&c| c == b'\n').count());
         }
         // A prefix (a transcript being written) parses too.
-        let _ = transcript::parse_claude(&b[..b.len() / 2]);
-        let _ = transcript::parse_codex(&b[..b.len() / 3]);
+        let _ = park::agents::claude::transcript::parse(&b[..b.len() / 2]);
+        let _ = park::agents::codex::transcript::parse(&b[..b.len() / 3]);
         Ok(())
     };
     run(
@@ -155,7 +158,7 @@ fn fuzz_session_ids_and_paths() {
             prop_assert!(id.chars().all(|c| c.is_ascii_hexdigit() || c == '-'));
             prop_assert!(id.chars().all(|c| !c.is_ascii_uppercase()));
         }
-        let dir = transcript::claude_project_dir_name(&s);
+        let dir = park::agents::claude::transcript::project_dir_name(&s);
         prop_assert!(!dir.contains('/') && dir != "." && dir != "..", "{dir:?}");
         // A recorded cwd is absolute (restorable refuses anything else).
         let p = claude::transcript_path(Path::new("/cfg"), &format!("/{s}"), &s);
@@ -199,7 +202,10 @@ fn fuzz_screen_classifiers() {
     let check = |s: String| -> Result<(), TestCaseError> {
         let plain = screen::strip_ansi(&s);
         prop_assert!(!plain.contains('\u{1b}'), "ESC survived strip_ansi");
-        for r in [screen::read_claude(&plain), screen::read_codex(&s)] {
+        for r in [
+            park::agents::claude::screen::read(&plain),
+            park::agents::codex::screen::read(&s),
+        ] {
             if let Some(d) = &r.draft {
                 prop_assert!(r.composer_seen, "a draft without a composer: {d:?}");
             }

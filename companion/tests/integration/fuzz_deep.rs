@@ -1079,18 +1079,18 @@ fn fuzz_transcript_arbitrary_bytes() {
         base_cases(),
         (prop::collection::vec(any::<u8>(), 0..4096), any::<Index>()),
         |(b, cut)| {
-            let c = transcript::parse_claude(&b);
-            let x = transcript::parse_codex(&b);
+            let c = park::agents::claude::transcript::parse(&b);
+            let x = park::agents::codex::transcript::parse(&b);
             check_parse_basics(&b, &c, &x)?;
             // Any byte prefix (mid-line, mid-UTF-8): still no panic, ids still canonical.
             let p = &b[..cut.index(b.len() + 1)];
             check_id_is_canonical(
                 "parse_claude(prefix)",
-                &transcript::parse_claude(p).session_id,
+                &park::agents::claude::transcript::parse(p).session_id,
             )?;
             check_id_is_canonical(
                 "parse_codex(prefix)",
-                &transcript::parse_codex(p).session_id,
+                &park::agents::codex::transcript::parse(p).session_id,
             )?;
             Ok(())
         },
@@ -1104,8 +1104,8 @@ fn fuzz_transcript_structured_jsonl() {
         base_cases(),
         (jsonl_doc(), any::<Index>(), any::<Index>()),
         |(doc, line_cut, byte_cut)| {
-            let c = transcript::parse_claude(&doc);
-            let x = transcript::parse_codex(&doc);
+            let c = park::agents::claude::transcript::parse(&doc);
+            let x = park::agents::codex::transcript::parse(&doc);
             check_parse_basics(&doc, &c, &x)?;
 
             // Prefix at a line boundary.
@@ -1122,21 +1122,24 @@ fn fuzz_transcript_structured_jsonl() {
             };
             let (pre, suf) = doc.split_at(at);
             check_prefix(
-                &transcript::parse_claude(pre),
-                &transcript::parse_claude(suf),
+                &park::agents::claude::transcript::parse(pre),
+                &park::agents::claude::transcript::parse(suf),
                 &c,
                 false,
             )?;
             check_prefix(
-                &transcript::parse_codex(pre),
-                &transcript::parse_codex(suf),
+                &park::agents::codex::transcript::parse(pre),
+                &park::agents::codex::transcript::parse(suf),
                 &x,
                 true,
             )?;
 
             // Prefix at any byte (a file read while it is written).
             let p = &doc[..byte_cut.index(doc.len() + 1)];
-            let (pc, px) = (transcript::parse_claude(p), transcript::parse_codex(p));
+            let (pc, px) = (
+                park::agents::claude::transcript::parse(p),
+                park::agents::codex::transcript::parse(p),
+            );
             check_parse_basics(p, &pc, &px)?;
             Ok(())
         },
@@ -1184,10 +1187,10 @@ fn fuzz_transcript_read_file_head_tail() {
                 f.extend_from_slice(b"{\"type\":\"ev"); // being written
             }
             fs::write(&path, &f).unwrap();
-            let full_c = transcript::parse_claude(&f);
-            let full_x = transcript::parse_codex(&f);
-            let rc = transcript::read_claude_file(&path).unwrap();
-            let rx = transcript::read_codex_file(&path).unwrap();
+            let full_c = park::agents::claude::transcript::parse(&f);
+            let full_x = park::agents::codex::transcript::parse(&f);
+            let rc = park::agents::claude::transcript::read_file(&path).unwrap();
+            let rx = park::agents::codex::transcript::read_file(&path).unwrap();
             check_id_is_canonical("read_claude_file", &rc.session_id)?;
             check_id_is_canonical("read_codex_file", &rx.session_id)?;
             if f.len() <= (64 + 256) * 1024 {
@@ -1295,7 +1298,7 @@ fn fuzz_claude_project_dir_name() {
             1 => select(&["", ".", "..", "/", "./", "../..", "\0", "\u{1b}"][..]).prop_map(str::to_string),
         ],
         |cwd| {
-            let d = transcript::claude_project_dir_name(&cwd);
+            let d = park::agents::claude::transcript::project_dir_name(&cwd);
             prop_assert!(!d.contains('/'));
             prop_assert!(d != "." && d != "..");
             prop_assert!(
@@ -1641,8 +1644,8 @@ fn fuzz_screen_classifiers() {
             prop::collection::vec((any::<Index>(), neutral), 1..6),
         ),
         |(s, ins)| {
-            let c = screen::read_claude(&s);
-            let x = screen::read_codex(&s);
+            let c = park::agents::claude::screen::read(&s);
+            let x = park::agents::codex::screen::read(&s);
             let b = screen::bare_shell_prompt(&s);
             check_reading("read_claude", &c)?;
             check_reading("read_codex", &x)?;
@@ -1655,24 +1658,24 @@ fn fuzz_screen_classifiers() {
 
             // Claude screens and shell prompts are read with escapes stripped first; Codex only
             // uses escapes for the DIM attribute of the draft.
-            prop_assert_eq!(&screen::read_claude(&plain), &c);
+            prop_assert_eq!(&park::agents::claude::screen::read(&plain), &c);
             prop_assert_eq!(screen::bare_shell_prompt(&plain), b);
             prop_assert_eq!(
-                codex_text_fields(&screen::read_codex(&plain)),
+                codex_text_fields(&park::agents::codex::screen::read(&plain)),
                 codex_text_fields(&x)
             );
 
             // CRLF captures read the same.
             let crlf = s.replace('\n', "\r\n");
-            prop_assert_eq!(&screen::read_claude(&crlf), &c);
-            prop_assert_eq!(&screen::read_codex(&crlf), &x);
+            prop_assert_eq!(&park::agents::claude::screen::read(&crlf), &c);
+            prop_assert_eq!(&park::agents::codex::screen::read(&crlf), &x);
             prop_assert_eq!(screen::bare_shell_prompt(&crlf), b);
 
             // Control bytes and DIM-neutral escapes at line starts change nothing.
             let t = insert_after_newlines(&s, &ins);
-            prop_assert_eq!(&screen::read_claude(&t), &c);
+            prop_assert_eq!(&park::agents::claude::screen::read(&t), &c);
             prop_assert_eq!(screen::bare_shell_prompt(&t), b);
-            let tx = screen::read_codex(&t);
+            let tx = park::agents::codex::screen::read(&t);
             if s.contains('\x1b') == t.contains('\x1b') {
                 prop_assert_eq!(&tx, &x);
             } else {
@@ -1777,8 +1780,12 @@ fn composer_fixtures(
 /// composer is reported unseen, which park treats as "cannot tell").
 #[test]
 fn fuzz_screen_typed_draft_is_seen() {
-    let claude = composer_fixtures("❯\u{a0}", |_| true, screen::read_claude);
-    let codex = composer_fixtures("› ", |s| !s.contains('\x1b'), screen::read_codex);
+    let claude = composer_fixtures("❯\u{a0}", |_| true, park::agents::claude::screen::read);
+    let codex = composer_fixtures(
+        "› ",
+        |s| !s.contains('\x1b'),
+        park::agents::codex::screen::read,
+    );
     assert!(
         !claude.is_empty() && !codex.is_empty(),
         "no idle composer fixtures found"
@@ -1810,7 +1817,7 @@ fn fuzz_screen_typed_draft_is_seen() {
             let (lines, at, base) = &claude[ci];
             let mut l = lines.clone();
             l[*at] = format!("❯\u{a0}{typed}");
-            let r = screen::read_claude(&l.join("\n"));
+            let r = park::agents::claude::screen::read(&l.join("\n"));
             prop_assert!(r.composer_seen);
             prop_assert_eq!(
                 &r,
@@ -1825,7 +1832,7 @@ fn fuzz_screen_typed_draft_is_seen() {
             let (lines, at, base) = &codex[xi];
             let mut l = lines.clone();
             l[*at] = format!("› {typed}");
-            let r = screen::read_codex(&l.join("\n"));
+            let r = park::agents::codex::screen::read(&l.join("\n"));
             if r.composer_seen {
                 let want = want.filter(|w| !PLACEHOLDERS.contains(&w.as_str()));
                 prop_assert_eq!(&r.draft, &want, "codex composer with {:?}", typed);

@@ -168,7 +168,7 @@ const SINKS: &[&str] = &[
     "Ledger::load (hostile session id in a file)",
     "claude::transcript_path (cwd)",
     "claude::transcript_path (validated id)",
-    "transcript::claude_project_dir_name",
+    "claude::transcript::project_dir_name",
     "claude::flags",
     "codex::flags",
     "unpark::resume_argv (flags)",
@@ -528,7 +528,7 @@ fn claude_transcript_paths_stay_in_the_config_dir() {
     let projects = cfg.join("projects");
     for s in &sb.corpus {
         // The cwd only ever becomes one safe directory name.
-        let enc = transcript::claude_project_dir_name(s);
+        let enc = park::agents::claude::transcript::project_dir_name(s);
         assert!(
             enc.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'),
             "{s:?} → {enc:?}"

@@ -5,7 +5,7 @@
 
 use crate::shapes;
 
-use park::agents::transcript::{self, TranscriptInfo};
+use park::agents::transcript::TranscriptInfo;
 use park::model::entry::{self, Entry, EntryState, MuxPlace};
 use park::store::archive;
 use park_protocol::Agent;
@@ -148,9 +148,9 @@ fn check(codex: bool, end: End) {
 
     // As the scan reads it: the tail window.
     let info: TranscriptInfo = if codex {
-        transcript::read_codex_file(&src).unwrap()
+        park::agents::codex::transcript::read_file(&src).unwrap()
     } else {
-        transcript::read_claude_file(&src).unwrap()
+        park::agents::claude::transcript::read_file(&src).unwrap()
     };
     assert_eq!(info.unsure, None, "{label}");
     assert_eq!(info.session_id.as_deref(), Some(sid), "{label}");

@@ -2,11 +2,17 @@
 //! then `--resume/--session-id` in argv (argv goes stale after `/clear`, so it is only a fallback).
 //! `<config>` is `$CLAUDE_CONFIG_DIR`, else `$HOME/.claude`.
 
+pub(crate) mod limit;
+pub(crate) mod render;
+pub mod screen;
+pub mod transcript;
+
 use super::{AgentProc, Flags, Identity};
 use crate::adapters::platform::{env_get, Platform};
-use crate::agents::transcript::{claude_project_dir_name, valid_session_id};
+use crate::agents::transcript::valid_session_id;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
+use transcript::project_dir_name;
 
 const NON_INTERACTIVE: &[&str] = &["-p", "--print", "-v", "--version", "-h", "--help"];
 const SUBCOMMANDS: &[&str] = &[
@@ -158,7 +164,7 @@ pub fn transcript_path(config: &Path, cwd: &str, id: &str) -> PathBuf {
     let id = if id.is_empty() { "-".to_string() } else { id };
     config
         .join("projects")
-        .join(claude_project_dir_name(cwd))
+        .join(project_dir_name(cwd))
         .join(format!("{id}.jsonl"))
 }
 
@@ -289,7 +295,8 @@ pub(crate) fn all_transcripts(cfg: &Path) -> Vec<(String, PathBuf)> {
             let Some(stem) = name.strip_suffix(".jsonl") else {
                 continue;
             };
-            let Some(sid) = super::transcript::valid_session_id(stem).filter(|s| s == stem) else {
+            let Some(sid) = crate::agents::transcript::valid_session_id(stem).filter(|s| s == stem)
+            else {
                 continue;
             };
             if !f.file_type().is_ok_and(|t| t.is_file()) {
@@ -323,8 +330,12 @@ impl super::AgentKind for Claude {
     fn attach_command(&self, job: &str) -> Option<String> {
         plain_job(job).then(|| format!("claude attach {job}"))
     }
-    fn limit_screen(&self, screen: &str, now: &jiff::Zoned) -> Option<super::limit::LimitScreen> {
-        super::limit::claude(screen, now)
+    fn limit_screen(
+        &self,
+        screen: &str,
+        now: &jiff::Zoned,
+    ) -> Option<crate::agents::limit::LimitScreen> {
+        limit::read(screen, now)
     }
 
     fn agent(&self) -> super::Agent {
@@ -390,17 +401,17 @@ impl super::AgentKind for Claude {
     fn transcripts(&self, config_dir: &Path) -> Vec<(String, PathBuf)> {
         all_transcripts(config_dir)
     }
-    fn parse_transcript(&self, bytes: &[u8]) -> super::transcript::TranscriptInfo {
-        super::transcript::parse_claude(bytes)
+    fn parse_transcript(&self, bytes: &[u8]) -> crate::agents::transcript::TranscriptInfo {
+        transcript::parse(bytes)
     }
-    fn message_of(&self, v: &serde_json::Value) -> Option<super::render::Message> {
-        super::render::claude_message_of(v)
+    fn message_of(&self, v: &serde_json::Value) -> Option<crate::agents::render::Message> {
+        render::message_of(v)
     }
-    fn markdown(&self, bytes: &[u8]) -> super::render::Conversation {
-        super::render::claude_markdown(bytes)
+    fn markdown(&self, bytes: &[u8]) -> crate::agents::render::Conversation {
+        render::markdown(bytes)
     }
-    fn read_screen(&self, capture: &str) -> super::screen::ScreenReading {
-        super::screen::read_claude(capture)
+    fn read_screen(&self, capture: &str) -> crate::agents::screen::ScreenReading {
+        screen::read(capture)
     }
     fn cleanup_days(&self, config_dir: &Path) -> Option<u64> {
         Some(cleanup_days(config_dir))
@@ -452,8 +463,8 @@ impl super::AgentKind for Claude {
     fn read_transcript_file(
         &self,
         path: &Path,
-    ) -> std::io::Result<super::transcript::TranscriptInfo> {
-        super::transcript::read_claude_file(path)
+    ) -> std::io::Result<crate::agents::transcript::TranscriptInfo> {
+        transcript::read_file(path)
     }
     fn caller_session_vars(&self) -> &'static [&'static str] {
         // Set by 2.1.197 for every tool command.

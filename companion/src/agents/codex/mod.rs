@@ -5,6 +5,11 @@
 //! in daemon mode the TUI holds no session file and the daemon exposes no client-to-thread mapping.
 //! The shared `codex app-server` daemon belongs to no pane and is never killed.
 
+pub(crate) mod limit;
+pub(crate) mod render;
+pub mod screen;
+pub mod transcript;
+
 use super::{AgentProc, Flags, Identity};
 use crate::adapters::platform::proctree::{program_of, ProcTable};
 use crate::adapters::platform::{env_get, Platform, ProcInfo};
@@ -532,8 +537,12 @@ impl super::AgentKind for Codex {
     fn release(&self) -> &'static super::release::Release {
         &RELEASE
     }
-    fn limit_screen(&self, screen: &str, now: &jiff::Zoned) -> Option<super::limit::LimitScreen> {
-        super::limit::codex(screen, now)
+    fn limit_screen(
+        &self,
+        screen: &str,
+        now: &jiff::Zoned,
+    ) -> Option<crate::agents::limit::LimitScreen> {
+        limit::read(screen, now)
     }
 
     fn agent(&self) -> super::Agent {
@@ -612,20 +621,20 @@ impl super::AgentKind for Codex {
     fn transcripts(&self, config_dir: &Path) -> Vec<(String, PathBuf)> {
         all_rollouts(config_dir)
             .into_iter()
-            .filter_map(|(id, p)| Some((super::transcript::valid_session_id(&id)?, p)))
+            .filter_map(|(id, p)| Some((crate::agents::transcript::valid_session_id(&id)?, p)))
             .collect()
     }
-    fn parse_transcript(&self, bytes: &[u8]) -> super::transcript::TranscriptInfo {
-        super::transcript::parse_codex(bytes)
+    fn parse_transcript(&self, bytes: &[u8]) -> crate::agents::transcript::TranscriptInfo {
+        transcript::parse(bytes)
     }
-    fn message_of(&self, v: &serde_json::Value) -> Option<super::render::Message> {
-        super::render::codex_message_of(v)
+    fn message_of(&self, v: &serde_json::Value) -> Option<crate::agents::render::Message> {
+        render::message_of(v)
     }
-    fn markdown(&self, bytes: &[u8]) -> super::render::Conversation {
-        super::render::codex_markdown(bytes)
+    fn markdown(&self, bytes: &[u8]) -> crate::agents::render::Conversation {
+        render::markdown(bytes)
     }
-    fn read_screen(&self, capture: &str) -> super::screen::ScreenReading {
-        super::screen::read_codex(capture)
+    fn read_screen(&self, capture: &str) -> crate::agents::screen::ScreenReading {
+        screen::read(capture)
     }
     fn screen_escapes(&self) -> bool {
         true
@@ -692,8 +701,8 @@ impl super::AgentKind for Codex {
     fn read_transcript_file(
         &self,
         path: &Path,
-    ) -> std::io::Result<super::transcript::TranscriptInfo> {
-        super::transcript::read_codex_file(path)
+    ) -> std::io::Result<crate::agents::transcript::TranscriptInfo> {
+        transcript::read_file(path)
     }
     fn has_status_file(&self) -> bool {
         false

@@ -564,7 +564,7 @@ mod tests {
         assert_eq!(raw.last_reply.as_deref(), Some("the real last answer"));
         // A renderer that lost the last turn (the old bug: serde rejected its lines) and agrees
         // with itself about what is last must not pass.
-        let lost = crate::agents::render::claude_markdown(&t[..t.len() / 2]);
+        let lost = crate::agents::of(park_protocol::Agent::Claude).markdown(&t[..t.len() / 2]);
         assert!(verify_markdown(
             &lost.markdown,
             &lost,
@@ -573,7 +573,7 @@ mod tests {
         .is_ok());
         let err = verify_markdown(&lost.markdown, &lost, &raw).unwrap_err();
         assert!(err.contains("lacks the transcript's last"), "{err}");
-        let full = crate::agents::render::claude_markdown(&t);
+        let full = crate::agents::of(park_protocol::Agent::Claude).markdown(&t);
         assert!(verify_markdown(&full.markdown, &full, &raw).is_ok());
     }
 
