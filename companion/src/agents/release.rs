@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 /// One agent's release facts (plain data, in the agent's folder).
 #[derive(Debug)]
 pub struct Release {
-    /// How messages name the agent (`Claude Code`).
+    /// How messages name the agent (its product name).
     pub name: &'static str,
     /// npm package names whose `package.json` carries its version; a platform package
     /// (`<name>-linux-x64`) counts as its own.
