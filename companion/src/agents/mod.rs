@@ -7,19 +7,30 @@
 //! time, argv, open files), never from "newest transcript in the folder". Anything ambiguous yields
 //! `Identity::untargetable(reason)`.
 //!
-//! Adding an agent:
+//! Adding an agent (the files it touches today; issue 30 shrinks this list):
 //! 1. a variant in `park_protocol::Agent` (its `as_str` is the name in `--json` and the ledger);
-//! 2. a folder `agents/<name>/` with `mod.rs`: its flag whitelist and a unit struct implementing
-//!    every required [`AgentKind`] method (`runs`: which processes are its sessions; config dir
-//!    and variable, `flags`, `resume_argv`, `expected_transcript`, `restore_path`, `transcripts`,
-//!    `parse_transcript`, `markdown`, `message_of`, `read_screen`, `identify_by_files`,
-//!    `read_transcript_file`, `has_status_file`, `open_turn_is_busy`, `cleanup_days`,
-//!    `runs_session`) and the optional ones it needs (`identify_in_pane`, `screen_escapes`,
-//!    `read_transcript` and `transcript_bytes` (sessions in a database), `config_var_value`,
-//!    `settle`, `unidentified_blocks_unpark` (safe default: true), `writer_lock`,
-//!    `left_running_note`, `cleanup_setting`, `prompt_history`, `caller_session_vars`,
-//!    `deletes_transcripts`, `after_resume`, `integration`, `ready_for_input`, `draft_shows`);
-//! 3. one line each in [`of`] and [`all`].
+//! 2. a folder `agents/<name>/` with `mod.rs`: its flag whitelist, its `RELEASE` (npm packages and
+//!    the tested range, which must equal its pins in `scripts/setup`:
+//!    `release::tests::every_agents_tested_range_is_exactly_its_pins` checks it) and a unit
+//!    struct implementing every required [`AgentKind`] method (`release`, `runs`: which
+//!    processes are its sessions; config dir and variable, `flags`, `resume_argv`,
+//!    `expected_transcript`, `restore_path`, `transcripts`, `parse_transcript`, `markdown`,
+//!    `message_of`, `read_screen`, `identify_by_files`, `read_transcript_file`,
+//!    `has_status_file`, `open_turn_is_busy`, `cleanup_days`, `runs_session`) and the optional
+//!    ones it needs (`identify_in_pane`, `screen_escapes`, `read_transcript` and
+//!    `transcript_bytes` (sessions in a database), `config_var_value`, `settle`,
+//!    `unidentified_blocks_unpark` (safe default: true), `writer`, `shared_process`,
+//!    `background_note`, `attach_command`, `left_running_note`, `cleanup_setting`,
+//!    `prompt_history`, `caller_session_vars`, `deletes_transcripts`, `after_resume`,
+//!    `integration`, `ready_for_input`, `draft_shows`); its screen, transcript, render and limit
+//!    readers in files of that folder;
+//! 3. one line each in [`of`] and [`all`];
+//! 4. outside the companion: its pin in `scripts/setup` (and a line in `scripts/agents-latest`'s
+//!    table), fixtures under `companion/tests/fixtures/<name>/`, a harness module in
+//!    `tests/src/harness/` and an e2e module in `tests/tests/e2e/` (plus its pin in
+//!    `common::assert_pinned_version`), the agent arrays of the integration corpora
+//!    (`fuzz.rs`, `fuzz_deep.rs`, `injection.rs`), and the README's agent and tested-version
+//!    tables.
 //!
 //! The shared modules (`screen`, `transcript`, `render`, `limit`) hold only the kit every agent's
 //! readers build with; each agent's own parsers live in its folder and are reached through its
