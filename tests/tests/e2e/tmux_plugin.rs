@@ -402,6 +402,14 @@ fn plugin_scripts_are_shellcheck_clean() {
     );
 }
 
+/// The start of the picker's key help in its list (`view::NORMAL_HELP`), shown at the popup's
+/// width while the picker runs.
+const PICKER_HELP: &str = "⏎ park/unpark";
+
+/// The popup's top border with its title (`display-popup -T ' park '`): on screen from the moment
+/// tmux opens the popup until it takes it down, whatever the picker draws inside.
+const POPUP_TOP: &str = "┌─ park ─";
+
 /// The "done when", with the real Claude Code: the plugin is loaded, `prefix P` opens the
 /// picker on the current pane, Enter parks it (the popup closes, the status line shows the count
 /// at once), `prefix P` + Enter again resumes the same session in the same pane.
@@ -432,8 +440,11 @@ fn prefix_p_parks_and_unparks_a_real_claude_pane_from_the_popup() {
 
     // Park from the popup; a CPU refusal right after the reply keeps the popup open: retry Enter.
     outer.keys(&["C-b", "P"]);
-    outer.wait(" park ", SECS(10)).unwrap();
+    outer.wait(POPUP_TOP, SECS(10)).unwrap();
     outer.wait(&format!("▶ {pane}"), SECS(10)).unwrap();
+    // The "closed" wait below looks for this and POPUP_TOP: they must be on screen now, or it
+    // would pass at once (it did when the help's wording changed).
+    outer.wait(PICKER_HELP, SECS(5)).unwrap();
     let t0 = Instant::now();
     let parked = poll_fast(SECS(40), || {
         if row(&sb, &pane).is_some_and(|r| r.state == RowState::Parked) {
@@ -457,22 +468,21 @@ fn prefix_p_parks_and_unparks_a_real_claude_pane_from_the_popup() {
         "status line: {}",
         outer.status_line()
     );
-    poll_fast(SECS(10), || {
-        (!outer.screen().contains("↑↓/jk move")).then_some(())
+    // The row reads parked (and the count shows) as soon as park records the entry, while the
+    // picker still waits for `park park` to return; only then does it quit, and tmux takes the
+    // popup down once the picker's process is gone (its box stays, blank, in between). Keys typed
+    // before that go to the popup: to the picker, where the pane's park is still in flight
+    // (`C-b P` is not the prefix there, and Enter is refused: that pane's toggle is in flight), or
+    // to a picker that is exiting; either way they are lost.
+    poll_fast(SECS(20), || {
+        let s = outer.screen();
+        (!s.contains(PICKER_HELP) && !s.contains(POPUP_TOP)).then_some(())
     })
-    .expect("the popup closed on success");
+    .unwrap_or_else(|| panic!("the popup did not close on success:\n{}", outer.screen()));
 
-    // Unpark from the popup. Keys pressed while tmux is still tearing the closed popup down are
-    // lost (seen on a fast machine: no `key P` in the server's log), so press again until it opens.
-    let mut opened = Err(String::new());
-    for _ in 0..3 {
-        outer.keys(&["C-b", "P"]);
-        opened = outer.wait(&format!("▶ {pane}"), SECS(4));
-        if opened.is_ok() {
-            break;
-        }
-    }
-    opened.unwrap();
+    // Unpark from the popup: the popup is closed, so `C-b P` reaches the prefix table.
+    outer.keys(&["C-b", "P"]);
+    outer.wait(&format!("▶ {pane}"), SECS(10)).unwrap();
     outer.keys(&["Enter"]);
     let back = poll_fast(SECS(40), || {
         row(&sb, &pane).filter(|r| r.state == RowState::Live)
