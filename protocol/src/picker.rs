@@ -229,6 +229,9 @@ pub struct App {
     placed: bool,
     /// The `--pane` row was toggled while others were in flight: quit once they finish.
     quit_when_idle: bool,
+    /// Enter was pressed on the pane the picker was opened for before its first scan drew it
+    /// (`prefix P` then Enter at once): toggled as soon as that row is there.
+    early_enter: bool,
     /// `$HOME`, shown as `~` in paths (unset in tests, so snapshots do not depend on it).
     pub home: Option<String>,
     /// The autopilot's mode from the last scan (`LsOutput::auto_mode`).
@@ -256,6 +259,7 @@ impl App {
             followup: None,
             placed: false,
             quit_when_idle: false,
+            early_enter: false,
             background: BACKGROUND_RESCAN,
             home: None,
             auto_mode: None,
@@ -483,6 +487,10 @@ impl App {
     }
 
     fn key_normal(&mut self, k: Key) -> Action {
+        if matches!(k, Key::Enter | Key::Char(' ')) && !self.placed && self.focus_pane.is_some() {
+            self.early_enter = true;
+            return Action::None;
+        }
         match k {
             Key::Up | Key::Char('k') => self.move_by(-1),
             Key::Down | Key::Char('j') => self.move_by(1),
@@ -708,6 +716,11 @@ impl App {
     pub fn tick(&mut self, since_scan: Duration) -> Action {
         if !self.inflight.is_empty() || self.mode != Mode::Normal || self.scanning {
             return Action::None;
+        }
+        if std::mem::take(&mut self.early_enter)
+            && self.current().map(|r| &r.pane) == self.focus_pane.as_ref()
+        {
+            return self.toggle();
         }
         if self.rescan_pending {
             self.rescan_pending = false;
@@ -1282,6 +1295,30 @@ mod tests {
         a.background = Duration::from_secs(3600);
         assert_eq!(a.tick(BACKGROUND_RESCAN), Action::None);
         assert_eq!(a.tick(Duration::from_secs(3600)), Action::Rescan);
+    }
+
+    /// `prefix P` then Enter at once: the Enter arrives before the first scan has drawn the
+    /// pane's row. It is kept and toggles that row once it is there — never another row.
+    #[test]
+    fn an_enter_before_the_first_scan_toggles_the_opened_pane_once_it_is_drawn() {
+        let mut a = App::new(None, Some("%1"));
+        assert_eq!(a.key(Key::Enter), Action::None);
+        a.set_rows(fixture(), vec![]);
+        match a.tick(Duration::ZERO) {
+            Action::Toggle { pane, .. } => assert_eq!(pane, "%1"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(a.tick(Duration::ZERO), Action::None, "once");
+        // The opened pane has no row (a shell): the early Enter toggles nothing else.
+        let mut b = App::new(None, Some("%99"));
+        b.key(Key::Enter);
+        b.set_rows(fixture(), vec![]);
+        assert_eq!(b.tick(Duration::ZERO), Action::None);
+        // Without a pane to open on, Enter before the scan does nothing.
+        let mut c = App::new(None, None);
+        assert_eq!(c.key(Key::Enter), Action::None);
+        c.set_rows(fixture(), vec![]);
+        assert_eq!(c.tick(Duration::ZERO), Action::None);
     }
 
     #[test]

@@ -52,6 +52,9 @@ fn map_key(k: event::KeyEvent) -> Option<Key> {
             KeyCode::Char('c') => Some(Key::CtrlC),
             KeyCode::Char('n') => Some(Key::Down),
             KeyCode::Char('p') => Some(Key::Up),
+            // An Enter typed before the terminal was raw arrives as `\n` (ICRNL), which
+            // crossterm reads in raw mode as Ctrl-J.
+            KeyCode::Char('j') => Some(Key::Enter),
             _ => None,
         };
     }
@@ -195,5 +198,27 @@ fn event_loop(
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ratatui::crossterm::event::KeyEvent;
+
+    /// An Enter typed as the popup opens, before raw mode, is read as Ctrl-J: still Enter.
+    #[test]
+    fn ctrl_j_is_the_enter_typed_before_raw_mode() {
+        let k = |code, m| map_key(KeyEvent::new(code, m));
+        assert_eq!(
+            k(KeyCode::Char('j'), KeyModifiers::CONTROL),
+            Some(Key::Enter)
+        );
+        assert_eq!(k(KeyCode::Enter, KeyModifiers::NONE), Some(Key::Enter));
+        assert_eq!(
+            k(KeyCode::Char('j'), KeyModifiers::NONE),
+            Some(Key::Char('j'))
+        );
+        assert_eq!(k(KeyCode::Char('x'), KeyModifiers::CONTROL), None);
     }
 }
