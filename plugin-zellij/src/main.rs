@@ -56,14 +56,24 @@ fn carry_out(cmds: Vec<Cmd>) {
     }
 }
 
-/// The focused terminal pane of the active tab (the picker floats above it when opened).
-fn focused_terminal(m: &PaneManifest, active_tab: Option<usize>) -> Option<u32> {
-    let panes = m.panes.get(&active_tab?)?;
-    panes
+/// Each tab's focused tiled terminal pane (the picker floats above it when opened).
+fn focused_terminals(m: &PaneManifest) -> BTreeMap<usize, u32> {
+    m.panes
         .iter()
-        .filter(|p| !p.is_plugin && p.is_focused && !p.is_floating)
-        .map(|p| p.id)
-        .next()
+        .filter_map(|(tab, panes)| {
+            panes
+                .iter()
+                .find(|p| !p.is_plugin && p.is_focused && !p.is_floating)
+                .map(|p| (*tab, p.id))
+        })
+        .collect()
+}
+
+/// The active tab's focused terminal, from the last tab and pane updates: zellij sends the two
+/// separately and in either order, so it is worked out again on each.
+fn active_focus() -> Option<u32> {
+    let tab = ACTIVE_TAB.with(|t| t.get())?;
+    FOCI.with(|f| f.borrow().get(&tab).copied())
 }
 
 /// The tab (position) holding this plugin, and that tab's tiled terminal panes.
@@ -108,11 +118,12 @@ impl ZellijPlugin for Park {
             Event::ModeUpdate(m) => p.session_name(m.session_name),
             Event::TabUpdate(tabs) => {
                 ACTIVE_TAB.with(|t| t.set(tabs.iter().find(|t| t.active).map(|t| t.position)));
+                p.focus(active_focus());
                 vec![]
             }
             Event::PaneUpdate(m) => {
-                let tab = ACTIVE_TAB.with(|t| t.get());
-                p.focus(focused_terminal(&m, tab));
+                FOCI.with(|f| *f.borrow_mut() = focused_terminals(&m));
+                p.focus(active_focus());
                 p.own_tab(own_tab(&m, get_plugin_ids().plugin_id));
                 vec![]
             }
@@ -168,4 +179,5 @@ impl ZellijPlugin for Park {
 
 thread_local! {
     static ACTIVE_TAB: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+    static FOCI: std::cell::RefCell<BTreeMap<usize, u32>> = const { std::cell::RefCell::new(BTreeMap::new()) };
 }

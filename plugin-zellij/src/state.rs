@@ -240,7 +240,20 @@ impl Plugin {
         if name.is_some() {
             self.session = name;
         }
+        self.tell_opened_on();
         self.revive()
+    }
+
+    /// The session's name as a command this plugin ran reports it (`park ls --json`'s
+    /// `session`: the zellij server's `ZELLIJ_SESSION_NAME`, which its plugins' commands
+    /// inherit). zellij names the session in `ModeUpdate`, but a plugin opened under load can
+    /// miss the one sent as it loads (CI: a picker never learned its session, so it neither
+    /// preselected nor closed on its pane). Taken only while no `ModeUpdate` has named it.
+    pub fn session_from_env(&mut self, name: Option<String>) -> Vec<Cmd> {
+        match name.filter(|n| !n.is_empty()) {
+            Some(n) if self.session.is_none() => self.session_name(Some(n)),
+            _ => vec![],
+        }
     }
 
     /// Where this instance is: its tab's position and terminal panes (from the pane manifest).
@@ -254,9 +267,19 @@ impl Plugin {
     pub fn focus(&mut self, pane: Option<u32>) {
         if pane.is_some() {
             self.focused = pane;
-            if self.mode == Mode::Picker && self.app.rows.is_empty() {
-                self.app.focus_pane = pane.and_then(|p| self.handle(p));
-            }
+            self.tell_opened_on();
+        }
+    }
+
+    /// A picker's pane is the terminal focused under it when it opened; it needs both that pane
+    /// and the session's name, which arrive in separate events in any order, possibly after the
+    /// first scan. The first pane known wins: a later focus change (`f`) is not where it opened.
+    fn tell_opened_on(&mut self) {
+        if self.mode != Mode::Picker {
+            return;
+        }
+        if let Some(h) = self.focused.and_then(|p| self.handle(p)) {
+            self.app.opened_on(&h);
         }
     }
 
@@ -441,7 +464,11 @@ impl Plugin {
         if job == "ls" {
             self.since_scan = 0.0;
             match serde_json::from_slice::<LsOutput>(stdout) {
-                Ok(o) => self.app.set_scan(o),
+                Ok(o) => {
+                    let cmds = self.session_from_env(o.session.clone());
+                    self.app.set_scan(o);
+                    return cmds;
+                }
                 Err(_) => {
                     self.app.scanning = false;
                     self.app.say(format!("park ls: {}", err_line()), true);
@@ -507,6 +534,11 @@ mod tests {
     }
 
     fn ls_json() -> Vec<u8> {
+        ls_json_from(None)
+    }
+
+    /// `park ls --json` as run from session `session` (its `session` field).
+    fn ls_json_from(session: Option<&str>) -> Vec<u8> {
         serde_json::to_vec(&LsOutput {
             schema: SCHEMA_VERSION,
             rows: vec![
@@ -516,6 +548,7 @@ mod tests {
             servers: vec![],
             warnings: vec![],
             auto_mode: None,
+            session: session.map(str::to_string),
         })
         .unwrap()
     }
@@ -572,6 +605,78 @@ mod tests {
         );
         // Like the tmux popup: the pane it was opened on is done, so the picker closes.
         assert_eq!(after, vec![Cmd::Close]);
+    }
+
+    /// zellij sends the session name, the focused pane and the first scan's result in any
+    /// order. Whatever the order, the picker lands on the pane it opened on and closes once that
+    /// pane is toggled (the CI failure: the focus came after the scan, the picker stayed open
+    /// over the pane and the strip's Alt P found no terminal focused).
+    #[test]
+    fn picker_finds_its_pane_whatever_order_the_session_focus_and_scan_arrive_in() {
+        type Step = fn(&mut Plugin);
+        let session: Step = |p| {
+            p.session_name(Some("zp".into()));
+        };
+        let focus: Step = |p| p.focus(Some(2));
+        let scan: Step = |p| {
+            p.command_done(&job("ls"), &ls_json(), b"");
+        };
+        let orders: [[Step; 3]; 6] = [
+            [session, focus, scan],
+            [session, scan, focus],
+            [focus, session, scan],
+            [focus, scan, session],
+            [scan, session, focus],
+            [scan, focus, session],
+        ];
+        for (i, order) in orders.iter().enumerate() {
+            let mut p = Plugin::new(&cfg("picker"));
+            p.permissions(true);
+            for step in order {
+                step(&mut p);
+            }
+            assert_eq!(p.app.current().unwrap().pane, "terminal_2@zp", "order {i}");
+            let c = p.key(Key::Enter);
+            let Cmd::Run { ctx, .. } = &c[0] else {
+                panic!("order {i}: {c:?}")
+            };
+            let out = br#"{"schema":1,"results":[{"target":"terminal_2@zp","pane":"terminal_2@zp","session_id":"s","outcome":"parked","reason":null,"freed_bytes":1}]}"#;
+            assert_eq!(p.command_done(ctx, out, b""), vec![Cmd::Close], "order {i}");
+        }
+    }
+
+    /// The CI failure's cause: a picker that got no `ModeUpdate` never knew its session, so it
+    /// neither preselected its pane nor closed once that pane was done. `park ls` names it (the
+    /// session its commands run in); a `ModeUpdate` still wins over it.
+    #[test]
+    fn a_picker_with_no_mode_update_takes_its_session_from_its_scan() {
+        let mut p = Plugin::new(&cfg("picker"));
+        p.focus(Some(2));
+        p.permissions(true);
+        p.command_done(&job("ls"), &ls_json_from(Some("zp")), b"");
+        assert_eq!(p.session.as_deref(), Some("zp"));
+        assert_eq!(p.app.current().unwrap().pane, "terminal_2@zp");
+        let c = p.key(Key::Enter);
+        let Cmd::Run { ctx, .. } = &c[0] else {
+            panic!("{c:?}")
+        };
+        let out = br#"{"schema":1,"results":[{"target":"terminal_2@zp","pane":"terminal_2@zp","session_id":"s","outcome":"parked","reason":null,"freed_bytes":1}]}"#;
+        assert_eq!(p.command_done(ctx, out, b""), vec![Cmd::Close]);
+
+        let mut q = Plugin::new(&cfg("strip"));
+        q.session_name(Some("renamed".into()));
+        q.session_from_env(Some("zp".into()));
+        assert_eq!(q.session.as_deref(), Some("renamed"));
+        q.session_from_env(Some(String::new()));
+        assert_eq!(q.session.as_deref(), Some("renamed"));
+        // A strip that learns its session this way revives its held panes as with a ModeUpdate.
+        let mut r = Plugin::new(&cfg("strip"));
+        r.permissions(true);
+        let c = r.session_from_env(Some("zp".into()));
+        assert!(
+            c.iter().any(|c| args(c).contains(&"rebuild".to_string())),
+            "{c:?}"
+        );
     }
 
     #[test]

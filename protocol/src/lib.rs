@@ -192,6 +192,11 @@ pub struct LsOutput {
     /// load. Lets a picker say why nothing is suggested.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auto_mode: Option<String>,
+    /// The multiplexer session park was run from, when its environment names one (a zellij
+    /// plugin's commands inherit the server's `ZELLIJ_SESSION_NAME`, kept current across a
+    /// rename): a zellij picker that zellij has not yet told its session takes it from here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
 }
 
 /// The tiny summary in `$PARK_HOME/status`, rewritten after every change and read by status lines.

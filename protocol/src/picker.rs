@@ -232,6 +232,8 @@ pub struct App {
     /// Enter was pressed on the pane the picker was opened for before its first scan drew it
     /// (`prefix P` then Enter at once): toggled as soon as that row is there.
     early_enter: bool,
+    /// A key has been handled: the cursor is the user's now, a focus learned late leaves it.
+    touched: bool,
     /// `$HOME`, shown as `~` in paths (unset in tests, so snapshots do not depend on it).
     pub home: Option<String>,
     /// The autopilot's mode from the last scan (`LsOutput::auto_mode`).
@@ -260,6 +262,7 @@ impl App {
             placed: false,
             quit_when_idle: false,
             early_enter: false,
+            touched: false,
             background: BACKGROUND_RESCAN,
             home: None,
             auto_mode: None,
@@ -433,7 +436,27 @@ impl App {
         ))
     }
 
+    /// The pane the picker was opened on, learned after it opened. zellij tells a plugin its
+    /// session, active tab and focused pane in separate events, in any order, and the first
+    /// scan can arrive before the last of them: until a key is pressed, the pane is taken as if
+    /// it had been known from the start: toggling it successfully closes the picker, and the
+    /// cursor goes to it unless a key has moved it already. A pane already known stays.
+    pub fn opened_on(&mut self, pane: &str) {
+        if self.focus_pane.is_some() {
+            return;
+        }
+        self.focus_pane = Some(pane.to_string());
+        if self.placed && !self.touched {
+            let old = self.cursor;
+            self.rebuild(Some(pane), old);
+        }
+    }
+
     pub fn key(&mut self, k: Key) -> Action {
+        // Before the first scan there is no cursor to move: the first scan places it anyway.
+        if self.placed {
+            self.touched = true;
+        }
         match self.mode.clone() {
             Mode::Filter => self.key_filter(k),
             Mode::ConfirmBulk {
@@ -998,6 +1021,7 @@ mod tests {
             servers: vec![],
             warnings: vec![],
             auto_mode: Some("off".into()),
+            session: None,
         });
         assert_eq!(a.message, None, "the scan answers `r`");
 
@@ -1319,6 +1343,46 @@ mod tests {
         assert_eq!(c.key(Key::Enter), Action::None);
         c.set_rows(fixture(), vec![]);
         assert_eq!(c.tick(Duration::ZERO), Action::None);
+    }
+
+    /// zellij: the picker learns the pane it was opened on from events that can come after its
+    /// first scan (the CI failure: Enter unparked the row, the picker stayed open and held the
+    /// focus, so the strip's Alt P found no terminal pane focused).
+    #[test]
+    fn a_pane_opened_on_learned_after_the_first_scan_is_preselected_and_closes_the_picker() {
+        let mut a = App::new(None, None);
+        a.set_rows(fixture(), vec![]);
+        let first = a.current().map(|r| r.pane.clone());
+        assert_ne!(
+            first.as_deref(),
+            Some("%3"),
+            "the fixture's first row is another pane"
+        );
+        a.opened_on("%3");
+        assert_eq!(a.current().map(|r| r.pane.as_str()), Some("%3"));
+        a.opened_on("%1");
+        assert_eq!(a.focus_pane.as_deref(), Some("%3"), "the first one stays");
+        let Action::Toggle { pane, op } = a.key(Key::Enter) else {
+            panic!("Enter toggles")
+        };
+        assert_eq!(pane, "%3");
+        assert_eq!(op, Op::Unpark);
+        let act = a.done(
+            &pane,
+            std::slice::from_ref(&pane),
+            op,
+            out("unparked", None, None),
+        );
+        assert_eq!(act, Action::Quit(0));
+
+        // A cursor the user moved stays where they put it; the pane still closes the picker.
+        let mut b = App::new(None, None);
+        b.set_rows(fixture(), vec![]);
+        b.key(Key::Down);
+        let moved = b.current().map(|r| r.pane.clone());
+        b.opened_on("%3");
+        assert_eq!(b.current().map(|r| r.pane.clone()), moved);
+        assert_eq!(b.focus_pane.as_deref(), Some("%3"));
     }
 
     #[test]

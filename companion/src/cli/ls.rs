@@ -285,6 +285,7 @@ mod tests {
             servers: vec![],
             warnings: vec![],
             auto_mode: None,
+            session: None,
         }
     }
 

@@ -293,5 +293,6 @@ pub fn rows(ctx: &Ctx, s: &Scan) -> LsOutput {
         servers,
         warnings,
         auto_mode: auto.map(|a| a.mode.as_str().to_string()),
+        session: crate::adapters::mux::set::own_session(),
     }
 }

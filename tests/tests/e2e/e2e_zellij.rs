@@ -363,6 +363,9 @@ keybinds {{
     }
 }
 
+/// The picker's footer: on screen exactly while the picker is open.
+const PICKER_HELP: &str = "⏎ park/unpark";
+
 #[test]
 fn plugin_keys_open_the_picker_on_the_focused_pane_and_toggle_it() {
     let z = plugin_world(
@@ -400,6 +403,7 @@ fn plugin_keys_open_the_picker_on_the_focused_pane_and_toggle_it() {
 
     let pid = zrow(sb, zj, &h).unwrap().pid.unwrap();
     let sel = format!("▶ {}", regex::escape(&h));
+    assert!(screen.contains(PICKER_HELP), "{screen}");
     // Enter parks the preselected row; like the tmux popup, the picker closes once that row is
     // done. A refusal (Claude's CPU still settling) keeps it open with the reason: press again.
     let parked = poll(SECS(40), || {
@@ -435,17 +439,33 @@ fn plugin_keys_open_the_picker_on_the_focused_pane_and_toggle_it() {
         "one process on the transcript"
     );
 
+    // Like the tmux popup, the picker closes once the pane it opened on is done: it must not
+    // stay over the pane (holding the focus, so Alt P below would find no terminal focused).
+    let closed = poll(SECS(20), || {
+        let screen = sb.capture(&zj.client);
+        (!screen.contains(PICKER_HELP)).then_some(())
+    });
+    assert!(
+        closed.is_some(),
+        "the picker stayed open after unparking its pane:\n{}",
+        sb.capture(&zj.client)
+    );
+
     // Alt P parks the focused pane directly (through the strip), no picker.
     zj.wait_for(&id, "bypass permissions on", SECS(30)).unwrap();
     let pid = back.pid.unwrap();
+    let mut first = None;
     let parked = poll(SECS(40), || {
         sb.send_keys(&zj.client, &["M-P"]);
-        wait_gone(pid, SECS(4)).then_some(())
+        let gone = wait_gone(pid, SECS(4));
+        first.get_or_insert_with(|| sb.capture(&zj.client));
+        gone.then_some(())
     });
     assert!(
         parked.is_some(),
-        "Alt P did not park: {}",
-        sb.capture(&zj.client)
+        "Alt P did not park: {}\nafter the first Alt P:\n{}",
+        sb.capture(&zj.client),
+        first.unwrap_or_default()
     );
     sb.wait_for(&zj.client, "❄ 1 · |parked terminal_0@zk", SECS(15))
         .unwrap();

@@ -51,6 +51,14 @@ pub fn here(platform: &dyn Platform) -> Option<Here> {
     }
 }
 
+/// The multiplexer session park's environment names: zellij's `ZELLIJ_SESSION_NAME`, set in its
+/// panes and in the commands its plugins run (tmux would need a call to name it: none).
+pub fn own_session() -> Option<String> {
+    std::env::var("ZELLIJ_SESSION_NAME")
+        .ok()
+        .filter(|v| !v.is_empty())
+}
+
 /// Walks up from `pid`: is the first multiplexer server met a zellij server (else tmux, or none)?
 pub(crate) fn innermost_is_zellij(platform: &dyn Platform, mut pid: u32) -> bool {
     for _ in 0..128 {
