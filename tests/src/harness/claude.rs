@@ -58,6 +58,7 @@ pub fn seed_claude_home(home: &Path, trusted_dir: &Path, api_key: &str) -> io::R
 /// The environment for running `claude` against `mock` with HOME=`home`; `tmpdir` receives
 /// Claude's scratch files (`CLAUDE_CODE_TMPDIR`, else it creates `/tmp/claude-<uid>`).
 /// `IS_SANDBOX=1` lets `--dangerously-skip-permissions` run as root (CI runs as root).
+/// `DISABLE_AUTOUPDATER=1`: 2.1.332's updater spins on the closed network and trips the CPU guard.
 /// `Sandbox::claude_env` fills in the sandbox's own dirs.
 pub fn claude_env(mock: &MockServer, home: &Path, tmpdir: &Path) -> Env {
     [
@@ -68,6 +69,7 @@ pub fn claude_env(mock: &MockServer, home: &Path, tmpdir: &Path) -> Env {
         ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".to_string()),
         ("CLAUDE_CODE_TMPDIR", tmpdir.to_string_lossy().into_owned()),
         ("IS_SANDBOX", "1".to_string()),
+        ("DISABLE_AUTOUPDATER", "1".to_string()),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))

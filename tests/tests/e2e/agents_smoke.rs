@@ -94,8 +94,8 @@ fn claude_real_cli_in_tmux() {
         &pane,
         &format!("cd claude-proj && claude --dangerously-skip-permissions --session-id {sid}"),
     );
-    // The idle footer (bypass mode replaces "? for shortcuts").
-    ok(sb.wait_for(&pane, "bypass permissions on", START));
+    // The idle footer names the permission mode (bypass here).
+    ok(sb.wait_for(&pane, r"bypass permissions on|shift\+tab to cycle", START));
     submit_prompt(&sb, &pane, "hello from the park smoke test", "❯");
     ok(sb.wait_for(&pane, r"canned reply #\d+\)\. PARKTEST-OK", REPLY));
 

@@ -15,7 +15,7 @@ fn agent(sb: &Sandbox, name: &str, env: &[(&str, &str)]) -> (String, String, Pat
     let dir = sb.project_dir(name);
     let pane = sb.new_shell_window("w", name, &dir, env);
     sb.type_line(&pane, "claude");
-    sb.wait_for(&pane, "for shortcuts", SECS(15)).unwrap();
+    sb.wait_for(&pane, CLAUDE_READY, SECS(15)).unwrap();
     submit_prompt(sb, &pane, "first prompt", "❯");
     sb.wait_for(&pane, "PARKTEST-OK", SECS(15)).unwrap();
     let r = wait_row(sb, &pane, SECS(10), |r| r.session_id.is_some());
@@ -68,7 +68,7 @@ fn idle_selects_only_old_enough_panes_guards_hold_inside_a_wave_and_unpark_start
     let blank_dir = sb.project_dir("blank");
     let blank = sb.new_shell_window("w", "blank", &blank_dir, &[] as &[(&str, &str)]);
     sb.type_line(&blank, "claude");
-    sb.wait_for(&blank, "for shortcuts", SECS(15)).unwrap();
+    sb.wait_for(&blank, CLAUDE_READY, SECS(15)).unwrap();
     for p in old.iter().map(|x| &x.0).chain([&hot, &fresh]) {
         wait_row(&sb, p, SECS(10), |r| r.status == Status::Idle);
     }

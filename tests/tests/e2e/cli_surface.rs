@@ -224,7 +224,7 @@ fn real_json_outputs_validate_against_the_published_schemas() {
     );
     for p in [&live, &parked] {
         sb.type_line(p, "claude");
-        sb.wait_for(p, "for shortcuts", SECS(15)).unwrap();
+        sb.wait_for(p, CLAUDE_READY, SECS(15)).unwrap();
         sb.type_line(p, "schema prompt");
         sb.wait_for(p, "PARKTEST-OK", SECS(15)).unwrap();
         wait_row(&sb, p, SECS(10), |r| r.status == Status::Idle);

@@ -455,7 +455,7 @@ pub fn park_paused_after_claim(
 pub fn assert_pinned_version(r: &Row) {
     use park_protocol::Agent;
     let want: &[&str] = match r.agent {
-        Agent::Claude => &[CLAUDE_VERSION, CLAUDE_NEXT_VERSION],
+        Agent::Claude => &[CLAUDE_VERSION],
         Agent::Codex => &[CODEX_VERSION],
         Agent::Qwen => &[QWEN_VERSION],
         Agent::Copilot => &[COPILOT_VERSION],
@@ -473,6 +473,8 @@ pub fn assert_pinned_version(r: &Row) {
     );
 }
 
-/// Claude Code's composer is up: its footer as 2.1.197 (`? for shortcuts`, `bypass permissions
-/// on`) and 2.1.332 (`⏵⏵ auto mode on`, `manual mode on`) draw it.
-pub const CLAUDE_READY: &str = "for shortcuts|bypass permissions on|auto mode on|manual mode on";
+/// Claude Code's composer is up: the footer under it names the permission mode (`⏵⏵ bypass
+/// permissions on`, `⏵⏵ auto mode on`, `manual mode on`, each `(shift+tab to cycle)`), or reads
+/// `? for shortcuts` (older versions, and park's fake agent).
+pub const CLAUDE_READY: &str =
+    r"for shortcuts|shift\+tab to cycle|bypass permissions on|auto mode on|manual mode on";

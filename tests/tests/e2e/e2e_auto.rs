@@ -34,7 +34,7 @@ fn start(sb: &Sandbox, env: &Env, name: &str) -> (String, String) {
     let dir = sb.project_dir(name);
     let pane = sb.new_shell_window("w", name, &dir, env);
     sb.type_line(&pane, "claude --dangerously-skip-permissions");
-    sb.wait_for(&pane, "bypass permissions on", SECS(60))
+    sb.wait_for(&pane, CLAUDE_READY, SECS(60))
         .unwrap();
     submit_prompt(sb, &pane, &format!("hello {name}"), "❯");
     sb.wait_for(&pane, "PARKTEST-OK", SECS(60)).unwrap();
@@ -529,7 +529,7 @@ fn fake(sb: &Sandbox, name: &str, prompt: Option<&str>) -> (String, String) {
     let dir = sb.project_dir(name);
     let pane = sb.new_shell_window("w", name, &dir, &[] as &[(&str, &str)]);
     sb.type_line(&pane, "claude");
-    sb.wait_for(&pane, "for shortcuts", SECS(15)).unwrap();
+    sb.wait_for(&pane, CLAUDE_READY, SECS(15)).unwrap();
     submit_prompt(sb, &pane, "first prompt", "❯");
     sb.wait_for(&pane, "PARKTEST-OK", SECS(15)).unwrap();
     if let Some(p) = prompt {

@@ -59,7 +59,7 @@ impl World {
     fn interactive(&self, window: &str, args: &str, prompt: Option<&str>) -> (String, String) {
         let pane = self.shell(window);
         self.sb.type_line(&pane, &format!("claude {args}"));
-        self.sb.wait_for(&pane, "for shortcuts", SECS(60)).unwrap();
+        self.sb.wait_for(&pane, CLAUDE_READY, SECS(60)).unwrap();
         if let Some(p) = prompt {
             submit_prompt(&self.sb, &pane, p, "❯");
             self.sb.wait_for(&pane, "PARKTEST-OK", SECS(60)).unwrap();

@@ -78,7 +78,7 @@ impl World {
         let dir = sb.project_dir("api");
         let pane = sb.new_shell_window("w", "api", &dir, &claude_env(&sb, &mock));
         sb.type_line(&pane, "claude --dangerously-skip-permissions");
-        sb.wait_for(&pane, "bypass permissions on", SECS(60))
+        sb.wait_for(&pane, CLAUDE_READY, SECS(60))
             .unwrap();
         submit_prompt(&sb, &pane, "hello from the crash tests", "❯");
         sb.wait_for(&pane, "PARKTEST-OK", SECS(60)).unwrap();
@@ -116,7 +116,7 @@ impl World {
                 dir.display()
             ),
         );
-        zj.wait_for(&id, "bypass permissions on", SECS(60)).unwrap();
+        zj.wait_for(&id, CLAUDE_READY, SECS(60)).unwrap();
         for _ in 0..3 {
             zj.type_text(&id, "hello from the zellij crash tests");
             if zj
@@ -587,7 +587,7 @@ fn an_agent_running_park_idle_never_parks_itself() {
         let dir = sb.project_dir(name);
         let pane = sb.new_shell_window("w", name, &dir, &env);
         sb.type_line(&pane, "claude --dangerously-skip-permissions");
-        sb.wait_for(&pane, "bypass permissions on", SECS(60))
+        sb.wait_for(&pane, CLAUDE_READY, SECS(60))
             .unwrap();
         submit_prompt(&sb, &pane, &format!("hello {name}"), "❯");
         sb.wait_for(&pane, "PARKTEST-OK", SECS(60)).unwrap();

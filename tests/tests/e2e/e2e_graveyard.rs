@@ -34,7 +34,7 @@ fn real_claude_transcript_deleted_after_park_is_restored_from_the_archive() {
     let dir = sb.project_dir("gy");
     let pane = sb.new_shell_window("w", "gy", &dir, &env);
     sb.type_line(&pane, "claude");
-    sb.wait_for(&pane, "for shortcuts", SECS(60)).unwrap();
+    sb.wait_for(&pane, CLAUDE_READY, SECS(60)).unwrap();
     submit_prompt(&sb, &pane, "graveyard zebra prompt", "❯");
     sb.wait_for(&pane, "PARKTEST-OK", SECS(60)).unwrap();
     let r = wait_row(&sb, &pane, SECS(30), |r| {
@@ -148,7 +148,7 @@ fn real_claude_transcript_deleted_after_park_is_restored_from_the_archive() {
     let back = wait_row(&sb, &pane, SECS(30), |r| r.state == RowState::Live);
     assert_eq!(back.session_id.as_deref(), Some(sid.as_str()));
     assert!(transcript.is_file());
-    sb.wait_for(&pane, "for shortcuts", SECS(30)).unwrap();
+    sb.wait_for(&pane, CLAUDE_READY, SECS(30)).unwrap();
     submit_prompt(&sb, &pane, "after the restore", "❯");
     poll(SECS(30), || {
         std::fs::read_to_string(&transcript)

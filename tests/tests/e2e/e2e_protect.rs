@@ -19,7 +19,7 @@ fn real_claude_sessions_are_archived_recovered_and_resurrected() {
     let dir = sb.project_dir("hist");
     let pane = sb.new_shell_window("w", "hist", &dir, &env);
     sb.type_line(&pane, "claude");
-    sb.wait_for(&pane, "for shortcuts", SECS(60)).unwrap();
+    sb.wait_for(&pane, CLAUDE_READY, SECS(60)).unwrap();
     submit_prompt(&sb, &pane, "recover the quokka prompt", "❯");
     sb.wait_for(&pane, "PARKTEST-OK", SECS(60)).unwrap();
     let r = wait_row(&sb, &pane, SECS(30), |r| {

@@ -130,7 +130,7 @@ fn run_claude_in(z: &Z, id: &str, project: &str) -> String {
 
 /// The Claude starting in pane `id` gets one turn answered; its row idle; the session id.
 pub(crate) fn chat(z: &Z, id: &str) -> String {
-    z.zj.wait_for(id, "bypass permissions on", SECS(60))
+    z.zj.wait_for(id, CLAUDE_READY, SECS(60))
         .unwrap();
     for _ in 0..3 {
         z.zj.type_text(id, "hello from zellij");
@@ -263,7 +263,7 @@ fn real_claude_in_zellij_parks_and_resumes_in_the_same_pane() {
     );
 
     // Park again, then resume by pressing Enter on the prefilled `park unpark .` in the pane.
-    zj.wait_for(&id, "bypass permissions on", SECS(30)).unwrap();
+    zj.wait_for(&id, CLAUDE_READY, SECS(30)).unwrap();
     let r = park_when_quiet(sb, zj, &h);
     assert_eq!(r.outcome.as_str(), "parked", "{:?}", r.reason);
     zj.wait_for(&id, r"park unpark \.\s*$", SECS(10)).unwrap();
@@ -452,7 +452,7 @@ fn plugin_keys_open_the_picker_on_the_focused_pane_and_toggle_it() {
     );
 
     // Alt P parks the focused pane directly (through the strip), no picker.
-    zj.wait_for(&id, "bypass permissions on", SECS(30)).unwrap();
+    zj.wait_for(&id, CLAUDE_READY, SECS(30)).unwrap();
     let pid = back.pid.unwrap();
     let mut first = None;
     let parked = poll(SECS(40), || {

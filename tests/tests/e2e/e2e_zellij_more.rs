@@ -83,7 +83,7 @@ fn fake_in(z: &Z, id: &str, proj: &str) -> (String, PathBuf) {
             dir.display()
         ),
     );
-    z.zj.wait_for(id, "for shortcuts", SECS(15)).unwrap();
+    z.zj.wait_for(id, CLAUDE_READY, SECS(15)).unwrap();
     z.zj.type_line(id, "first prompt");
     z.zj.wait_for(id, "PARKTEST-OK", SECS(15)).unwrap();
     let r = zwait_row(&z.sb, &z.zj, &z.zj.handle(id), |r| {

@@ -16,7 +16,7 @@ mod cli_surface;
 mod e2e_auto;
 mod e2e_claude;
 mod e2e_claude_bg;
-mod e2e_claude_next;
+mod e2e_claude_modes;
 mod e2e_codex;
 mod e2e_copilot;
 mod e2e_faults;

@@ -26,7 +26,7 @@ impl Setup {
         let dir = self.sb.project_dir(name);
         let pane = self.sb.new_shell_window("w", name, &dir, env);
         self.sb.type_line(&pane, &format!("claude {args}"));
-        self.sb.wait_for(&pane, "for shortcuts", SECS(15)).unwrap();
+        self.sb.wait_for(&pane, CLAUDE_READY, SECS(15)).unwrap();
         self.sb.type_line(&pane, "first prompt");
         self.sb.wait_for(&pane, "PARKTEST-OK", SECS(15)).unwrap();
         let r = wait_row(&self.sb, &pane, SECS(10), |r| r.status == Status::Idle);
@@ -155,7 +155,7 @@ fn agent_as_the_pane_process_keeps_the_pane_with_a_placeholder() {
         &[] as &[(&str, &str)],
         &["claude", "--model", "sonnet"],
     );
-    sb.wait_for(&pane, "for shortcuts", SECS(15)).unwrap();
+    sb.wait_for(&pane, CLAUDE_READY, SECS(15)).unwrap();
     sb.type_line(&pane, "hello");
     sb.wait_for(&pane, "PARKTEST-OK", SECS(15)).unwrap();
     let sid = wait_row(sb, &pane, SECS(10), |r| r.status == Status::Idle)
@@ -236,7 +236,7 @@ impl Setup {
             .sb
             .new_shell_window("w", name, &dir, &[("FAKE_AGENT_MODE", mode)]);
         self.sb.type_line(&pane, "claude");
-        self.sb.wait_for(&pane, "for shortcuts", SECS(15)).unwrap();
+        self.sb.wait_for(&pane, CLAUDE_READY, SECS(15)).unwrap();
         self.sb.type_line(&pane, "first prompt");
         self.sb.wait_for(&pane, "PARKTEST-OK", SECS(15)).unwrap();
         let r = wait_row(&self.sb, &pane, SECS(10), |r| r.session_id.is_some());
@@ -322,7 +322,7 @@ fn unpark_of_a_session_already_running_elsewhere_cleans_up_and_starts_nothing() 
     // Someone resumes it by hand in another pane.
     let other = sb.new_shell_window("w", "other", &sb.work.join("dup"), &[] as &[(&str, &str)]);
     sb.type_line(&other, &format!("claude --resume {sid}"));
-    sb.wait_for(&other, "for shortcuts", SECS(10)).unwrap();
+    sb.wait_for(&other, CLAUDE_READY, SECS(10)).unwrap();
     let (c, oc, _) = outcome(sb, &["unpark", &pane]);
     assert_eq!((c, oc.as_str()), (0, "already-running"));
     assert!(entries(sb).is_empty(), "parked state torn down");
@@ -546,7 +546,7 @@ fn argv_is_the_fallback_when_there_is_no_status_file() {
     let pane = sb.new_shell_window("w", "argv", &dir, &[("FAKE_AGENT_MODE", "no-status-file")]);
     let sid = uuid_v4();
     sb.type_line(&pane, &format!("claude --session-id {sid}"));
-    sb.wait_for(&pane, "for shortcuts", SECS(15)).unwrap();
+    sb.wait_for(&pane, CLAUDE_READY, SECS(15)).unwrap();
     sb.type_line(&pane, "one");
     sb.wait_for(&pane, "PARKTEST-OK", SECS(15)).unwrap();
     let r = wait_row(sb, &pane, SECS(10), |r| r.session_id.is_some());
@@ -628,7 +628,7 @@ fn unpark_refuses_while_an_unidentifiable_claude_shares_the_config_dir() {
     let dir = sb.project_dir("u2");
     let other = sb.new_shell_window("w", "u2", &dir, &[("FAKE_AGENT_MODE", "no-status-file")]);
     sb.type_line(&other, "claude");
-    sb.wait_for(&other, "for shortcuts", SECS(15)).unwrap();
+    sb.wait_for(&other, CLAUDE_READY, SECS(15)).unwrap();
     let (c, oc, why) = outcome(sb, &["unpark", &pane]);
     assert_eq!((c, oc.as_str()), (1, "refused"));
     assert!(why.unwrap().contains("could not be identified"));
@@ -839,7 +839,7 @@ fn nothing_to_resume_or_no_pane_is_refused() {
     let dir = sb.project_dir("fresh");
     let pane = sb.new_shell_window("w", "fresh", &dir, &[] as &[(&str, &str)]);
     sb.type_line(&pane, "claude");
-    sb.wait_for(&pane, "for shortcuts", SECS(15)).unwrap();
+    sb.wait_for(&pane, CLAUDE_READY, SECS(15)).unwrap();
     let r = wait_row(sb, &pane, SECS(10), |r| r.session_id.is_some());
     assert!(
         r.reason
@@ -967,7 +967,7 @@ fn a_failed_resume_in_a_placeholder_pane_keeps_the_pane_and_the_entry() {
         &[("FAKE_AGENT_MODE", "fail-resume")],
         &["claude"],
     );
-    sb.wait_for(&pane, "for shortcuts", SECS(15)).unwrap();
+    sb.wait_for(&pane, CLAUDE_READY, SECS(15)).unwrap();
     sb.type_line(&pane, "hello");
     sb.wait_for(&pane, "PARKTEST-OK", SECS(15)).unwrap();
     wait_row(sb, &pane, SECS(10), |r| r.status == Status::Idle);
@@ -1280,7 +1280,7 @@ fn a_login_shell_gets_the_short_prefill_and_forget_clears_it() {
     );
     sb.wait_for(&pane, r"park-test\$", SECS(15)).unwrap();
     sb.type_line(&pane, "claude");
-    sb.wait_for(&pane, "for shortcuts", SECS(15)).unwrap();
+    sb.wait_for(&pane, CLAUDE_READY, SECS(15)).unwrap();
     sb.type_line(&pane, "first prompt");
     sb.wait_for(&pane, "PARKTEST-OK", SECS(15)).unwrap();
     wait_row(sb, &pane, SECS(10), |r| r.status == Status::Idle);

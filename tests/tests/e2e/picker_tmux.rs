@@ -19,7 +19,7 @@ fn agent_in_shell(sb: &Sandbox, name: &str) -> String {
     let dir = sb.project_dir(name);
     let pane = sb.new_shell_window("w", name, &dir, &[] as &[(&str, &str)]);
     sb.type_line(&pane, "claude");
-    sb.wait_for(&pane, "for shortcuts", SECS(15)).unwrap();
+    sb.wait_for(&pane, CLAUDE_READY, SECS(15)).unwrap();
     sb.type_line(&pane, "first prompt");
     sb.wait_for(&pane, "PARKTEST-OK", SECS(15)).unwrap();
     wait_row(sb, &pane, SECS(10), |r| {
@@ -202,7 +202,7 @@ fn pick_first_frame_with_50_agents() {
         panes.push(pane);
     }
     for p in &panes {
-        sb.wait_for(p, "for shortcuts", SECS(30)).unwrap();
+        sb.wait_for(p, CLAUDE_READY, SECS(30)).unwrap();
     }
     let n = ls(&sb).rows.len();
     let (ctl, _log) = control_pane(&sb);
@@ -230,7 +230,7 @@ fn pick_w_parks_every_agent_of_the_window() {
     let dir = sb.project_dir("alpha2");
     let p2 = crate::servers::split(&sb, &p1, &dir, &[]);
     sb.type_line(&p2, "claude");
-    sb.wait_for(&p2, "for shortcuts", SECS(15)).unwrap();
+    sb.wait_for(&p2, CLAUDE_READY, SECS(15)).unwrap();
     sb.type_line(&p2, "first prompt");
     sb.wait_for(&p2, "PARKTEST-OK", SECS(15)).unwrap();
     wait_row(&sb, &p2, SECS(10), |r| {

@@ -23,7 +23,7 @@ fn start_agent(sb: &Sandbox, name: &str) -> (String, String) {
     let dir = sb.project_dir(name);
     let pane = sb.new_shell_window("w", name, &dir, &[] as &[(&str, &str)]);
     sb.type_line(&pane, "claude");
-    sb.wait_for(&pane, "for shortcuts", SECS(15)).unwrap();
+    sb.wait_for(&pane, CLAUDE_READY, SECS(15)).unwrap();
     sb.type_line(&pane, "first prompt");
     sb.wait_for(&pane, "PARKTEST-OK", SECS(15)).unwrap();
     let r = wait_row(sb, &pane, SECS(10), |r| r.session_id.is_some());

@@ -250,7 +250,7 @@ fn real_claude_two_parked_windows_come_back_after_the_tmux_server_is_killed() {
         (&web_claude, "rebuild web prompt"),
     ] {
         sb.type_line(pane, "claude");
-        sb.wait_for(pane, "for shortcuts", SECS(60)).unwrap();
+        sb.wait_for(pane, CLAUDE_READY, SECS(60)).unwrap();
         submit_prompt(&sb, pane, prompt, "❯");
         sb.wait_for(pane, "PARKTEST-OK", SECS(60)).unwrap();
         let r = wait_row(&sb, pane, SECS(30), |r| {
@@ -365,7 +365,7 @@ impl Fake {
     /// Starts the fake agent at the shell prompt in `pane` and waits for its first turn.
     fn agent(&self, pane: &str) -> String {
         self.sb.type_line(pane, "claude");
-        self.sb.wait_for(pane, "for shortcuts", SECS(15)).unwrap();
+        self.sb.wait_for(pane, CLAUDE_READY, SECS(15)).unwrap();
         self.sb.type_line(pane, "first prompt");
         self.sb.wait_for(pane, "PARKTEST-OK", SECS(15)).unwrap();
         wait_row(&self.sb, pane, SECS(10), |r| r.status == Status::Idle)

@@ -114,7 +114,7 @@ fn parking_a_window_stops_claude_its_dev_server_and_browser_and_with_servers_bri
     let claude = sb.new_shell_window("w", "web", &dir, &env);
     // Claude first, while its pane is the whole window (its reply must fit on screen).
     sb.type_line(&claude, "claude");
-    sb.wait_for(&claude, "for shortcuts", SECS(60)).unwrap();
+    sb.wait_for(&claude, CLAUDE_READY, SECS(60)).unwrap();
     submit_prompt(&sb, &claude, "servers window prompt", "❯");
     sb.wait_for(&claude, "PARKTEST-OK", SECS(60)).unwrap();
     let sid = wait_row(&sb, &claude, SECS(30), |r| {
@@ -348,7 +348,7 @@ fn a_busy_agent_keeps_its_windows_servers_running() {
     sb.type_line(&server, &format!("node_modules/.bin/vite --port {port}"));
     sb.wait_for(&server, "VITE ready", SECS(20)).unwrap();
     sb.type_line(&agent, "claude");
-    sb.wait_for(&agent, "for shortcuts", SECS(15)).unwrap();
+    sb.wait_for(&agent, CLAUDE_READY, SECS(15)).unwrap();
     submit_prompt(&sb, &agent, "think [slow 30]", "❯");
     wait_row(&sb, &agent, SECS(10), |r| r.status == Status::Busy);
     let vite = pids_running(&sb, "node_modules/.bin/vite");

@@ -88,7 +88,7 @@ fn fake_agent(sb: &Sandbox, session: &str, name: &str) -> (String, String) {
     let dir = sb.project_dir(name);
     let pane = sb.new_shell_window(session, name, &dir, &[] as &[(&str, &str)]);
     sb.type_line(&pane, "claude");
-    sb.wait_for(&pane, "for shortcuts", SECS(15)).unwrap();
+    sb.wait_for(&pane, CLAUDE_READY, SECS(15)).unwrap();
     sb.type_line(&pane, "first prompt");
     sb.wait_for(&pane, "PARKTEST-OK", SECS(15)).unwrap();
     let r = wait_row(sb, &pane, SECS(10), |r| r.status == Status::Idle);
@@ -424,7 +424,7 @@ fn prefix_p_parks_and_unparks_a_real_claude_pane_from_the_popup() {
     let dir = sb.project_dir("real");
     let pane = sb.new_shell_window("w", "real", &dir, &env);
     sb.type_line(&pane, "claude");
-    sb.wait_for(&pane, "for shortcuts", SECS(60)).unwrap();
+    sb.wait_for(&pane, CLAUDE_READY, SECS(60)).unwrap();
     submit_prompt(&sb, &pane, "hello from the popup test", "❯");
     sb.wait_for(&pane, "PARKTEST-OK", SECS(60)).unwrap();
     let sid = wait_row(&sb, &pane, SECS(30), |r| r.status == Status::Idle)

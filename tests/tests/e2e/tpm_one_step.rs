@@ -292,7 +292,7 @@ fn tpm_install_then_the_park_key_builds_park_and_opens_the_picker() {
     let dir = sb.project_dir("p1");
     let pane = sb.new_shell_window("w", "p1", &dir, &[] as &[(&str, &str)]);
     sb.type_line(&pane, "claude");
-    sb.wait_for(&pane, "for shortcuts", SECS(15)).unwrap();
+    sb.wait_for(&pane, CLAUDE_READY, SECS(15)).unwrap();
     sb.type_line(&pane, "first prompt");
     sb.wait_for(&pane, "PARKTEST-OK", SECS(15)).unwrap();
     wait_row(&sb, &pane, SECS(10), |r| r.status == Status::Idle);

@@ -67,7 +67,7 @@ fn real_claude_parked_with_wake_in_resumes_by_itself_and_reads_the_note() {
     let dir = sb.project_dir("wake");
     let pane = sb.new_shell_window("w", "wake", &dir, &env);
     sb.type_line(&pane, "claude");
-    sb.wait_for(&pane, "for shortcuts", SECS(60)).unwrap();
+    sb.wait_for(&pane, CLAUDE_READY, SECS(60)).unwrap();
     submit_prompt(&sb, &pane, "wait for the build please", "❯");
     sb.wait_for(&pane, "PARKTEST-OK", SECS(60)).unwrap();
     let r = wait_row(&sb, &pane, SECS(30), |r| {
@@ -149,7 +149,7 @@ impl Fake {
             .sb
             .new_shell_window("w", name, &dir, &[] as &[(&str, &str)]);
         self.sb.type_line(&pane, "claude");
-        self.sb.wait_for(&pane, "for shortcuts", SECS(15)).unwrap();
+        self.sb.wait_for(&pane, CLAUDE_READY, SECS(15)).unwrap();
         self.sb.type_line(&pane, "first prompt");
         self.sb.wait_for(&pane, "PARKTEST-OK", SECS(15)).unwrap();
         let r = wait_row(&self.sb, &pane, SECS(10), |r| r.status == Status::Idle);
@@ -417,7 +417,7 @@ fn a_note_waits_for_a_slow_starting_agent_and_reaches_it_once() {
     let dir = sb.project_dir("slow");
     let pane = sb.new_shell_window("w", "slow", &dir, &[("FAKE_AGENT_MODE", "slow-start=3000")]);
     sb.type_line(&pane, "claude");
-    sb.wait_for(&pane, "for shortcuts", SECS(20)).unwrap();
+    sb.wait_for(&pane, CLAUDE_READY, SECS(20)).unwrap();
     sb.type_line(&pane, "first prompt");
     sb.wait_for(&pane, "PARKTEST-OK", SECS(15)).unwrap();
     let sid = wait_row(sb, &pane, SECS(10), |r| r.status == Status::Idle)

@@ -317,7 +317,7 @@ pub struct Claude;
 pub static RELEASE: super::release::Release = super::release::Release {
     name: "Claude Code",
     packages: &["@anthropic-ai/claude-code"],
-    tested: ("2.1.197", "2.1.332"),
+    tested: ("2.1.332", "2.1.332"),
 };
 
 impl super::AgentKind for Claude {
