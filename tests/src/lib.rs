@@ -45,7 +45,7 @@ pub mod harness {
 pub use harness::agents::{Agents, CLAUDE_VERSION, CODEX_VERSION};
 pub use harness::claude::{
     claude_encode_cwd, claude_env, claude_session_files, claude_transcript, seed_claude_home,
-    CLAUDE_API_KEY,
+    CLAUDE_API_KEY, CLAUDE_READY,
 };
 pub use harness::codex::{
     codex_daemon_pids, codex_env, codex_rollouts, seed_codex_home, CodexSeed, CODEX_API_KEY,

@@ -55,6 +55,12 @@ pub fn seed_claude_home(home: &Path, trusted_dir: &Path, api_key: &str) -> io::R
     Ok(())
 }
 
+/// Claude Code's composer is up: the footer under it names the permission mode (`⏵⏵ bypass
+/// permissions on`, `⏵⏵ auto mode on`, `manual mode on`, each `(shift+tab to cycle)`), or reads
+/// `? for shortcuts` (older versions, and park's fake agent).
+pub const CLAUDE_READY: &str =
+    r"for shortcuts|shift\+tab to cycle|bypass permissions on|auto mode on|manual mode on";
+
 /// The environment for running `claude` against `mock` with HOME=`home`; `tmpdir` receives
 /// Claude's scratch files (`CLAUDE_CODE_TMPDIR`, else it creates `/tmp/claude-<uid>`).
 /// `IS_SANDBOX=1` lets `--dangerously-skip-permissions` run as root (CI runs as root).

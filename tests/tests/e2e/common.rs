@@ -472,9 +472,3 @@ pub fn assert_pinned_version(r: &Row) {
         r.agent_version
     );
 }
-
-/// Claude Code's composer is up: the footer under it names the permission mode (`⏵⏵ bypass
-/// permissions on`, `⏵⏵ auto mode on`, `manual mode on`, each `(shift+tab to cycle)`), or reads
-/// `? for shortcuts` (older versions, and park's fake agent).
-pub const CLAUDE_READY: &str =
-    r"for shortcuts|shift\+tab to cycle|bypass permissions on|auto mode on|manual mode on";

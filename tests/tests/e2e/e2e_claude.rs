@@ -132,8 +132,7 @@ fn real_claude_park_unpark_round_trip_keeps_session_and_flags() {
             && argv.contains("--dangerously-skip-permissions"),
         "argv: {argv}"
     );
-    sb.wait_for(&pane, CLAUDE_READY, SECS(30))
-        .unwrap();
+    sb.wait_for(&pane, CLAUDE_READY, SECS(30)).unwrap();
 
     let lines_before = std::fs::read_to_string(&transcript)
         .unwrap()

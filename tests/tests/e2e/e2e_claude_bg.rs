@@ -88,7 +88,29 @@ impl World {
                 .find(|r| r.state == RowState::Background && pred(r))
                 .cloned()
         })
-        .unwrap_or_else(|| panic!("no background row {what}; rows: {last:#?}"))
+        .unwrap_or_else(|| {
+            let ps = std::process::Command::new("ps")
+                .args(["-eo", "pid,ppid,stat,args"])
+                .output()
+                .unwrap();
+            let ps = String::from_utf8_lossy(&ps.stdout)
+                .lines()
+                .filter(|l| l.contains("claude"))
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+                .join("\n");
+            panic!(
+                "no background row {what}; rows: {last:#?}\nfiles: {:#?}\nps:\n{ps}\nscreens: {}",
+                claude_session_files(&self.sb.home),
+                self.sb
+                    .tmux(&["list-panes", "-a", "-F", "#{pane_id}"])
+                    .unwrap_or_default()
+                    .lines()
+                    .map(|p| format!("{p}:\n{}", self.sb.capture(p)))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            )
+        })
     }
 }
 

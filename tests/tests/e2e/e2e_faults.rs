@@ -78,8 +78,7 @@ impl World {
         let dir = sb.project_dir("api");
         let pane = sb.new_shell_window("w", "api", &dir, &claude_env(&sb, &mock));
         sb.type_line(&pane, "claude --dangerously-skip-permissions");
-        sb.wait_for(&pane, CLAUDE_READY, SECS(60))
-            .unwrap();
+        sb.wait_for(&pane, CLAUDE_READY, SECS(60)).unwrap();
         submit_prompt(&sb, &pane, "hello from the crash tests", "❯");
         sb.wait_for(&pane, "PARKTEST-OK", SECS(60)).unwrap();
         let r = wait_row(&sb, &pane, SECS(30), |r| {
@@ -587,8 +586,7 @@ fn an_agent_running_park_idle_never_parks_itself() {
         let dir = sb.project_dir(name);
         let pane = sb.new_shell_window("w", name, &dir, &env);
         sb.type_line(&pane, "claude --dangerously-skip-permissions");
-        sb.wait_for(&pane, CLAUDE_READY, SECS(60))
-            .unwrap();
+        sb.wait_for(&pane, CLAUDE_READY, SECS(60)).unwrap();
         submit_prompt(&sb, &pane, &format!("hello {name}"), "❯");
         sb.wait_for(&pane, "PARKTEST-OK", SECS(60)).unwrap();
         let r = wait_row(&sb, &pane, SECS(30), |r| {

@@ -130,8 +130,7 @@ fn run_claude_in(z: &Z, id: &str, project: &str) -> String {
 
 /// The Claude starting in pane `id` gets one turn answered; its row idle; the session id.
 pub(crate) fn chat(z: &Z, id: &str) -> String {
-    z.zj.wait_for(id, CLAUDE_READY, SECS(60))
-        .unwrap();
+    z.zj.wait_for(id, CLAUDE_READY, SECS(60)).unwrap();
     for _ in 0..3 {
         z.zj.type_text(id, "hello from zellij");
         if z.zj.wait_for(id, "❯.hello from zellij", SECS(5)).is_ok() {

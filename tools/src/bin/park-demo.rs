@@ -102,7 +102,7 @@ fn main() {
     let api = d.sb.project_dir("api");
     let pane = d.sb.new_shell_window("demo", "api", &api, &env);
     d.sb.type_line(&pane, "claude --dangerously-skip-permissions");
-    d.sb.wait_for(&pane, "bypass permissions on", Duration::from_secs(60))
+    d.sb.wait_for(&pane, CLAUDE_READY, Duration::from_secs(60))
         .expect("claude started");
     d.sb.type_line(&pane, "please refactor the parser");
     d.sb.wait_for(&pane, "PARKTEST-OK", Duration::from_secs(60))
@@ -149,7 +149,7 @@ fn main() {
     say("Unpark the Claude pane from outside: the same session resumes in the same pane");
     d.park(&["unpark", &pane]);
     std::thread::sleep(Duration::from_secs(2));
-    d.sb.wait_for(&pane, "bypass permissions on", Duration::from_secs(60))
+    d.sb.wait_for(&pane, CLAUDE_READY, Duration::from_secs(60))
         .expect("claude resumed");
     d.screen_tail(&pane, 9);
 

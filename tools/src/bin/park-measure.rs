@@ -160,7 +160,7 @@ fn main() {
         std::thread::sleep(Duration::from_millis(1200));
     }
     for (i, pane) in panes.iter().enumerate() {
-        sb.wait_for(pane, "for shortcuts", Duration::from_secs(90))
+        sb.wait_for(pane, CLAUDE_READY, Duration::from_secs(90))
             .expect("claude up");
         sb.type_line(pane, &format!("measure prompt {i}"));
     }
@@ -213,7 +213,7 @@ fn main() {
         let (t, out) = park(&["unpark", pane]);
         println!("round {round}: unpark {t:?}: {}", out.trim());
         unpark_t.push(t);
-        sb.wait_for(pane, "for shortcuts", Duration::from_secs(60))
+        sb.wait_for(pane, CLAUDE_READY, Duration::from_secs(60))
             .expect("resumed");
         std::thread::sleep(Duration::from_secs(3));
     }

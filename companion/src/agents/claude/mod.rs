@@ -47,8 +47,15 @@ const SUBCOMMANDS: &[&str] = &[
 /// and returns at once.
 const NO_SESSION_FLAGS: &[&str] = &["--bg-pty-host", "--bg", "--background"];
 
-/// A background worker not yet given a session: `--bg-spare <claim socket>`.
+/// A background worker not yet given a session: `--bg-spare <claim socket>` (2.1.197), `bg-spare
+/// --bg-spare <claim socket>` (2.1.332).
 const SPARE_FLAG: &str = "--bg-spare";
+
+/// Whether argv (after the program) is a spare worker's, in either version's form. A claimed
+/// spare keeps this argv while it runs the session it was given.
+fn is_spare(args: &[String]) -> bool {
+    args.iter().take(2).any(|a| a == SPARE_FLAG)
+}
 
 pub const BOOL_FLAGS: &[&str] = &[
     "--dangerously-skip-permissions",
@@ -78,15 +85,14 @@ pub fn interactive(args: &[String]) -> bool {
 /// A session run by Claude's background supervisor (Agent View): a worker started for a
 /// session (its environment says `CLAUDE_CODE_SESSION_KIND=bg`) or a pre-started spare.
 pub fn background(args: &[String], env: &[(String, String)]) -> bool {
-    args.first().is_some_and(|a| a == SPARE_FLAG)
-        || env_get(env, "CLAUDE_CODE_SESSION_KIND") == Some("bg")
+    is_spare(args) || env_get(env, "CLAUDE_CODE_SESSION_KIND") == Some("bg")
 }
 
 /// Whether a spare worker (`--bg-spare`, no session in argv) has been claimed for a session:
 /// its pty host (`host_pid`, the worker's parent) is a worker in the supervisor's
 /// `daemon/roster.json`. An unclaimed spare runs no session at all.
 pub(crate) fn spare_claimed(config: &Path, args: &[String], host_pid: u32) -> bool {
-    if args.first().map(String::as_str) != Some(SPARE_FLAG) {
+    if !is_spare(args) {
         return true;
     }
     let Ok(b) = std::fs::read(config.join("daemon").join("roster.json")) else {
@@ -609,6 +615,10 @@ mod tests {
         let bg_env = vec![("CLAUDE_CODE_SESSION_KIND".to_string(), "bg".to_string())];
         assert!(background(&v(&["--session-id", sid, "t"]), &bg_env));
         assert!(background(&v(&["--bg-spare", "/s"]), &[]));
+        // 2.1.332 names the spare's role first (`claude bg-spare --bg-spare <sock>`): without
+        // this a claimed spare read as an interactive Claude in no pane and its background
+        // session was never listed (e2e_claude_bg on the 2.1.332 pin).
+        assert!(background(&v(&["bg-spare", "--bg-spare", "/s"]), &[]));
         assert!(!background(&v(&["--session-id", sid]), &[]));
     }
 
@@ -628,6 +638,9 @@ mod tests {
         .unwrap();
         assert!(!spare_claimed(d.path(), &spare, 5776));
         assert!(spare_claimed(d.path(), &spare, 5774));
+        let spare_332 = v(&["bg-spare", "--bg-spare", "/tmp/s.claim.sock"]);
+        assert!(!spare_claimed(d.path(), &spare_332, 5776));
+        assert!(spare_claimed(d.path(), &spare_332, 5774));
         std::fs::write(d.path().join("daemon/roster.json"), "{not json").unwrap();
         assert!(spare_claimed(d.path(), &spare, 5776), "unreadable: keep it");
         assert!(spare_claimed(d.path(), &v(&["--session-id", "x"]), 1));
