@@ -230,7 +230,7 @@ mod tests {
             std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/setup"))
                 .unwrap();
         for k in crate::agents::all() {
-            let upper = k.agent().as_str().to_uppercase();
+            let upper = k.spec().agent.as_str().to_uppercase();
             let pins: Vec<&str> = setup
                 .lines()
                 .filter_map(|l| l.split_once('='))
@@ -243,10 +243,10 @@ mod tests {
             let oldest = pins.iter().min_by(|a, b| compare(a, b)).unwrap();
             let newest = pins.iter().max_by(|a, b| compare(a, b)).unwrap();
             assert_eq!(
-                k.release().tested,
+                k.spec().release.tested,
                 (*oldest, *newest),
                 "{}: the tested range must be the pins {pins:?}",
-                k.agent().as_str()
+                k.spec().agent.as_str()
             );
         }
     }

@@ -21,7 +21,7 @@
 
 use park::agents::screen::{self, ScreenReading};
 use park::agents::transcript::{self, TranscriptInfo};
-use park::agents::{self, claude, codex, copilot, gemini, opencode, qwen, Agent};
+use park::agents::{self, claude, codex, Agent};
 use park::guards::target::{self, Target};
 use park::model::entry::{Entry, EntryState, MuxPlace};
 use park::store::ledger::{Ledger, LedgerError};
@@ -2102,16 +2102,16 @@ fn fuzz_claude_flags_and_resume_argv() {
         base_cases(),
         (args(), session_id(), claude_program()),
         |(a, id, prog)| {
-            let (kept, dropped) = claude::flags(&a);
+            let (kept, dropped) = claude::SPEC.flags(&a);
             check_kept(&kept, &a, claude::BOOL_FLAGS, claude::VALUED_FLAGS)?;
             prop_assert!(dropped.iter().all(|d| a.contains(d)));
             prop_assert_eq!(
-                claude::flags(&kept),
+                claude::SPEC.flags(&kept),
                 (kept.clone(), vec![]),
                 "flags are a fixed point"
             );
 
-            let argv = claude::resume_argv(&prog, &id, &kept);
+            let argv = claude::SPEC.resume_argv(&prog, &id, &kept);
             prop_assert_eq!(argv.len(), kept.len() + 3);
             prop_assert_eq!(&argv[0], &prog);
             prop_assert_eq!(argv[1].as_str(), "--resume");
@@ -2119,7 +2119,7 @@ fn fuzz_claude_flags_and_resume_argv() {
             prop_assert_eq!(&argv[3..], &kept[..]);
             // Re-parking the resumed agent: same session, same flags, nothing dropped.
             prop_assert_eq!(claude::argv_session_id(&argv[1..]), Some(id.clone()));
-            prop_assert_eq!(claude::flags(&argv[1..]), (kept.clone(), vec![]));
+            prop_assert_eq!(claude::SPEC.flags(&argv[1..]), (kept.clone(), vec![]));
             prop_assert_eq!(agents::classify(&argv), Some((Agent::Claude, 0)));
             Ok(())
         },
@@ -2140,7 +2140,7 @@ fn fuzz_codex_flags_and_resume_argv() {
         base_cases(),
         (args(), session_id(), codex_program()),
         |(a, id, prog)| {
-            let (kept, dropped) = codex::flags(&a);
+            let (kept, dropped) = codex::SPEC.flags(&a);
             check_kept(&kept, &a, codex::BOOL_FLAGS, codex::VALUED_FLAGS)?;
             prop_assert!(dropped.iter().all(|d| a.contains(d)));
             prop_assert_eq!(
@@ -2159,7 +2159,7 @@ fn fuzz_codex_flags_and_resume_argv() {
             let mut resumed = vec!["resume".to_string()];
             resumed.extend(a.iter().cloned());
             resumed.push(id.clone());
-            let (kept_resumed, _) = codex::flags(&resumed);
+            let (kept_resumed, _) = codex::SPEC.flags(&resumed);
             if !a.iter().any(|t| t.to_ascii_lowercase().contains(&id)) {
                 prop_assert!(
                     !kept_resumed.contains(&id),
@@ -2169,7 +2169,7 @@ fn fuzz_codex_flags_and_resume_argv() {
                 );
             }
 
-            let argv = codex::resume_argv(&prog, &id, &kept);
+            let argv = codex::SPEC.resume_argv(&prog, &id, &kept);
             prop_assert_eq!(argv.len(), kept.len() + 3);
             prop_assert_eq!(&argv[0], &prog);
             prop_assert_eq!(argv[1].as_str(), "resume");
@@ -2178,7 +2178,7 @@ fn fuzz_codex_flags_and_resume_argv() {
             prop_assert_eq!(agents::classify(&argv), Some((Agent::Codex, 0)));
             // Re-parking the resumed agent keeps the same flags and drops nothing.
             if !codex_value_is_uuid(&kept) {
-                prop_assert_eq!(codex::flags(&argv[1..]), (kept, vec![]));
+                prop_assert_eq!(codex::SPEC.flags(&argv[1..]), (kept, vec![]));
             }
             Ok(())
         },
@@ -2190,10 +2190,10 @@ fn fuzz_codex_flags_and_resume_argv() {
 fn codex_uuid_flag_value_survives_reparking() {
     let v = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
     let dir = "01a23717-ebd6-78b3-92d8-1c871b3cf6cc";
-    let (kept, _) = codex::flags(&v(&["--add-dir", dir]));
+    let (kept, _) = codex::SPEC.flags(&v(&["--add-dir", dir]));
     assert_eq!(kept, v(&["--add-dir", dir]));
-    let argv = codex::resume_argv("codex", UUIDS[0], &kept);
-    assert_eq!(codex::flags(&argv[1..]).0, kept);
+    let argv = codex::SPEC.resume_argv("codex", UUIDS[0], &kept);
+    assert_eq!(codex::SPEC.flags(&argv[1..]).0, kept);
 }
 
 fn argv_soup() -> BoxedStrategy<Vec<String>> {
@@ -2237,9 +2237,9 @@ fn fuzz_classify_argv() {
         if let Some((agent, idx)) = agents::classify(&argv) {
             prop_assert!(idx < argv.len());
             let rest = &argv[idx + 1..];
+            prop_assert!((agents::of(agent).spec().interactive)(rest));
             match agent {
                 Agent::Claude => {
-                    prop_assert!(claude::interactive(rest));
                     for t in ["-p", "--print", "-v", "--version", "-h", "--help"] {
                         prop_assert!(
                             !rest.iter().any(|a| a == t),
@@ -2249,19 +2249,16 @@ fn fuzz_classify_argv() {
                     }
                 }
                 Agent::Codex => {
-                    prop_assert!(codex::interactive(rest));
                     for t in ["--version", "-V", "--help", "-h"] {
                         prop_assert!(!rest.iter().any(|a| a == t));
                     }
                 }
                 Agent::Qwen => {
-                    prop_assert!(qwen::interactive(rest));
                     for t in ["-p", "--prompt", "--version", "-v", "--help", "-h"] {
                         prop_assert!(!rest.iter().any(|a| a == t));
                     }
                 }
                 Agent::Gemini => {
-                    prop_assert!(gemini::interactive(rest));
                     for t in [
                         "-p",
                         "--prompt",
@@ -2275,13 +2272,11 @@ fn fuzz_classify_argv() {
                     }
                 }
                 Agent::Copilot => {
-                    prop_assert!(copilot::interactive(rest));
                     for t in ["-p", "--prompt", "--version", "-v", "--help", "-h", "--acp"] {
                         prop_assert!(!rest.iter().any(|a| a == t));
                     }
                 }
                 Agent::Opencode | Agent::Kilo => {
-                    prop_assert!(opencode::interactive(rest));
                     for t in ["--version", "-v", "--help", "-h"] {
                         prop_assert!(!rest.iter().any(|a| a == t));
                     }
