@@ -11,7 +11,7 @@
 use super::{limit, render, screen, transcript, AgentProc, Flags, Identity, Integration};
 use crate::adapters::platform::proctree::{program_of, ProcTable};
 use crate::adapters::platform::{env_get, Platform, ProcInfo};
-pub use park_protocol::Agent;
+use park_protocol::Agent;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -175,6 +175,23 @@ pub struct Supervisor {
     pub attach_command: fn(&str) -> Option<String>,
 }
 
+impl Whitelist {
+    /// Flags kept as they are, no positional dropped, no rewriting.
+    pub const fn of(
+        bools: &'static [&'static str],
+        valued: &'static [&'static str],
+        skip_valued: &'static [&'static str],
+    ) -> Self {
+        Whitelist {
+            bools,
+            valued,
+            skip_valued,
+            skip_positional: 0,
+            prepare: None,
+        }
+    }
+}
+
 impl Spec {
     /// Whether a process whose program is `program` (its path `path`) is this agent's.
     pub fn is_program(&self, program: &str, path: &str) -> bool {
@@ -289,6 +306,27 @@ impl Spec {
 }
 
 impl ConfigDir {
+    /// `$var` names the dir, else `~/<home>`; the variable is what a process records.
+    pub const fn var_or_home(var: &'static str, home: &'static str) -> Self {
+        ConfigDir {
+            var,
+            under_var: None,
+            absolute_var: false,
+            home,
+            default_var: var,
+            runtime_var: None,
+        }
+    }
+
+    /// The XDG data dir's `<dir>` (`$XDG_DATA_HOME/<dir>`, else `~/.local/share/<dir>`).
+    pub const fn xdg_data(dir: &'static str, home: &'static str) -> Self {
+        ConfigDir {
+            under_var: Some(dir),
+            absolute_var: true,
+            ..ConfigDir::var_or_home("XDG_DATA_HOME", home)
+        }
+    }
+
     fn var_dir(&self, env: &[(String, String)]) -> Option<PathBuf> {
         let v = env_get(env, self.var)
             .filter(|v| !v.is_empty() && (!self.absolute_var || v.starts_with('/')))?;

@@ -306,21 +306,11 @@ pub static SPEC: Spec = Spec {
     interactive,
     main: Main::Root,
     config: ConfigDir {
-        var: "CLAUDE_CONFIG_DIR",
-        under_var: None,
-        absolute_var: false,
-        home: ".claude",
         // `~/.claude.json` sits beside `~/.claude` by default, but inside a CLAUDE_CONFIG_DIR.
         default_var: "HOME",
-        runtime_var: None,
+        ..ConfigDir::var_or_home("CLAUDE_CONFIG_DIR", ".claude")
     },
-    flags: Whitelist {
-        bools: BOOL_FLAGS,
-        valued: VALUED_FLAGS,
-        skip_valued: SESSION_FLAGS,
-        skip_positional: 0,
-        prepare: None,
-    },
+    flags: Whitelist::of(BOOL_FLAGS, VALUED_FLAGS, SESSION_FLAGS),
     resume: Resume::Flag("--resume"),
     identify: Identify::Files(identify),
     transcripts: all_transcripts,

@@ -507,20 +507,10 @@ pub static SPEC: Spec = Spec {
     interactive,
     // The node wrapper runs the native TUI as its child.
     main: Main::Innermost,
-    config: ConfigDir {
-        var: "CODEX_HOME",
-        under_var: None,
-        absolute_var: false,
-        home: ".codex",
-        default_var: "CODEX_HOME",
-        runtime_var: None,
-    },
+    config: ConfigDir::var_or_home("CODEX_HOME", ".codex"),
     flags: Whitelist {
-        bools: BOOL_FLAGS,
-        valued: VALUED_FLAGS,
-        skip_valued: SKIP_VALUED,
-        skip_positional: 0,
         prepare: Some(without_resume),
+        ..Whitelist::of(BOOL_FLAGS, VALUED_FLAGS, SKIP_VALUED)
     },
     resume: Resume::Subcommand("resume"),
     identify: Identify::Pane(identify),

@@ -377,20 +377,10 @@ pub static SPEC: Spec = Spec {
     interactive,
     // The npm loader runs the native binary, which holds the session.
     main: Main::Innermost,
-    config: ConfigDir {
-        var: "COPILOT_HOME",
-        under_var: None,
-        absolute_var: false,
-        home: ".copilot",
-        default_var: "COPILOT_HOME",
-        runtime_var: None,
-    },
+    config: ConfigDir::var_or_home("COPILOT_HOME", ".copilot"),
     flags: Whitelist {
-        bools: BOOL_FLAGS,
-        valued: VALUED_FLAGS,
-        skip_valued: SKIP_VALUED,
-        skip_positional: 0,
         prepare: Some(prepare),
+        ..Whitelist::of(BOOL_FLAGS, VALUED_FLAGS, SKIP_VALUED)
     },
     resume: Resume::Flag("--resume"),
     identify: Identify::Files(|a, _start, platform| identify(a, platform)),

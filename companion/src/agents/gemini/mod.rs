@@ -240,21 +240,11 @@ pub static SPEC: Spec = Spec {
     // `gemini` relaunches itself: the session runs in the child.
     main: Main::Innermost,
     config: ConfigDir {
-        var: "GEMINI_CLI_HOME",
         // GEMINI_CLI_HOME names the directory that holds `.gemini`.
         under_var: Some(".gemini"),
-        absolute_var: false,
-        home: ".gemini",
-        default_var: "GEMINI_CLI_HOME",
-        runtime_var: None,
+        ..ConfigDir::var_or_home("GEMINI_CLI_HOME", ".gemini")
     },
-    flags: Whitelist {
-        bools: BOOL_FLAGS,
-        valued: VALUED_FLAGS,
-        skip_valued: SESSION_FLAGS,
-        skip_positional: 0,
-        prepare: None,
-    },
+    flags: Whitelist::of(BOOL_FLAGS, VALUED_FLAGS, SESSION_FLAGS),
     resume: Resume::Flag("--resume"),
     identify: Identify::Files(identify),
     transcripts: transcript::all,

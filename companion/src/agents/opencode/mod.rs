@@ -129,21 +129,11 @@ pub const SPEC_OF_OPENCODE: Spec = Spec {
     interactive,
     // A node wrapper (Kilo's) runs the native binary as its child.
     main: Main::Innermost,
-    config: ConfigDir {
-        var: "XDG_DATA_HOME",
-        under_var: Some("opencode"),
-        absolute_var: true,
-        home: ".local/share/opencode",
-        default_var: "XDG_DATA_HOME",
-        runtime_var: None,
-    },
+    config: ConfigDir::xdg_data("opencode", ".local/share/opencode"),
     flags: Whitelist {
-        bools: BOOL_FLAGS,
-        valued: VALUED_FLAGS,
-        skip_valued: SESSION_FLAGS,
         // One positional: the project path (the session's directory is where it resumes).
         skip_positional: 1,
-        prepare: None,
+        ..Whitelist::of(BOOL_FLAGS, VALUED_FLAGS, SESSION_FLAGS)
     },
     resume: Resume::Flag("-s"),
     identify: Identify::Pane(|a, title, _screen, platform| {

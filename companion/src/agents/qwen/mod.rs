@@ -156,22 +156,12 @@ pub static SPEC: Spec = Spec {
     // The `qwen` wrapper runs the innermost cli.js, which writes the registry.
     main: Main::Innermost,
     config: ConfigDir {
-        var: "QWEN_HOME",
-        under_var: None,
-        absolute_var: false,
-        home: ".qwen",
-        default_var: "QWEN_HOME",
         // The runtime dir is where park reads and restores transcripts; the registry is read
         // from each process's own environment.
         runtime_var: Some("QWEN_RUNTIME_DIR"),
+        ..ConfigDir::var_or_home("QWEN_HOME", ".qwen")
     },
-    flags: Whitelist {
-        bools: BOOL_FLAGS,
-        valued: VALUED_FLAGS,
-        skip_valued: SESSION_FLAGS,
-        skip_positional: 0,
-        prepare: None,
-    },
+    flags: Whitelist::of(BOOL_FLAGS, VALUED_FLAGS, SESSION_FLAGS),
     resume: Resume::Flag("--resume"),
     identify: Identify::Files(identify),
     transcripts: transcript::all,
