@@ -569,7 +569,8 @@ pub fn human_bytes(b: u64) -> String {
 #[cfg(test)]
 mod tests {
     /// `Agent::ALL` holds the variants in declaration order (the companion's
-    /// `agents::tests::every_agent_is_in_the_one_list` checks that each has its kind).
+    /// `agents::tests::every_agent_is_in_the_one_list` checks that each has its kind and that no
+    /// agent's fixtures lie outside the list).
     #[test]
     fn all_agents_in_declaration_order() {
         for (i, a) in super::Agent::ALL.iter().enumerate() {

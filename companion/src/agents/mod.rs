@@ -454,7 +454,9 @@ mod tests {
         s.iter().map(|x| x.to_string()).collect()
     }
 
-    /// One list: `Agent::ALL` holds every agent once, each with its own kind.
+    /// One list: `Agent::ALL` holds every agent once, each with its own kind, and every fixture
+    /// folder belongs to one of them (an agent added with its fixtures but left out of the list
+    /// fails here).
     #[test]
     fn every_agent_is_in_the_one_list() {
         let names: Vec<&str> = Agent::ALL.iter().map(|a| a.as_str()).collect();
@@ -463,6 +465,14 @@ mod tests {
             assert!(!names[..i].contains(&a.as_str()), "{a:?} twice");
         }
         assert_eq!(all().map(|k| k.spec().agent), Agent::ALL);
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        for d in std::fs::read_dir(fixtures).unwrap().flatten() {
+            let name = d.file_name().to_string_lossy().into_owned();
+            assert!(
+                !d.path().is_dir() || names.contains(&name.as_str()),
+                "fixtures/{name}/ names no agent of Agent::ALL"
+            );
+        }
     }
 
     #[test]

@@ -871,7 +871,7 @@ mod tests {
             // At rest: empty composer, no turn in flight.
             Ok(include_str!(concat!(
                 env!("CARGO_MANIFEST_DIR"),
-                "/tests/fixtures/claude-idle-after-2.txt"
+                "/tests/fixtures/claude/idle-after-2.txt"
             ))
             .to_string())
         }

@@ -177,14 +177,17 @@ fn fuzz_session_ids_and_paths() {
 
 /// Fragments of real captured screens, spliced with escapes, control bytes and wide characters.
 fn screen_text() -> impl Strategy<Value = String> {
-    let fixtures: Vec<String> =
-        std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures"))
-            .unwrap()
-            .flatten()
-            .filter_map(|e| std::fs::read_to_string(e.path()).ok())
-            .flat_map(|t| t.lines().map(String::from).collect::<Vec<_>>())
-            .filter(|l| !l.trim().is_empty())
-            .collect();
+    // The screen captures and the transcript samples.
+    let fixtures: Vec<String> = crate::fuzz_deep::agent_fixture_files()
+        .into_iter()
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == "txt")
+                || p.to_string_lossy().ends_with("-samples.jsonl")
+        })
+        .filter_map(|p| std::fs::read_to_string(p).ok())
+        .flat_map(|t| t.lines().map(String::from).collect::<Vec<_>>())
+        .filter(|l| !l.trim().is_empty())
+        .collect();
     let frag = prop::sample::select(fixtures);
     let noise = prop_oneof![
         hostile_string(8),

@@ -192,23 +192,32 @@ fn fixtures_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
-/// Every `tests/fixtures/*.txt` screen capture, sorted by name.
+/// The files of every agent's fixtures folder (`tests/fixtures/<agent>/*`; their subfolders, the
+/// `limit/` screens, aside).
+pub(crate) fn agent_fixture_files() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    Agent::ALL
+        .iter()
+        .filter_map(|a| fs::read_dir(dir.join(a.as_str())).ok())
+        .flat_map(|rd| rd.flatten().map(|e| e.path()))
+        .filter(|p| p.is_file())
+        .collect()
+}
+
+/// Every `tests/fixtures/<agent>/*.txt` screen capture, sorted by name.
 fn screen_fixtures() -> &'static [(String, String)] {
     static F: OnceLock<Vec<(String, String)>> = OnceLock::new();
     F.get_or_init(|| {
-        let mut v: Vec<(String, String)> = fs::read_dir(fixtures_dir())
-            .map(|rd| {
-                rd.flatten()
-                    .map(|e| e.path())
-                    .filter(|p| p.extension().is_some_and(|x| x == "txt"))
-                    .filter_map(|p| {
-                        let b = fs::read(&p).ok()?;
-                        let name = p.file_name()?.to_string_lossy().into_owned();
-                        Some((name, String::from_utf8_lossy(&b).into_owned()))
-                    })
-                    .collect()
+        let root = fixtures_dir();
+        let mut v: Vec<(String, String)> = agent_fixture_files()
+            .into_iter()
+            .filter(|p| p.extension().is_some_and(|x| x == "txt"))
+            .filter_map(|p| {
+                let b = fs::read(&p).ok()?;
+                let name = p.strip_prefix(&root).ok()?.to_string_lossy().into_owned();
+                Some((name, String::from_utf8_lossy(&b).into_owned()))
             })
-            .unwrap_or_default();
+            .collect();
         v.sort();
         if v.is_empty() {
             v.push(("empty".into(), String::new()));
@@ -236,8 +245,8 @@ fn jsonl_fixture_lines() -> &'static [String] {
     L.get_or_init(|| {
         let mut v = vec![];
         for f in [
-            "claude-transcript-samples.jsonl",
-            "codex-rollout-samples.jsonl",
+            "claude/transcript-samples.jsonl",
+            "codex/rollout-samples.jsonl",
         ] {
             if let Ok(s) = fs::read_to_string(fixtures_dir().join(f)) {
                 v.extend(
