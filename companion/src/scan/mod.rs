@@ -252,6 +252,7 @@ pub fn scan_with(
 
 /// Running agents' versions, read beside their executables or scripts (never by running them),
 /// once per binary and program token in a scan: dozens of panes usually run one or two installs.
+/// Across scans, `release` remembers each binary's version until the binary is written anew.
 #[derive(Default)]
 struct Versions(
     std::collections::HashMap<(Agent, Vec<std::path::PathBuf>, String), Option<String>>,
