@@ -103,5 +103,15 @@ mod tests {
             super::super::opencode::integrate::plugin_file(&FLAVOR, &env),
             Some(PathBuf::from("/h/.config/kilo/plugin/park.js"))
         );
+        // What its spec takes from OpenCode's must not be bound to OpenCode's flavor.
+        assert_eq!(
+            SPEC.integration.and_then(|i| i.file(&env)),
+            Some(PathBuf::from("/h/.config/kilo/plugin/park.js")),
+            "Kilo's own plugin"
+        );
+        assert_eq!(
+            SPEC.resume_argv("kilo", "ses_x", &[]),
+            v(&["kilo", "-s", "ses_x"])
+        );
     }
 }
