@@ -38,6 +38,18 @@ pub enum Agent {
 }
 
 impl Agent {
+    /// Every agent, in declaration order: the one list everything that goes over all agents
+    /// iterates (the companion's `agents::all()`, the test corpora).
+    pub const ALL: [Agent; 7] = [
+        Agent::Claude,
+        Agent::Codex,
+        Agent::Qwen,
+        Agent::Copilot,
+        Agent::Gemini,
+        Agent::Opencode,
+        Agent::Kilo,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Agent::Claude => "claude",
@@ -561,6 +573,15 @@ pub fn human_bytes(b: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// `Agent::ALL` holds the variants in declaration order (the companion's
+    /// `agents::tests::every_agent_is_in_the_one_list` checks that each has its kind and that no
+    /// agent's fixtures lie outside the list).
+    #[test]
+    fn all_agents_in_declaration_order() {
+        for (i, a) in super::Agent::ALL.iter().enumerate() {
+            assert_eq!(*a as usize, i, "{a:?}");
+        }
+    }
 
     /// The JSON contract: every outcome serializes as the kebab-case string the docs list, parses
     /// back, and `ALL` holds each exactly once.

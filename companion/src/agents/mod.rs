@@ -1,40 +1,34 @@
 //! Everything agent-specific: how to recognise each agent's process, find its session id, read its
-//! screen and transcript, render it, and rebuild the command that resumes it. Code outside this
-//! folder asks through one dispatch, [`of`]`(agent)` → [`AgentKind`], and never matches on
-//! [`Agent`].
+//! screen and transcript, render it, and rebuild the command that resumes it. An agent is a folder:
+//! a static [`spec::Spec`] (everything about it that is data, and its pure readers) plus an
+//! [`AgentKind`] with the hooks where its behaviour really differs. Code outside this folder asks
+//! through one dispatch, [`of`]`(agent)` (and [`all`], over [`Agent::ALL`]), and never matches on
+//! [`Agent`] nor names an agent's module.
 //!
 //! Contract: identity comes from the process itself (status file checked against the process start
 //! time, argv, open files), never from "newest transcript in the folder". Anything ambiguous yields
 //! `Identity::untargetable(reason)`.
 //!
-//! Adding an agent (the files it touches today; issue 30 shrinks this list):
-//! 1. a variant in `park_protocol::Agent` (its `as_str` is the name in `--json` and the ledger);
-//! 2. a folder `agents/<name>/` with `mod.rs`: its flag whitelist, its `RELEASE` (npm packages and
-//!    the tested range, which must equal its pins in `scripts/setup`:
-//!    `release::tests::every_agents_tested_range_is_exactly_its_pins` checks it) and a unit
-//!    struct implementing every required [`AgentKind`] method (`release`, `runs`: which
-//!    processes are its sessions; config dir and variable, `flags`, `resume_argv`,
-//!    `expected_transcript`, `restore_path`, `transcripts`, `parse_transcript`, `markdown`,
-//!    `message_of`, `read_screen`, `identify_by_files`, `read_transcript_file`,
-//!    `has_status_file`, `open_turn_is_busy`, `cleanup_days`, `runs_session`) and the optional
-//!    ones it needs (`identify_in_pane`, `screen_escapes`, `read_transcript` and
-//!    `transcript_bytes` (sessions in a database), `config_var_value`, `settle`,
-//!    `unidentified_blocks_unpark` (safe default: true), `writer`, `shared_process`,
-//!    `background_note`, `attach_command`, `left_running_note`, `cleanup_setting`,
-//!    `prompt_history`, `caller_session_vars`, `deletes_transcripts`, `after_resume`,
-//!    `integration`, `ready_for_input`, `draft_shows`); its screen, transcript, render and limit
-//!    readers in files of that folder;
-//! 3. one line each in [`of`] and [`all`];
-//! 4. outside the companion: its pin in `scripts/setup` (and a line in `scripts/agents-latest`'s
-//!    table), fixtures under `companion/tests/fixtures/<name>/`, a harness module in
-//!    `tests/src/harness/` and an e2e module in `tests/tests/e2e/` (plus its pin in
-//!    `common::assert_pinned_version`), the agent arrays of the integration corpora
-//!    (`fuzz.rs`, `fuzz_deep.rs`, `injection.rs`), and the README's agent and tested-version
-//!    tables.
+//! Adding an agent touches exactly these:
+//! 1. `protocol/src/lib.rs`: its variant in `Agent`, its line in `Agent::ALL` and its `as_str`
+//!    (the name in `--json`, the ledger and its folders' names);
+//! 2. its folder `agents/<name>/`: `mod.rs` with its `SPEC` (release with the tested range, which
+//!    must equal its pins in `scripts/setup`; programs, config dir, flag whitelist, resume shape,
+//!    readers) and its unit struct implementing [`AgentKind`] (`spec`, `runs_session`, and only
+//!    the hooks where it differs from the defaults), and its screen, transcript, render and limit
+//!    readers in files of that folder; plus, in this file, its `pub mod <name>;` and its arm in
+//!    [`of`] (the compiler asks for the arm);
+//! 3. its fixtures, real captures and transcripts, in `companion/tests/fixtures/<name>/`;
+//! 4. its e2e case: a harness module in `tests/src/harness/`, an e2e module in `tests/tests/e2e/`
+//!    (and its pin in `common::assert_pinned_version`);
+//! 5. its pin in `scripts/setup` and its line in `scripts/agents-latest`'s table;
+//! 6. the README's agent and tested-version tables.
 //!
-//! The shared modules (`screen`, `transcript`, `render`, `limit`) hold only the kit every agent's
-//! readers build with; each agent's own parsers live in its folder and are reached through its
-//! kind.
+//! Nothing else names agents one by one: the integration corpora iterate [`all`].
+//!
+//! The shared modules (`spec`, `screen`, `transcript`, `render`, `limit`, `release`) hold only the
+//! kit every agent's readers build with; each agent's own parsers live in its folder and are
+//! reached through its spec and kind.
 
 pub mod claude;
 pub mod codex;
@@ -48,6 +42,7 @@ pub mod records;
 pub mod release;
 pub mod render;
 pub mod screen;
+pub mod spec;
 pub mod transcript;
 
 use crate::adapters::platform::proctree::{program_of, ProcTable};
@@ -118,8 +113,9 @@ pub fn classify(argv: &[String]) -> Option<(Agent, usize)> {
     let rest = &argv[idx + 1..];
     all()
         .into_iter()
-        .find(|k| k.runs(&prog, &argv[idx], rest))
-        .map(|k| (k.agent(), idx))
+        .map(|k| k.spec())
+        .find(|s| s.runs(&prog, &argv[idx], rest))
+        .map(|s| (s.agent, idx))
 }
 
 /// Finds every agent root in the table: an agent process whose parent is not the same agent
@@ -135,8 +131,8 @@ pub(crate) fn find_agents(table: &ProcTable, platform: &dyn Platform) -> Vec<Age
                 continue;
             }
         }
-        let kind = of(agent);
-        let main = kind.main_pid(table, p.pid);
+        let spec = of(agent).spec();
+        let main = spec.main_pid(table, p.pid);
         let env = match platform.environ(p.pid) {
             Some(env) if !env.is_empty() => env,
             // Unreadable or empty: the process is exiting (or is not ours). A process that is
@@ -150,9 +146,9 @@ pub(crate) fn find_agents(table: &ProcTable, platform: &dyn Platform) -> Vec<Age
             _ => vec![],
         };
         let args = &p.argv[idx + 1..];
-        let background = kind.background(args, &env);
+        let background = spec.background(args, &env);
         // A spare the supervisor keeps ready runs no session until it is claimed.
-        if background && kind.unclaimed_spare(args, &env, p.pid, p.ppid) {
+        if background && spec.unclaimed_spare(args, &env, p.pid, p.ppid) {
             continue;
         }
         out.push(AgentProc {
@@ -235,198 +231,60 @@ pub fn whitelist(
     (keep, dropped)
 }
 
-/// Everything park knows about one agent CLI, behind one dispatch ([`of`], [`all`]): how it finds
-/// its config dir, which flags survive a resume, how it resumes, where its transcripts live and how
-/// they read, how its screen reads, and when it deletes transcripts by itself. Code outside
-/// `agents/` asks through this trait and never matches on [`Agent`].
+/// The behaviour of one agent CLI that is more than its [`spec::Spec`]: the hooks where agents
+/// really differ, behind one dispatch ([`of`], [`all`]). Each default is the common case, driven by
+/// the spec; an agent overrides a hook only where it behaves otherwise. Code outside `agents/`
+/// asks through this trait and never matches on [`Agent`].
 pub trait AgentKind: Sync {
-    fn agent(&self) -> Agent;
-    /// Its packages and the versions park was tested with (plain data in its folder).
-    fn release(&self) -> &'static release::Release;
-    /// Whether a process whose program is `program` (its path `path`) with arguments `rest` is
-    /// this agent's interactive session (not a subcommand, a helper or a daemon).
-    fn runs(&self, program: &str, path: &str, rest: &[String]) -> bool;
-    /// The process that runs the session, from the agent's root process (Codex: the native child
-    /// of its node wrapper).
-    fn main_pid(&self, _table: &ProcTable, root: u32) -> u32 {
-        root
+    /// Everything about the agent that is data (its folder's `SPEC`).
+    fn spec(&self) -> &'static spec::Spec;
+    /// The transcript the agent will resume `e` from, if it is where the agent looks for it.
+    fn expected_transcript(&self, e: &Entry) -> Option<PathBuf> {
+        let at = self.spec().transcript_at?;
+        Some(at(
+            Path::new(e.config_dir.as_deref()?),
+            &e.cwd,
+            &e.session_id,
+        ))
     }
-    /// Whether the process is a background session run by the agent's own supervisor (Claude's
-    /// Agent View): listed, never parked.
-    fn background(&self, _args: &[String], _env: &[(String, String)]) -> bool {
-        false
-    }
-    /// Whether a background process is a spare the supervisor keeps ready, running no session.
-    fn unclaimed_spare(
-        &self,
-        _args: &[String],
-        _env: &[(String, String)],
-        _pid: u32,
-        _ppid: u32,
-    ) -> bool {
-        false
-    }
-    /// The variable that names the config dir (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`).
-    fn config_var(&self) -> &'static str;
-    /// The config dir's name under `HOME` when the variable is unset (`.claude`, `.codex`).
-    fn config_home_dir(&self) -> &'static str;
-    /// What to record as having named the config dir when the variable is unset: `HOME` when the
-    /// agent also keeps state beside the dir (Claude's `~/.claude.json`), else the variable.
-    fn default_config_var(&self) -> &'static str;
-    /// The config dir a process with this environment uses.
-    fn config_dir(&self, env: &[(String, String)]) -> Option<PathBuf>;
-    /// The value [`AgentKind::config_var`] takes to make the agent use config dir `dir` (the dir
-    /// itself, unless the variable names its parent, as `XDG_DATA_HOME` does for OpenCode).
-    fn config_var_value(&self, dir: &Path) -> Option<PathBuf> {
-        Some(dir.to_path_buf())
-    }
-    /// The variable to record for a process with this environment (see `default_config_var`).
-    fn config_var_of(&self, env: &[(String, String)]) -> &'static str {
-        if env_get(env, self.config_var()).is_some_and(|v| !v.is_empty()) {
-            self.config_var()
-        } else {
-            self.default_config_var()
+    /// Where an archived copy of `e`'s transcript goes back (under `config_dir`), or why it cannot.
+    fn restore_path(&self, e: &Entry, config_dir: &Path, sid: &str) -> Result<PathBuf, String> {
+        match self.spec().transcript_at {
+            Some(at) => Ok(at(config_dir, &e.cwd, sid)),
+            None => Err(format!(
+                "{}: no place to restore a transcript",
+                self.spec().name
+            )),
         }
     }
-    /// The argv tail's flags that survive a resume (kept, dropped).
-    fn flags(&self, args: &[String]) -> (Flags, Vec<String>);
-    /// The argv that resumes session `id` with these (already whitelisted) flags.
-    fn resume_argv(&self, program: &str, id: &str, flags: &[String]) -> Vec<String>;
-    /// The transcript the agent will resume `e` from, if it is where the agent looks for it.
-    fn expected_transcript(&self, e: &Entry) -> Option<PathBuf>;
-    /// Where an archived copy of `e`'s transcript goes back (under `config_dir`), or why it cannot.
-    fn restore_path(&self, e: &Entry, config_dir: &Path, sid: &str) -> Result<PathBuf, String>;
-    /// Whether the transcript's place is derived from the cwd (then no cwd names no place).
-    fn transcript_needs_cwd(&self) -> bool;
-    /// Every transcript under a config dir: (session id, path).
-    fn transcripts(&self, config_dir: &Path) -> Vec<(String, PathBuf)>;
-    fn parse_transcript(&self, bytes: &[u8]) -> transcript::TranscriptInfo;
-    fn markdown(&self, bytes: &[u8]) -> render::Conversation;
-    /// The prompt or reply one transcript record holds, as its renderer reads it (the archive's
-    /// raw-end check walks records back with this).
-    fn message_of(&self, v: &serde_json::Value) -> Option<render::Message>;
-    /// Whether a pane title is the agent's generic one (the product's name behind a spinner),
-    /// which names no conversation: the session's own name is shown instead.
-    fn generic_title(&self, _title: &str) -> bool {
-        false
-    }
-    /// Identity from the process and its files alone (Claude's status file); `None` when the
-    /// agent is identified from its pane (`identify_in_pane`).
-    fn identify_by_files(
-        &self,
-        a: &AgentProc,
-        main_start: u64,
-        platform: &dyn Platform,
-    ) -> Option<Identity>;
-    /// Identity from the pane's title and plain screen, for agents that need them (Codex).
-    fn identify_in_pane(
-        &self,
-        _a: &AgentProc,
-        _title: &str,
-        _screen_plain: &str,
-        _platform: &dyn Platform,
-    ) -> Option<Identity> {
-        None
-    }
-    fn read_transcript_file(&self, path: &Path) -> std::io::Result<transcript::TranscriptInfo>;
     /// What a scan knows of an identified session's transcript: its file, read cheaply; an
     /// agent whose sessions live in a database reads the session by id.
     fn read_transcript(&self, ident: &Identity) -> Option<transcript::TranscriptInfo> {
-        ident
-            .transcript
-            .as_ref()
-            .and_then(|t| self.read_transcript_file(t).ok())
+        let read = self.spec().read_transcript_file?;
+        read(ident.transcript.as_ref()?).ok()
     }
     /// The session's transcript, whole, as the archive keeps it: the file at `path` (a database
     /// agent exports session `session_id` from the database at `path`).
     fn transcript_bytes(&self, path: &Path, _session_id: &str) -> std::io::Result<Vec<u8>> {
         std::fs::read(path)
     }
-    /// Whether it writes a status file whose `status` park trusts (busy, waiting, shell, idle).
-    fn has_status_file(&self) -> bool;
-    /// Whether an open turn in its transcript means busy even without a fresh write (its
-    /// transcript records every turn's end reliably).
-    fn open_turn_is_busy(&self) -> bool;
-    /// Reads a capture of its pane (with escapes when [`AgentKind::screen_escapes`]).
-    fn read_screen(&self, capture: &str) -> screen::ScreenReading;
-    /// Whether its screen is read with escape sequences (Codex marks its composer with styles).
-    fn screen_escapes(&self) -> bool {
-        false
-    }
-    /// After how many days the agent deletes transcripts of this config dir (`None`: never).
-    fn cleanup_days(&self, config_dir: &Path) -> Option<u64>;
-    /// The cleanup period as the user wrote it in the config dir's settings, if the agent has one
-    /// (doctor warns about a period too short to come back in).
-    fn cleanup_setting(&self, _config_dir: &Path) -> Option<i64> {
-        None
-    }
-    /// The file (relative to a config dir) of its prompt history, when it keeps one in the JSONL
-    /// shape `park recover` reads (`{display, timestamp, project, sessionId}` per prompt: Claude's
-    /// `history.jsonl`).
-    fn prompt_history(&self) -> Option<&'static str> {
-        None
-    }
-    /// Whether the agent deletes its transcripts by itself (then `park archive --all` takes it
-    /// without `--agent`).
-    fn deletes_transcripts(&self) -> bool {
-        false
-    }
-    /// Variables the agent sets for the commands its tools run, naming its own session: park run
-    /// from such a command (even detached from the agent's tree) is that session's caller.
-    fn caller_session_vars(&self) -> &'static [&'static str] {
-        &[]
-    }
+    /// Whether process `pid` (started at `start`) runs `e`'s session now, by the agent's own
+    /// evidence (a fresh agent standing in for a lost transcript runs a new session: any id).
+    fn runs_session(&self, e: &Entry, pid: u32, start: u64, platform: &dyn Platform) -> bool;
     /// What the agent's own writer lock says of a resume of `e` now, for agents that keep one;
     /// `None` otherwise.
     fn writer(&self, _e: &Entry, _platform: &dyn Platform) -> Option<WriterVerdict> {
         None
-    }
-    /// A process this agent shares between its sessions (a daemon): never killed with a
-    /// session's tree, whoever's tree it is in.
-    fn shared_process(&self, _p: &ProcInfo) -> bool {
-        false
-    }
-    /// What a background session (run by the agent's own supervisor, in no pane) is, and how
-    /// the user reaches it.
-    fn background_note(&self, _job: Option<&str>) -> String {
-        "a background session, run by the agent's supervisor in no pane: park never parks it".into()
-    }
-    /// The command that opens background job `job` in a terminal, when there is one.
-    fn attach_command(&self, _job: &str) -> Option<String> {
-        None
-    }
-    /// Whether process `pid` (started at `start`) runs `e`'s session now, by the agent's own
-    /// evidence (a fresh agent standing in for a lost transcript runs a new session: any id).
-    fn runs_session(&self, e: &Entry, pid: u32, start: u64, platform: &dyn Platform) -> bool;
-    /// How long [`AgentKind::runs_session`] must hold before the start counts: zero when the
-    /// agent's own file confirms it, a moment for an agent that only shows its id in argv.
-    fn settle(&self) -> std::time::Duration {
-        std::time::Duration::ZERO
     }
     /// What a park of this agent leaves running on purpose (a shared daemon), said in the result;
     /// `None` when the kill freed everything.
     fn left_running_note(&self, _table: &ProcTable, _config_dir: &Path) -> Option<String> {
         None
     }
-    /// Whether a running process of this agent that could not be identified could be running
-    /// any session of its config dir (then an unpark cannot rule out a second writer). The
-    /// default is the safe answer.
-    fn unidentified_blocks_unpark(&self) -> bool {
-        true
-    }
-    /// The usage-limit screen this agent shows in `screen` (a plain capture), with its reset.
-    fn limit_screen(&self, _screen: &str, _now: &jiff::Zoned) -> Option<limit::LimitScreen> {
-        None
-    }
     /// Runs once the verifier saw a resumed agent running `e`'s session: an agent whose resume
     /// leaves something behind that would cost the session later cleans it up here. Returns
     /// what it did, for the log.
     fn after_resume(&self, _e: &Entry) -> Option<String> {
-        None
-    }
-    /// The opt-in integration park can install into this agent's own config so the agent tells
-    /// park its session (`park integrate <agent>`), when the agent needs one.
-    fn integration(&self) -> Option<&'static dyn Integration> {
         None
     }
     /// Whether the agent shows, by its own files, that it reads typed input now (its startup is
@@ -436,8 +294,8 @@ pub trait AgentKind: Sync {
     fn ready_for_input(&self, _ident: &Identity) -> Option<bool> {
         None
     }
-    /// Whether the composer's `draft` (as [`AgentKind::read_screen`] reads it) shows `text`,
-    /// typed into an empty composer: the same text, wrapped or not.
+    /// Whether the composer's `draft` (as its `read_screen` reads it) shows `text`, typed into an
+    /// empty composer: the same text, wrapped or not.
     fn draft_shows(&self, draft: &str, text: &str) -> bool {
         same_text(draft, text)
     }
@@ -491,11 +349,10 @@ pub enum WriterVerdict {
 
 /// Whether any agent shares process `p` between its sessions ([`AgentKind::shared_process`]).
 pub fn shared_process(p: &ProcInfo) -> bool {
-    all().iter().any(|k| k.shared_process(p))
+    all().iter().any(|k| k.spec().shares(p))
 }
 
-/// The one dispatch over [`Agent`]: adding an agent is a folder implementing [`AgentKind`] and a
-/// line here and in [`all`].
+/// The one dispatch over [`Agent`] (the compiler checks every variant has an arm).
 pub fn of(a: Agent) -> &'static dyn AgentKind {
     match a {
         Agent::Claude => &claude::Claude,
@@ -508,22 +365,14 @@ pub fn of(a: Agent) -> &'static dyn AgentKind {
     }
 }
 
-/// Every agent park knows, in a stable order.
-pub fn all() -> [&'static dyn AgentKind; 7] {
-    [
-        &claude::Claude,
-        &codex::Codex,
-        &qwen::Qwen,
-        &copilot::Copilot,
-        &gemini::Gemini,
-        &opencode::OPENCODE,
-        &kilo::KILO,
-    ]
+/// Every agent park knows, in [`Agent::ALL`]'s order.
+pub fn all() -> [&'static dyn AgentKind; Agent::ALL.len()] {
+    Agent::ALL.map(of)
 }
 
 /// The latest prompt and reply of `agent`'s transcript bytes, read back from the end.
 pub(crate) fn raw_end(agent: Agent, bytes: &[u8]) -> render::RawEnd {
-    render::raw_end(bytes, |v| of(agent).message_of(v))
+    render::raw_end(bytes, of(agent).spec().message_of)
 }
 
 /// The transcript the agent will resume `e` from, if it is where the agent looks for it.
@@ -544,7 +393,9 @@ pub(crate) fn age_days(p: &Path) -> Option<u64> {
 /// computation behind `ls`, `ls --archived` and `doctor`.
 /// After how many days the entry's agent deletes its transcripts (its config dir's setting).
 pub(crate) fn cleanup_days(e: &Entry) -> Option<u64> {
-    of(e.agent).cleanup_days(Path::new(e.config_dir.as_deref()?))
+    of(e.agent)
+        .spec()
+        .cleanup_days(Path::new(e.config_dir.as_deref()?))
 }
 
 pub(crate) fn cleanup_left(e: &Entry, transcript: Option<&Path>) -> Option<i64> {
@@ -573,8 +424,8 @@ pub fn resume_argv(e: &Entry) -> Vec<String> {
     {
         return vec![];
     }
-    let kind = of(e.agent);
-    let flags = kind.flags(&e.flags).0;
+    let spec = of(e.agent).spec();
+    let flags = spec.flags(&e.flags).0;
     if let Some(md) = &e.fresh_from {
         // A new session, with the same whitelisted flags, whose first prompt points at the
         // archived conversation. The prompt starts with a word, so it is never read as a flag.
@@ -583,7 +434,7 @@ pub fn resume_argv(e: &Entry) -> Vec<String> {
         argv.push(fresh_prompt(e, md));
         return argv;
     }
-    kind.resume_argv(&e.program, &e.session_id, &flags)
+    spec.resume_argv(&e.program, &e.session_id, &flags)
 }
 
 /// The first prompt of a fresh agent standing in for a session whose transcript is gone.
@@ -601,6 +452,27 @@ mod tests {
 
     fn v(s: &[&str]) -> Vec<String> {
         s.iter().map(|x| x.to_string()).collect()
+    }
+
+    /// One list: `Agent::ALL` holds every agent once, each with its own kind, and every fixture
+    /// folder belongs to one of them (an agent added with its fixtures but left out of the list
+    /// fails here).
+    #[test]
+    fn every_agent_is_in_the_one_list() {
+        let names: Vec<&str> = Agent::ALL.iter().map(|a| a.as_str()).collect();
+        for (i, a) in Agent::ALL.into_iter().enumerate() {
+            assert_eq!(of(a).spec().agent, a);
+            assert!(!names[..i].contains(&a.as_str()), "{a:?} twice");
+        }
+        assert_eq!(all().map(|k| k.spec().agent), Agent::ALL);
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        for d in std::fs::read_dir(fixtures).unwrap().flatten() {
+            let name = d.file_name().to_string_lossy().into_owned();
+            assert!(
+                !d.path().is_dir() || names.contains(&name.as_str()),
+                "fixtures/{name}/ names no agent of Agent::ALL"
+            );
+        }
     }
 
     #[test]

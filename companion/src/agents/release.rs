@@ -4,12 +4,18 @@
 //! [`Release`]; whoever moves a pin in `scripts/setup` moves `tested` with it, and
 //! `tests/src/harness` checks that every pin lies inside it).
 //!
-//! Contract: reading a version is a few `stat`/`read` calls per agent and never fails loudly — an
-//! unreadable version is `None` and is never reported as untested. Versions compare by their
+//! Contract: reading a version is a few `stat`/`read` calls per agent binary, once per binary (as
+//! long as the file at its real path is not written anew) for the life of the process, and never
+//! fails loudly — an unreadable
+//! version is `None` and is never reported as untested. Versions compare by their
 //! leading dotted numbers (`0.171.0-linux-x64` is 0.171.0).
 
 use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
+use std::time::SystemTime;
 
 /// One agent's release facts (plain data, in the agent's folder).
 #[derive(Debug)]
@@ -21,6 +27,28 @@ pub struct Release {
     pub packages: &'static [&'static str],
     /// The oldest and the newest version park's e2e contract passed on.
     pub tested: (&'static str, &'static str),
+}
+
+/// One binary or script as it is on disk: its real path and what changes when it is written anew.
+/// The mtime alone would not do: npm extracts every file of a package with the same fixed mtime,
+/// so an upgrade in place keeps it; the inode and the change time move with any new file.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Binary {
+    path: PathBuf,
+    mtime: Option<SystemTime>,
+    ctime: (i64, i64),
+    inode: u64,
+}
+
+impl Binary {
+    fn of(path: &Path, m: &std::fs::Metadata) -> Self {
+        Binary {
+            path: path.to_path_buf(),
+            mtime: m.modified().ok(),
+            ctime: (m.ctime(), m.ctime_nsec()),
+            inode: m.ino(),
+        }
+    }
 }
 
 /// Where a version lies against the tested range.
@@ -105,11 +133,39 @@ impl Release {
     pub fn version_near(&self, paths: &[PathBuf]) -> Option<String> {
         paths.iter().find_map(|p| {
             let real = std::fs::canonicalize(p).ok()?;
-            real.ancestors()
-                .skip(1)
-                .take(6)
-                .find_map(|d| self.package_at(d))
+            let read = || {
+                real.ancestors()
+                    .skip(1)
+                    .take(6)
+                    .find_map(|d| self.package_at(d))
+            };
+            match std::fs::metadata(&real) {
+                Ok(m) => self.remembered(Binary::of(&real, &m), read),
+                Err(_) => read(),
+            }
         })
+    }
+
+    /// The version read for `binary`, read once per process: a daemon scans every few seconds,
+    /// and an upgrade writes a new binary.
+    fn remembered(&self, binary: Binary, read: impl FnOnce() -> Option<String>) -> Option<String> {
+        type Memo = HashMap<(&'static str, Binary), Option<String>>;
+        static READ: Mutex<Option<Memo>> = Mutex::new(None);
+        // Bounded: installs come and go over a daemon's life, a few at a time.
+        const MOST: usize = 256;
+        let memo = || READ.lock().unwrap_or_else(PoisonError::into_inner);
+        let key = (self.name, binary);
+        if let Some(v) = memo().get_or_insert_default().get(&key) {
+            return v.clone();
+        }
+        let v = read();
+        let mut m = memo();
+        let m = m.get_or_insert_default();
+        if m.len() >= MOST {
+            m.clear();
+        }
+        m.insert(key, v.clone());
+        v
     }
 
     fn package_at(&self, dir: &Path) -> Option<String> {
@@ -221,6 +277,60 @@ mod tests {
         assert_eq!(R.version_near(&[d.path().join("missing")]), None);
     }
 
+    /// A daemon reads a binary's version once: the same file is not read again, and a binary
+    /// written anew is, even with the mtime it had (npm extracts packages with a fixed mtime).
+    #[test]
+    fn a_binary_is_read_once_until_it_is_written_anew() {
+        let d = tempfile::tempdir().unwrap();
+        let pkg = d.path().join("nm/tool-ai");
+        std::fs::create_dir_all(pkg.join("bin")).unwrap();
+        let version = |v: &str| {
+            std::fs::write(
+                pkg.join("package.json"),
+                format!(r#"{{"name":"tool-ai","version":"{v}"}}"#),
+            )
+            .unwrap()
+        };
+        let bin = pkg.join("bin/tool");
+        std::fs::write(&bin, "").unwrap();
+        let at = |secs: u64| {
+            let t = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(secs);
+            std::fs::File::options()
+                .write(true)
+                .open(&bin)
+                .unwrap()
+                .set_modified(t)
+                .unwrap();
+        };
+        at(1_000_000);
+        version("1.3.0");
+        assert_eq!(
+            R.version_near(std::slice::from_ref(&bin)).as_deref(),
+            Some("1.3.0")
+        );
+        version("1.4.0");
+        assert_eq!(
+            R.version_near(std::slice::from_ref(&bin)).as_deref(),
+            Some("1.3.0"),
+            "the same binary: not read again"
+        );
+        at(2_000_000);
+        assert_eq!(
+            R.version_near(std::slice::from_ref(&bin)).as_deref(),
+            Some("1.4.0"),
+            "written anew: read again"
+        );
+        version("1.5.0");
+        std::fs::remove_file(&bin).unwrap();
+        std::fs::write(&bin, "").unwrap();
+        at(2_000_000);
+        assert_eq!(
+            R.version_near(std::slice::from_ref(&bin)).as_deref(),
+            Some("1.5.0"),
+            "replaced by a file of the same mtime: read again"
+        );
+    }
+
     /// The tested range is the pins: `scripts/setup` installs each agent at the versions its
     /// contract runs on (`<AGENT>_VERSION`, `<AGENT>_NEXT_VERSION`), and each agent's range must
     /// run from the oldest pin to the newest, so moving a pin without its range fails here.
@@ -230,7 +340,7 @@ mod tests {
             std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/setup"))
                 .unwrap();
         for k in crate::agents::all() {
-            let upper = k.agent().as_str().to_uppercase();
+            let upper = k.spec().agent.as_str().to_uppercase();
             let pins: Vec<&str> = setup
                 .lines()
                 .filter_map(|l| l.split_once('='))
@@ -243,10 +353,10 @@ mod tests {
             let oldest = pins.iter().min_by(|a, b| compare(a, b)).unwrap();
             let newest = pins.iter().max_by(|a, b| compare(a, b)).unwrap();
             assert_eq!(
-                k.release().tested,
+                k.spec().release.tested,
                 (*oldest, *newest),
                 "{}: the tested range must be the pins {pins:?}",
-                k.agent().as_str()
+                k.spec().agent.as_str()
             );
         }
     }

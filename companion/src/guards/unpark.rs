@@ -61,7 +61,9 @@ pub(crate) fn before_start(ev: &Evidence) -> Verdict {
         let why = match &background_job {
             Some(job) => format!(
                 "this session is running as a background agent; cleared its parked state. {}",
-                crate::agents::of(e.agent).background_note(job.as_deref())
+                crate::agents::of(e.agent)
+                    .spec()
+                    .background_note(job.as_deref())
             ),
             None => "this session is already running; cleared its parked state".into(),
         };
@@ -80,7 +82,9 @@ pub(crate) fn before_start(ev: &Evidence) -> Verdict {
         }
         Some(WriterVerdict::Refuse(why)) => return Verdict::Refused(why.clone()),
     }
-    if crate::agents::of(e.agent).unidentified_blocks_unpark() && !disabled("unpark-unidentified") {
+    if crate::agents::of(e.agent).spec().unidentified_blocks_unpark
+        && !disabled("unpark-unidentified")
+    {
         let unknown: Vec<u32> = ev
             .live
             .unidentified

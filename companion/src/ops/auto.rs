@@ -64,9 +64,8 @@ fn limit_of(ctx: &Ctx, f: &crate::scan::Found) -> Option<(i64, String)> {
     let p = f.pane.as_ref()?;
     let screen = ctx.mux.capture(&p.id, false).ok()?;
     let now = jiff::Zoned::now();
-    crate::agents::of(f.proc.agent)
-        .limit_screen(&screen, &now)
-        .map(|l| (l.reset.as_second(), l.text))
+    let read = crate::agents::of(f.proc.agent).spec().limit_screen?;
+    read(&screen, &now).map(|l| (l.reset.as_second(), l.text))
 }
 
 /// Reads the world once and decides. Never acts.

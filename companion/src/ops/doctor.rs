@@ -189,7 +189,7 @@ fn untested_versions(f: &Facts, out: &mut Vec<Finding>) {
             continue;
         }
         seen.push((*agent, v.as_str()));
-        let Some(why) = crate::agents::of(*agent).release().untested(v) else {
+        let Some(why) = crate::agents::of(*agent).spec().release.untested(v) else {
             continue;
         };
         let at: Vec<&str> = f
@@ -869,9 +869,9 @@ pub fn gather(ctx: &crate::ctx::Ctx) -> Facts {
     let claude_cleanup = crate::agents::all()
         .into_iter()
         .flat_map(|k| {
-            crate::ops::protect::config_dirs(k.agent(), &env, &known)
+            crate::ops::protect::config_dirs(k.spec().agent, &env, &known)
                 .into_iter()
-                .filter_map(move |(d, _)| Some((d.clone(), k.cleanup_setting(&d)?)))
+                .filter_map(move |(d, _)| Some((d.clone(), k.spec().cleanup_setting(&d)?)))
         })
         .collect();
     let sessions_down = crate::rows::slots::sessions_down(
@@ -990,7 +990,7 @@ mod tests {
     #[test]
     fn an_untested_agent_version_is_named_once_with_where_it_runs() {
         use crate::agents::Agent;
-        let newest = crate::agents::of(Agent::Claude).release().tested.1;
+        let newest = crate::agents::of(Agent::Claude).spec().release.tested.1;
         let mut f = facts(vec![]);
         f.versions = vec![
             (Agent::Claude, newest.to_string(), "%1".into()),

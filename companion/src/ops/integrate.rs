@@ -32,12 +32,12 @@ pub fn list(home: &Path, env: &[(String, String)]) -> Vec<Row> {
     agents::all()
         .into_iter()
         .filter_map(|k| {
-            let i = k.integration()?;
+            let i = k.spec().integration?;
             Some(Row {
-                agent: k.agent(),
+                agent: k.spec().agent,
                 file: i.file(env),
                 state: i.state(env),
-                installed_by_park: marker(home, k.agent()).is_file(),
+                installed_by_park: marker(home, k.spec().agent).is_file(),
             })
         })
         .collect()
@@ -47,15 +47,17 @@ pub fn list(home: &Path, env: &[(String, String)]) -> Vec<Row> {
 pub fn by_name(name: &str) -> Option<Agent> {
     agents::all()
         .into_iter()
-        .find(|k| k.agent().as_str() == name && k.integration().is_some())
-        .map(|k| k.agent())
+        .map(|k| k.spec())
+        .find(|s| s.agent.as_str() == name && s.integration.is_some())
+        .map(|s| s.agent)
 }
 
 pub fn names() -> Vec<&'static str> {
     agents::all()
         .into_iter()
-        .filter(|k| k.integration().is_some())
-        .map(|k| k.agent().as_str())
+        .map(|k| k.spec())
+        .filter(|s| s.integration.is_some())
+        .map(|s| s.agent.as_str())
         .collect()
 }
 
@@ -67,7 +69,8 @@ pub fn install(
     park_exe: &Path,
 ) -> Result<String, String> {
     let i = agents::of(agent)
-        .integration()
+        .spec()
+        .integration
         .ok_or_else(|| format!("{} needs no integration", agent.as_str()))?;
     let said = i.install(env, park_exe)?;
     let m = marker(home, agent);
@@ -85,7 +88,8 @@ pub fn install(
 /// Removes `agent`'s integration; returns what changed.
 pub fn remove(home: &Path, env: &[(String, String)], agent: Agent) -> Result<String, String> {
     let i = agents::of(agent)
-        .integration()
+        .spec()
+        .integration
         .ok_or_else(|| format!("{} has no integration", agent.as_str()))?;
     let said = i.remove(env)?;
     let _ = std::fs::remove_file(marker(home, agent));
@@ -100,7 +104,8 @@ pub fn hook(
     platform: &dyn Platform,
 ) -> Result<(), String> {
     let i = agents::of(agent)
-        .integration()
+        .spec()
+        .integration
         .ok_or_else(|| format!("{} has no hook", agent.as_str()))?;
     i.record(input, home, platform)
 }

@@ -105,7 +105,7 @@ pub fn entry_for(f: &Found, pane: &Pane, server: &str, sid: &str, group: Option<
         .cloned()
         .unwrap_or_else(|| f.proc.agent.as_str().to_string());
     let kind = crate::agents::of(f.proc.agent);
-    let config_dir = kind.config_dir(&f.proc.env);
+    let config_dir = kind.spec().config.dir(&f.proc.env);
     Entry {
         schema: crate::model::entry::ENTRY_SCHEMA,
         id: entry_id(f.proc.agent, sid),
@@ -123,7 +123,7 @@ pub fn entry_for(f: &Found, pane: &Pane, server: &str, sid: &str, group: Option<
             .as_ref()
             .map(|t| t.to_string_lossy().into_owned()),
         config_dir: config_dir.map(|d| d.to_string_lossy().into_owned()),
-        config_var: Some(kind.config_var_of(&f.proc.env).to_string()),
+        config_var: Some(kind.spec().config.var_of(&f.proc.env).to_string()),
         place: place(server, pane, &f.title),
         pane_owned: f.pane_owned,
         parked_at: jiff::Timestamp::now().to_string(),

@@ -411,7 +411,9 @@ pub(crate) fn limit_wake(ctx: &Ctx, f: &Found, notes: &[String]) -> Result<Wake,
         .capture(&p.id, false)
         .map_err(|e| format!("cannot read the screen of {}: {e}", p.id))?;
     let l = crate::agents::of(f.proc.agent)
-        .limit_screen(&screen, &jiff::Zoned::now())
+        .spec()
+        .limit_screen
+        .and_then(|read| read(&screen, &jiff::Zoned::now()))
         .ok_or_else(|| format!("{} shows no usage-limit screen with a reset time", p.id))?;
     let now = jiff::Timestamp::now();
     let at = jiff::Timestamp::from_second(l.reset.as_second() + 60).map_err(|e| e.to_string())?;
@@ -869,7 +871,7 @@ mod tests {
             // At rest: empty composer, no turn in flight.
             Ok(include_str!(concat!(
                 env!("CARGO_MANIFEST_DIR"),
-                "/tests/fixtures/claude-idle-after-2.txt"
+                "/tests/fixtures/claude/idle-after-2.txt"
             ))
             .to_string())
         }

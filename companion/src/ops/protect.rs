@@ -71,7 +71,7 @@ pub enum Which {
 impl Which {
     fn has(self, a: Agent) -> bool {
         match self {
-            Which::Deleting => crate::agents::of(a).deletes_transcripts(),
+            Which::Deleting => crate::agents::of(a).spec().deletes_transcripts,
             Which::Agent(x) => x == a,
             Which::All => true,
         }
@@ -83,13 +83,13 @@ pub fn which_parser() -> impl clap::builder::TypedValueParser<Value = Which> {
     use clap::builder::TypedValueParser;
     let names: Vec<&'static str> = crate::agents::all()
         .iter()
-        .map(|k| k.agent().as_str())
+        .map(|k| k.spec().agent.as_str())
         .chain(["all"])
         .collect();
     clap::builder::PossibleValuesParser::new(names).map(|name| {
         crate::agents::all()
             .iter()
-            .map(|k| k.agent())
+            .map(|k| k.spec().agent)
             .find(|a| a.as_str() == name)
             .map_or(Which::All, Which::Agent)
     })
@@ -201,15 +201,16 @@ pub(crate) fn config_dirs(
     let env = |k: &str| env(k).filter(|v| !v.is_empty());
     let mut out: Vec<(PathBuf, String)> = vec![];
     let kind = crate::agents::of(agent);
-    let (var, sub) = (kind.config_var(), kind.config_home_dir());
+    let config = &kind.spec().config;
+    let (var, sub) = (config.var, config.home);
     if let Some(d) = env(var) {
         // The agent's own rule for the variable (it may name the dir's parent: XDG_DATA_HOME).
-        if let Some(dir) = kind.config_dir(&[(var.to_string(), d)]) {
+        if let Some(dir) = config.dir(&[(var.to_string(), d)]) {
             out.push((dir, var.to_string()));
         }
     }
     if let Some(h) = env("HOME") {
-        let v = kind.default_config_var();
+        let v = config.default_var;
         out.push((Path::new(&h).join(sub), v.to_string()));
     }
     for (a, dir, v) in known {
@@ -237,8 +238,8 @@ pub(crate) fn config_dirs(
 /// Every transcript of one agent under a config dir, with the agent's cleanup rule.
 pub(crate) fn sources(agent: Agent, dir: &Path, var: &str) -> Vec<Source> {
     let kind = crate::agents::of(agent);
-    let days = kind.cleanup_days(dir);
-    kind.transcripts(dir)
+    let days = kind.spec().cleanup_days(dir);
+    (kind.spec().transcripts)(dir)
         .into_iter()
         .map(|(session_id, path)| Source {
             agent,
@@ -274,7 +275,7 @@ pub(crate) fn discover(
             .map(|t| (t.agent, t.config_dir.clone(), t.config_var.clone())),
     );
     let mut out = vec![];
-    for agent in crate::agents::all().map(|k| k.agent()) {
+    for agent in park_protocol::Agent::ALL {
         if !which.has(agent) {
             continue;
         }
@@ -397,7 +398,7 @@ fn protect_one(
         Ok(b) => b,
         Err(e) => return item(ProtectOutcome::Skipped, Some(format!("unreadable: {e}")), 0),
     };
-    let info = crate::agents::of(src.agent).parse_transcript(&bytes);
+    let info = (crate::agents::of(src.agent).spec().parse_transcript)(&bytes);
     let Some(cwd) = info.cwd.clone().filter(|c| !c.is_empty()) else {
         return item(
             ProtectOutcome::Empty,
@@ -617,7 +618,7 @@ pub(crate) fn presence(t: &Tombstone, entry: Option<&Entry>) -> Presence {
     let e = entry.cloned().unwrap_or_else(|| t.to_entry());
     let mut places: Vec<PathBuf> = vec![];
     // Claude's path is derived from the cwd: without one it names nothing.
-    if !t.cwd.is_empty() || !crate::agents::of(t.agent).transcript_needs_cwd() {
+    if !t.cwd.is_empty() || !crate::agents::of(t.agent).spec().transcript_needs_cwd {
         if let Some(p) = crate::agents::expected_transcript(&e) {
             places.push(p);
         }

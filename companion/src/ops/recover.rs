@@ -282,8 +282,8 @@ pub fn run(
     let mut done: BTreeSet<String> = BTreeSet::new();
     // Agents that keep a prompt history recover read (today Claude's `history.jsonl`).
     for kind in crate::agents::all() {
-        let agent = kind.agent();
-        let Some(history) = kind.prompt_history() else {
+        let agent = kind.spec().agent;
+        let Some(history) = kind.spec().prompt_history else {
             continue;
         };
         let dirs = crate::ops::protect::config_dirs(agent, env, &known);

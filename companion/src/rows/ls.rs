@@ -16,7 +16,11 @@ pub fn live_row(s: &Scan, f: &scan::Found) -> Row {
     let untargetable = f.ident.session_id.is_none() || f.pane.is_none();
     let background = f.proc.background;
     let reason = if background {
-        Some(crate::agents::of(f.proc.agent).background_note(f.ident.job.as_deref()))
+        Some(
+            crate::agents::of(f.proc.agent)
+                .spec()
+                .background_note(f.ident.job.as_deref()),
+        )
     } else if untargetable {
         let unbound = f
             .pane
@@ -34,7 +38,7 @@ pub fn live_row(s: &Scan, f: &scan::Found) -> Row {
         .version
         .as_deref()
         .filter(|_| untargetable || f.status == Status::Unknown)
-        .and_then(|v| crate::agents::of(f.proc.agent).release().untested(v));
+        .and_then(|v| crate::agents::of(f.proc.agent).spec().release.untested(v));
     let reason = match (reason, untested) {
         (Some(r), Some(u)) => Some(format!("{r}; {u}")),
         (r, u) => r.or(u),

@@ -37,11 +37,16 @@ impl LiveSet {
                         l.background.push((id.to_lowercase(), f.ident.job.clone()));
                     }
                 }
-                None if crate::agents::of(f.proc.agent).unidentified_blocks_unpark() => {
+                None if crate::agents::of(f.proc.agent)
+                    .spec()
+                    .unidentified_blocks_unpark =>
+                {
                     l.unidentified.push(Unidentified {
                         agent: f.proc.agent,
                         config_dir: crate::agents::of(f.proc.agent)
-                            .config_dir(&f.proc.env)
+                            .spec()
+                            .config
+                            .dir(&f.proc.env)
                             .map(|d| d.to_string_lossy().into_owned())
                             .unwrap_or_default(),
                         pid: f.proc.root,

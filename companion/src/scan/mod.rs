@@ -184,7 +184,7 @@ pub fn scan_with(
             .filter_map(|f| {
                 f.pane
                     .as_ref()
-                    .map(|p| (p, agents::of(f.proc.agent).screen_escapes()))
+                    .map(|p| (p, agents::of(f.proc.agent).spec().screen_escapes))
             })
             .filter(|(p, _)| !screens.contains_key(&p.id))
             .map(|(p, codex)| (p.id.clone(), codex))
@@ -252,6 +252,7 @@ pub fn scan_with(
 
 /// Running agents' versions, read beside their executables or scripts (never by running them),
 /// once per binary and program token in a scan: dozens of panes usually run one or two installs.
+/// Across scans, `release` remembers each binary's version until the binary is written anew.
 #[derive(Default)]
 struct Versions(
     std::collections::HashMap<(Agent, Vec<std::path::PathBuf>, String), Option<String>>,
@@ -285,7 +286,7 @@ impl Versions {
             return v.clone();
         }
         let cands = agents::release::candidates(&key.1, &program, None, path);
-        let v = agents::of(a.agent).release().version_near(&cands);
+        let v = agents::of(a.agent).spec().release.version_near(&cands);
         self.0.insert(key, v.clone());
         v
     }
@@ -294,7 +295,7 @@ impl Versions {
 /// The pane handles an agent inherited (`TMUX_PANE`; zellij's pane id and session), with
 /// whether its screen is wanted with escapes (Codex).
 fn predicted_panes(a: &AgentProc) -> Vec<(String, bool)> {
-    let codex = agents::of(a.agent).screen_escapes();
+    let codex = agents::of(a.agent).spec().screen_escapes;
     let mut v = vec![];
     if let Some(id) = env_get(&a.env, "TMUX_PANE") {
         v.push((id.to_string(), codex));
@@ -322,7 +323,11 @@ fn paneless(
         .get(a.root)
         .is_some_and(|r| r.tpgid <= 0 || r.tpgid as u32 == r.pgid);
     let kind = agents::of(a.agent);
-    let (ident, tinfo) = match kind.identify_by_files(&a, main_start, platform) {
+    let by_files = match kind.spec().identify {
+        agents::spec::Identify::Files(identify) => Some(identify(&a, main_start, platform)),
+        agents::spec::Identify::Pane(_) => None,
+    };
+    let (ident, tinfo) = match by_files {
         Some(ident) => {
             let tinfo = kind.read_transcript(&ident);
             (ident, tinfo)
@@ -331,7 +336,7 @@ fn paneless(
     };
     let (tree, spared) = kill_set(table, a.root, ancestry);
     let args = &a.argv[a.prog_index + 1..];
-    let (flags, dropped_flags) = kind.flags(args);
+    let (flags, dropped_flags) = kind.spec().flags(args);
     Some(Found {
         proc: a,
         main_start,
@@ -378,16 +383,17 @@ fn with_pane(
     });
     let kind = agents::of(a.agent);
     let title = f.pane.as_ref().map(|p| p.title.as_str()).unwrap_or("");
-    if let Some(ident) = kind.identify_in_pane(
-        a,
-        title,
-        &screen::strip_ansi(screen_text.unwrap_or("")),
-        platform,
-    ) {
+    if let agents::spec::Identify::Pane(identify) = kind.spec().identify {
+        let ident = identify(
+            a,
+            title,
+            &screen::strip_ansi(screen_text.unwrap_or("")),
+            platform,
+        );
         f.ident = ident;
         f.tinfo = kind.read_transcript(&f.ident);
     }
-    let reading = screen_text.map(|s| kind.read_screen(s));
+    let reading = screen_text.map(kind.spec().read_screen);
     let fresh_write = f
         .ident
         .transcript
@@ -412,7 +418,11 @@ fn with_pane(
     f.status_why = status_why;
     if a.background {
         // What the guards say about it, in the agent's own words (how to reach it).
-        f.status_why = Some(agents::of(a.agent).background_note(f.ident.job.as_deref()));
+        f.status_why = Some(
+            agents::of(a.agent)
+                .spec()
+                .background_note(f.ident.job.as_deref()),
+        );
         // No screen to read: its own status file is all there is (shown, never acted on).
         f.status = match f.ident.status_file.as_deref() {
             Some("idle") => Status::Idle,
@@ -438,7 +448,7 @@ fn with_pane(
         f.tinfo.as_ref().and_then(|t| t.ai_title.as_deref()),
         f.pane.as_ref().map(|p| p.title.as_str()),
         f.ident.name.as_deref(),
-        |t| kind.generic_title(t),
+        |t| kind.spec().generic_title.is_some_and(|g| g(t)),
     );
 }
 
@@ -448,7 +458,7 @@ fn with_pane(
 pub fn session_ids_in_env(env: &[(String, String)]) -> Vec<String> {
     agents::all()
         .iter()
-        .flat_map(|k| k.caller_session_vars())
+        .flat_map(|k| k.spec().caller_session_vars)
         .filter_map(|k| crate::adapters::platform::env_get(env, k))
         .filter_map(crate::agents::transcript::valid_session_id)
         .collect()
@@ -703,7 +713,7 @@ pub fn derive_status(
     }
     let kind = agents::of(agent);
     // Only an agent that writes a status file has one to trust.
-    let status_file = status_file.filter(|_| kind.has_status_file());
+    let status_file = status_file.filter(|_| kind.spec().has_status_file);
     match status_file {
         Some("busy") => return (Status::Busy, Some("status file says busy".into())),
         Some("waiting") => {
@@ -739,7 +749,7 @@ pub fn derive_status(
             Some("the transcript's last record is still being written".into()),
         );
     }
-    if tinfo.is_some_and(|t| t.turn_open) && (fresh_write || kind.open_turn_is_busy()) {
+    if tinfo.is_some_and(|t| t.turn_open) && (fresh_write || kind.spec().open_turn_is_busy) {
         return (
             Status::Busy,
             Some("transcript shows a turn in flight".into()),
@@ -856,12 +866,18 @@ pub(crate) mod tests {
     /// Issue 34 item 15: every Claude 2.1.332 row read `✳ Claude Code`.
     #[test]
     fn a_generic_pane_title_gives_way_to_the_sessions_name() {
-        let claude = |t: &str| crate::agents::of(Agent::Claude).generic_title(t);
+        let title_of = |a: Agent, t: &str| {
+            crate::agents::of(a)
+                .spec()
+                .generic_title
+                .is_some_and(|g| g(t))
+        };
+        let claude = |t: &str| title_of(Agent::Claude, t);
         for t in ["✳ Claude Code", "⠂ Claude Code", "Claude Code"] {
             assert!(claude(t), "{t}");
         }
         assert!(!claude("✳ Fix the parser"));
-        assert!(!crate::agents::of(Agent::Codex).generic_title("✳ Claude Code"));
+        assert!(!title_of(Agent::Codex, "✳ Claude Code"));
         let shown = |tr, pane, name| shown_title(tr, pane, name, claude);
         assert_eq!(
             shown(None, Some("✳ Claude Code"), Some("api-fix")),

@@ -11,7 +11,7 @@
 //! Cases per target: `PARK_FUZZ_CASES` (default 2000). Each target prints `fuzz <name>: <N> cases`.
 //! Longer runs: `scripts/fuzz 200000`.
 
-use park::agents::{self, claude, codex, copilot, gemini, opencode, qwen, Agent};
+use park::agents::{self, claude, Agent};
 use park::model::entry::valid_entry_id;
 use park::store::ledger::Ledger;
 use park::{agents::screen, agents::transcript, guards::target, support::duration};
@@ -177,14 +177,17 @@ fn fuzz_session_ids_and_paths() {
 
 /// Fragments of real captured screens, spliced with escapes, control bytes and wide characters.
 fn screen_text() -> impl Strategy<Value = String> {
-    let fixtures: Vec<String> =
-        std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures"))
-            .unwrap()
-            .flatten()
-            .filter_map(|e| std::fs::read_to_string(e.path()).ok())
-            .flat_map(|t| t.lines().map(String::from).collect::<Vec<_>>())
-            .filter(|l| !l.trim().is_empty())
-            .collect();
+    // The screen captures and the transcript samples.
+    let fixtures: Vec<String> = crate::fuzz_deep::agent_fixture_files()
+        .into_iter()
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == "txt")
+                || p.to_string_lossy().ends_with("-samples.jsonl")
+        })
+        .filter_map(|p| std::fs::read_to_string(p).ok())
+        .flat_map(|t| t.lines().map(String::from).collect::<Vec<_>>())
+        .filter(|l| !l.trim().is_empty())
+        .collect();
     let frag = prop::sample::select(fixtures);
     let noise = prop_oneof![
         hostile_string(8),
@@ -250,24 +253,12 @@ fn argv() -> impl Strategy<Value = Vec<String>> {
 fn fuzz_flag_whitelists_and_resume_argv() {
     let id = "35c98558-0920-4e29-b81c-9304ca43fccb";
     run("flags", argv(), |args| {
-        for (agent, (kept, _dropped)) in [
-            (Agent::Claude, claude::flags(&args)),
-            (Agent::Codex, codex::flags(&args)),
-            (Agent::Qwen, qwen::flags(&args)),
-            (Agent::Copilot, copilot::flags(&args)),
-            (Agent::Gemini, gemini::flags(&args)),
-            (Agent::Opencode, opencode::flags(&args)),
-            (Agent::Kilo, opencode::flags(&args)),
-        ] {
+        for kind in agents::all() {
+            let spec = kind.spec();
+            let agent = spec.agent;
+            let (kept, _dropped) = spec.flags(&args);
             // Idempotent: what was kept passes the whitelist again, unchanged.
-            let again = match agent {
-                Agent::Claude => claude::flags(&kept).0,
-                Agent::Codex => codex::flags(&kept).0,
-                Agent::Qwen => qwen::flags(&kept).0,
-                Agent::Copilot => copilot::flags(&kept).0,
-                Agent::Gemini => gemini::flags(&kept).0,
-                Agent::Opencode | Agent::Kilo => opencode::flags(&kept).0,
-            };
+            let again = spec.flags(&kept).0;
             prop_assert_eq!(&again, &kept);
             // No session flag survives, and every value token is plain.
             for (i, k) in kept.iter().enumerate() {
@@ -293,15 +284,7 @@ fn fuzz_flag_whitelists_and_resume_argv() {
                     );
                 }
             }
-            let argv = match agent {
-                Agent::Claude => claude::resume_argv("claude", id, &kept),
-                Agent::Codex => codex::resume_argv("codex", id, &kept),
-                Agent::Qwen => qwen::resume_argv("qwen", id, &kept),
-                Agent::Copilot => copilot::resume_argv("copilot", id, &kept),
-                Agent::Gemini => gemini::resume_argv("gemini", id, &kept),
-                Agent::Opencode => opencode::resume_argv("opencode", id, &kept),
-                Agent::Kilo => opencode::resume_argv("kilo", id, &kept),
-            };
+            let argv = spec.resume_argv(agent.as_str(), id, &kept);
             prop_assert_eq!(argv.iter().filter(|a| a.as_str() == id).count(), 1);
         }
         let _ = agents::classify(&args);

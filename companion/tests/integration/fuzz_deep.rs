@@ -21,7 +21,7 @@
 
 use park::agents::screen::{self, ScreenReading};
 use park::agents::transcript::{self, TranscriptInfo};
-use park::agents::{self, claude, codex, copilot, gemini, opencode, qwen, Agent};
+use park::agents::{self, claude, codex, Agent};
 use park::guards::target::{self, Target};
 use park::model::entry::{Entry, EntryState, MuxPlace};
 use park::store::ledger::{Ledger, LedgerError};
@@ -192,23 +192,32 @@ fn fixtures_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
-/// Every `tests/fixtures/*.txt` screen capture, sorted by name.
+/// The files of every agent's fixtures folder (`tests/fixtures/<agent>/*`; their subfolders, the
+/// `limit/` screens, aside).
+pub(crate) fn agent_fixture_files() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    Agent::ALL
+        .iter()
+        .filter_map(|a| fs::read_dir(dir.join(a.as_str())).ok())
+        .flat_map(|rd| rd.flatten().map(|e| e.path()))
+        .filter(|p| p.is_file())
+        .collect()
+}
+
+/// Every `tests/fixtures/<agent>/*.txt` screen capture, sorted by name.
 fn screen_fixtures() -> &'static [(String, String)] {
     static F: OnceLock<Vec<(String, String)>> = OnceLock::new();
     F.get_or_init(|| {
-        let mut v: Vec<(String, String)> = fs::read_dir(fixtures_dir())
-            .map(|rd| {
-                rd.flatten()
-                    .map(|e| e.path())
-                    .filter(|p| p.extension().is_some_and(|x| x == "txt"))
-                    .filter_map(|p| {
-                        let b = fs::read(&p).ok()?;
-                        let name = p.file_name()?.to_string_lossy().into_owned();
-                        Some((name, String::from_utf8_lossy(&b).into_owned()))
-                    })
-                    .collect()
+        let root = fixtures_dir();
+        let mut v: Vec<(String, String)> = agent_fixture_files()
+            .into_iter()
+            .filter(|p| p.extension().is_some_and(|x| x == "txt"))
+            .filter_map(|p| {
+                let b = fs::read(&p).ok()?;
+                let name = p.strip_prefix(&root).ok()?.to_string_lossy().into_owned();
+                Some((name, String::from_utf8_lossy(&b).into_owned()))
             })
-            .unwrap_or_default();
+            .collect();
         v.sort();
         if v.is_empty() {
             v.push(("empty".into(), String::new()));
@@ -236,8 +245,8 @@ fn jsonl_fixture_lines() -> &'static [String] {
     L.get_or_init(|| {
         let mut v = vec![];
         for f in [
-            "claude-transcript-samples.jsonl",
-            "codex-rollout-samples.jsonl",
+            "claude/transcript-samples.jsonl",
+            "codex/rollout-samples.jsonl",
         ] {
             if let Ok(s) = fs::read_to_string(fixtures_dir().join(f)) {
                 v.extend(
@@ -2102,16 +2111,16 @@ fn fuzz_claude_flags_and_resume_argv() {
         base_cases(),
         (args(), session_id(), claude_program()),
         |(a, id, prog)| {
-            let (kept, dropped) = claude::flags(&a);
+            let (kept, dropped) = claude::SPEC.flags(&a);
             check_kept(&kept, &a, claude::BOOL_FLAGS, claude::VALUED_FLAGS)?;
             prop_assert!(dropped.iter().all(|d| a.contains(d)));
             prop_assert_eq!(
-                claude::flags(&kept),
+                claude::SPEC.flags(&kept),
                 (kept.clone(), vec![]),
                 "flags are a fixed point"
             );
 
-            let argv = claude::resume_argv(&prog, &id, &kept);
+            let argv = claude::SPEC.resume_argv(&prog, &id, &kept);
             prop_assert_eq!(argv.len(), kept.len() + 3);
             prop_assert_eq!(&argv[0], &prog);
             prop_assert_eq!(argv[1].as_str(), "--resume");
@@ -2119,7 +2128,7 @@ fn fuzz_claude_flags_and_resume_argv() {
             prop_assert_eq!(&argv[3..], &kept[..]);
             // Re-parking the resumed agent: same session, same flags, nothing dropped.
             prop_assert_eq!(claude::argv_session_id(&argv[1..]), Some(id.clone()));
-            prop_assert_eq!(claude::flags(&argv[1..]), (kept.clone(), vec![]));
+            prop_assert_eq!(claude::SPEC.flags(&argv[1..]), (kept.clone(), vec![]));
             prop_assert_eq!(agents::classify(&argv), Some((Agent::Claude, 0)));
             Ok(())
         },
@@ -2140,7 +2149,7 @@ fn fuzz_codex_flags_and_resume_argv() {
         base_cases(),
         (args(), session_id(), codex_program()),
         |(a, id, prog)| {
-            let (kept, dropped) = codex::flags(&a);
+            let (kept, dropped) = codex::SPEC.flags(&a);
             check_kept(&kept, &a, codex::BOOL_FLAGS, codex::VALUED_FLAGS)?;
             prop_assert!(dropped.iter().all(|d| a.contains(d)));
             prop_assert_eq!(
@@ -2159,7 +2168,7 @@ fn fuzz_codex_flags_and_resume_argv() {
             let mut resumed = vec!["resume".to_string()];
             resumed.extend(a.iter().cloned());
             resumed.push(id.clone());
-            let (kept_resumed, _) = codex::flags(&resumed);
+            let (kept_resumed, _) = codex::SPEC.flags(&resumed);
             if !a.iter().any(|t| t.to_ascii_lowercase().contains(&id)) {
                 prop_assert!(
                     !kept_resumed.contains(&id),
@@ -2169,7 +2178,7 @@ fn fuzz_codex_flags_and_resume_argv() {
                 );
             }
 
-            let argv = codex::resume_argv(&prog, &id, &kept);
+            let argv = codex::SPEC.resume_argv(&prog, &id, &kept);
             prop_assert_eq!(argv.len(), kept.len() + 3);
             prop_assert_eq!(&argv[0], &prog);
             prop_assert_eq!(argv[1].as_str(), "resume");
@@ -2178,7 +2187,7 @@ fn fuzz_codex_flags_and_resume_argv() {
             prop_assert_eq!(agents::classify(&argv), Some((Agent::Codex, 0)));
             // Re-parking the resumed agent keeps the same flags and drops nothing.
             if !codex_value_is_uuid(&kept) {
-                prop_assert_eq!(codex::flags(&argv[1..]), (kept, vec![]));
+                prop_assert_eq!(codex::SPEC.flags(&argv[1..]), (kept, vec![]));
             }
             Ok(())
         },
@@ -2190,10 +2199,10 @@ fn fuzz_codex_flags_and_resume_argv() {
 fn codex_uuid_flag_value_survives_reparking() {
     let v = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
     let dir = "01a23717-ebd6-78b3-92d8-1c871b3cf6cc";
-    let (kept, _) = codex::flags(&v(&["--add-dir", dir]));
+    let (kept, _) = codex::SPEC.flags(&v(&["--add-dir", dir]));
     assert_eq!(kept, v(&["--add-dir", dir]));
-    let argv = codex::resume_argv("codex", UUIDS[0], &kept);
-    assert_eq!(codex::flags(&argv[1..]).0, kept);
+    let argv = codex::SPEC.resume_argv("codex", UUIDS[0], &kept);
+    assert_eq!(codex::SPEC.flags(&argv[1..]).0, kept);
 }
 
 fn argv_soup() -> BoxedStrategy<Vec<String>> {
@@ -2237,9 +2246,9 @@ fn fuzz_classify_argv() {
         if let Some((agent, idx)) = agents::classify(&argv) {
             prop_assert!(idx < argv.len());
             let rest = &argv[idx + 1..];
+            prop_assert!((agents::of(agent).spec().interactive)(rest));
             match agent {
                 Agent::Claude => {
-                    prop_assert!(claude::interactive(rest));
                     for t in ["-p", "--print", "-v", "--version", "-h", "--help"] {
                         prop_assert!(
                             !rest.iter().any(|a| a == t),
@@ -2249,19 +2258,16 @@ fn fuzz_classify_argv() {
                     }
                 }
                 Agent::Codex => {
-                    prop_assert!(codex::interactive(rest));
                     for t in ["--version", "-V", "--help", "-h"] {
                         prop_assert!(!rest.iter().any(|a| a == t));
                     }
                 }
                 Agent::Qwen => {
-                    prop_assert!(qwen::interactive(rest));
                     for t in ["-p", "--prompt", "--version", "-v", "--help", "-h"] {
                         prop_assert!(!rest.iter().any(|a| a == t));
                     }
                 }
                 Agent::Gemini => {
-                    prop_assert!(gemini::interactive(rest));
                     for t in [
                         "-p",
                         "--prompt",
@@ -2275,13 +2281,11 @@ fn fuzz_classify_argv() {
                     }
                 }
                 Agent::Copilot => {
-                    prop_assert!(copilot::interactive(rest));
                     for t in ["-p", "--prompt", "--version", "-v", "--help", "-h", "--acp"] {
                         prop_assert!(!rest.iter().any(|a| a == t));
                     }
                 }
                 Agent::Opencode | Agent::Kilo => {
-                    prop_assert!(opencode::interactive(rest));
                     for t in ["--version", "-v", "--help", "-h"] {
                         prop_assert!(!rest.iter().any(|a| a == t));
                     }

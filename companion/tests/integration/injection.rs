@@ -11,7 +11,7 @@
 //! deleted through, loose dirs kept loose, unvalidated ids joined into paths, lock files and argv,
 //! `cd` without `--`); the library was fixed and they now guard those rules.
 
-use park::agents::{self, claude, codex, copilot, gemini, opencode, qwen, Agent};
+use park::agents::{self, claude, codex, Agent};
 use park::model::entry::{entry_id, valid_entry_id, Entry, EntryState, MuxPlace};
 use park::store::ledger::{write_atomic, Ledger, LedgerError};
 use park::{agents::transcript, ops::unpark, store::archive, store::lock};
@@ -445,7 +445,7 @@ fn entry_ids_of_hostile_session_ids_are_refused_or_stay_in_parked() {
     l.ensure().unwrap();
     let parked = l.parked_dir();
     for s in &sb.corpus {
-        for agent in [Agent::Claude, Agent::Codex] {
+        for agent in Agent::ALL {
             for id in [entry_id(agent, s), s.clone()] {
                 if !valid_entry_id(&id) {
                     continue;
@@ -659,25 +659,12 @@ fn shapes(agent: Agent, s: &str) -> Vec<Vec<String>> {
 }
 
 fn whitelist_of(agent: Agent) -> (&'static [&'static str], &'static [&'static str]) {
-    match agent {
-        Agent::Claude => (claude::BOOL_FLAGS, claude::VALUED_FLAGS),
-        Agent::Codex => (codex::BOOL_FLAGS, codex::VALUED_FLAGS),
-        Agent::Qwen => (qwen::BOOL_FLAGS, qwen::VALUED_FLAGS),
-        Agent::Copilot => (copilot::BOOL_FLAGS, copilot::VALUED_FLAGS),
-        Agent::Gemini => (gemini::BOOL_FLAGS, gemini::VALUED_FLAGS),
-        Agent::Opencode | Agent::Kilo => (opencode::BOOL_FLAGS, opencode::VALUED_FLAGS),
-    }
+    let w = &agents::of(agent).spec().flags;
+    (w.bools, w.valued)
 }
 
 fn agent_flags(agent: Agent, args: &[String]) -> (Vec<String>, Vec<String>) {
-    match agent {
-        Agent::Claude => claude::flags(args),
-        Agent::Codex => codex::flags(args),
-        Agent::Qwen => qwen::flags(args),
-        Agent::Copilot => copilot::flags(args),
-        Agent::Gemini => gemini::flags(args),
-        Agent::Opencode | Agent::Kilo => opencode::flags(args),
-    }
+    agents::of(agent).spec().flags(args)
 }
 
 /// `kept` is whitelisted flags only, every value plain, and every element came whole from `args`
@@ -715,7 +702,7 @@ fn assert_kept_is_clean(agent: Agent, args: &[String], kept: &[String]) {
 fn whitelists_drop_hostile_flags_and_values() {
     let sb = Sandbox::new();
     for s in &sb.corpus {
-        for agent in [Agent::Claude, Agent::Codex] {
+        for agent in Agent::ALL {
             let (bools, valued) = whitelist_of(agent);
             for args in shapes(agent, s) {
                 let (kept, _) = agent_flags(agent, &args);
@@ -760,14 +747,14 @@ fn whitelists_drop_hostile_flags_and_values() {
         }
         // Session flags and config overrides are never replayed, whatever follows them.
         for f in ["--resume", "-r", "--session-id"] {
-            assert!(claude::flags(&strs(&[f, s])).0.is_empty(), "{f} {s:?}");
+            assert!(claude::SPEC.flags(&strs(&[f, s])).0.is_empty(), "{f} {s:?}");
             assert!(
-                claude::flags(&[format!("{f}={s}")]).0.is_empty(),
+                claude::SPEC.flags(&[format!("{f}={s}")]).0.is_empty(),
                 "{f}={s:?}"
             );
         }
         for f in ["-c", "--config", "-C", "--cd"] {
-            let (kept, dropped) = codex::flags(&strs(&[f, s]));
+            let (kept, dropped) = codex::SPEC.flags(&strs(&[f, s]));
             assert!(kept.is_empty(), "{f} {s:?} kept {kept:?}");
             assert!(!dropped.contains(s), "{f} {s:?}: the value is never echoed");
         }
@@ -775,22 +762,26 @@ fn whitelists_drop_hostile_flags_and_values() {
     // What the whitelist documents as kept, even though it sounds dangerous: the user started the
     // agent that way, and resuming it without them would change its permissions silently.
     assert_eq!(
-        claude::flags(&strs(&["--dangerously-skip-permissions"])).0,
+        claude::SPEC
+            .flags(&strs(&["--dangerously-skip-permissions"]))
+            .0,
         strs(&["--dangerously-skip-permissions"])
     );
     assert_eq!(
-        codex::flags(&strs(&["--dangerously-bypass-approvals-and-sandbox"])).0,
+        codex::SPEC
+            .flags(&strs(&["--dangerously-bypass-approvals-and-sandbox"]))
+            .0,
         strs(&["--dangerously-bypass-approvals-and-sandbox"])
     );
     // And what it documents as dropped.
-    assert!(claude::flags(&strs(&["--mcp-config", "/tmp/evil.json"]))
+    assert!(claude::SPEC
+        .flags(&strs(&["--mcp-config", "/tmp/evil.json"]))
         .0
         .is_empty());
-    assert!(
-        codex::flags(&strs(&["-c", "sandbox_mode=\"danger-full-access\""]))
-            .0
-            .is_empty()
-    );
+    assert!(codex::SPEC
+        .flags(&strs(&["-c", "sandbox_mode=\"danger-full-access\""]))
+        .0
+        .is_empty());
     sb.verify();
 }
 
@@ -839,15 +830,7 @@ fn assert_resume_argv_shape(e: &Entry) -> Vec<String> {
 fn resume_argv_keeps_every_value_whole() {
     let sb = Sandbox::new();
     for s in &sb.corpus {
-        for agent in [
-            Agent::Claude,
-            Agent::Codex,
-            Agent::Qwen,
-            Agent::Copilot,
-            Agent::Gemini,
-            Agent::Opencode,
-            Agent::Kilo,
-        ] {
+        for agent in Agent::ALL {
             for flags in shapes(agent, s) {
                 let mut e = baseline(agent);
                 e.flags = flags;
@@ -871,15 +854,7 @@ fn resume_argv_keeps_every_value_whole() {
 fn resume_command_line_round_trips_through_shlex() {
     let sb = Sandbox::new();
     for s in &sb.corpus {
-        for agent in [
-            Agent::Claude,
-            Agent::Codex,
-            Agent::Qwen,
-            Agent::Copilot,
-            Agent::Gemini,
-            Agent::Opencode,
-            Agent::Kilo,
-        ] {
+        for agent in Agent::ALL {
             for flags in shapes(agent, s) {
                 let mut e = baseline(agent);
                 e.flags = flags;
@@ -961,15 +936,7 @@ fn resume_command_line_runs_exactly_resume_argv_in_a_shell() {
             fs::create_dir(&bin).unwrap();
             (plain_cwd.clone(), bin)
         };
-        for agent in [
-            Agent::Claude,
-            Agent::Codex,
-            Agent::Qwen,
-            Agent::Copilot,
-            Agent::Gemini,
-            Agent::Opencode,
-            Agent::Kilo,
-        ] {
+        for agent in Agent::ALL {
             fs::hard_link(&recorder, bin.join(agent.as_str())).unwrap();
         }
         dirs.insert(s.clone(), cwd);
@@ -984,15 +951,7 @@ fn resume_command_line_runs_exactly_resume_argv_in_a_shell() {
     assert!(!shells.is_empty());
     let mut runs = 0;
     for s in &sb.corpus {
-        for agent in [
-            Agent::Claude,
-            Agent::Codex,
-            Agent::Qwen,
-            Agent::Copilot,
-            Agent::Gemini,
-            Agent::Opencode,
-            Agent::Kilo,
-        ] {
+        for agent in Agent::ALL {
             for flags in shapes(agent, s) {
                 let mut e = baseline(agent);
                 e.flags = flags;
@@ -1109,7 +1068,7 @@ fn restorable_refuses_hostile_programs_and_accepts_hostile_cwd_names() {
     }
     sb.seal();
     for s in &sb.corpus {
-        for agent in [Agent::Claude, Agent::Codex] {
+        for agent in Agent::ALL {
             let mut e = baseline(agent);
             e.program = s.clone();
             e.cwd = cwds.to_str().unwrap().to_string();
@@ -1180,7 +1139,7 @@ fn hostile_fields_round_trip_through_the_ledger_and_stay_escaped() {
     sb.seal();
     let l = sb.ledger();
     for s in &sb.corpus {
-        for agent in [Agent::Claude, Agent::Codex] {
+        for agent in Agent::ALL {
             let mut e = baseline(agent);
             e.session_source = s.clone();
             e.cwd = s.clone();
@@ -1212,7 +1171,8 @@ fn hostile_fields_round_trip_through_the_ledger_and_stay_escaped() {
         }
     }
     let (ok, bad) = l.all();
-    assert_eq!((ok.len(), bad.len()), (2, 0));
+    // One entry per agent: each save of an agent replaced its previous one.
+    assert_eq!((ok.len(), bad.len()), (Agent::ALL.len(), 0));
     sb.verify();
 }
 

@@ -4,7 +4,7 @@
 //!
 //! `shapes` (transcripts in the shapes real agents leave) lives in `tests/support/shapes.rs`,
 //! where the library's own unit tests include it by `#[path]` too; the modules reach it as
-//! `crate::shapes`. Fixtures are read from `$CARGO_MANIFEST_DIR/tests/fixtures`.
+//! `crate::shapes`. Fixtures are read from `$CARGO_MANIFEST_DIR/tests/fixtures/<agent>/`.
 
 #[path = "../support/shapes.rs"]
 mod shapes;

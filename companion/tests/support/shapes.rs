@@ -1,5 +1,5 @@
 //! Transcripts as real agents leave them, for tests and the transcript bench: Claude Code and
-//! Codex records in their real shapes (see tests/fixtures/*-samples.jsonl), plus the damage real
+//! Codex records in their real shapes (see tests/fixtures/<agent>/*-samples.jsonl), plus the damage real
 //! files carry (lone UTF-16 surrogate escapes, invalid UTF-8, a truncated last record, a record of
 //! megabytes, files of tens of megabytes). Shared by `#[path]` so no test code ships in the library.
 #![allow(dead_code)]

@@ -31,7 +31,7 @@
 //! #6392 v1.0.89, #7892 v1.0.119), `Opus weekly limit reached ∙ resets Oct 31, 9am` (#10333),
 //! `Session limit reached ∙ resets 8pm` (#11577).
 //!
-//! The fixtures `companion/tests/fixtures/limit/claude-*` are `tmux capture-pane -p -J` of the real
+//! The fixtures `companion/tests/fixtures/claude/limit/*` are `tmux capture-pane -p -J` of the real
 //! CLI above, signed in with a dummy `CLAUDE_CODE_OAUTH_TOKEN` (which is what makes it read the
 //! `anthropic-ratelimit-unified-*` headers; a local mock answered `429` with
 //! `anthropic-ratelimit-unified-status: rejected`, `…-reset`, `…-representative-claim`), except
@@ -98,19 +98,19 @@ mod tests {
     use jiff::tz::TimeZone;
 
     // Real captures (see the module doc): Claude Code 2.1.197, 2026-12-05 ~05:40 UTC.
-    const SESSION_DIALOG: &str = fixture!("limit/claude-session-limit-dialog.txt");
-    const SESSION_WAITED: &str = fixture!("limit/claude-session-limit-waited.txt");
-    const WEEKLY_DATE: &str = fixture!("limit/claude-weekly-limit-date.txt");
-    const OPUS_UTC: &str = fixture!("limit/claude-opus-limit-utc.txt");
-    const THEN_ANSWER: &str = fixture!("limit/claude-limit-then-answer.txt");
-    const WEEKLY_50COL: &str = fixture!("limit/claude-weekly-limit-50col.txt");
+    const SESSION_DIALOG: &str = fixture!("claude/limit/session-limit-dialog.txt");
+    const SESSION_WAITED: &str = fixture!("claude/limit/session-limit-waited.txt");
+    const WEEKLY_DATE: &str = fixture!("claude/limit/weekly-limit-date.txt");
+    const OPUS_UTC: &str = fixture!("claude/limit/opus-limit-utc.txt");
+    const THEN_ANSWER: &str = fixture!("claude/limit/limit-then-answer.txt");
+    const WEEKLY_50COL: &str = fixture!("claude/limit/weekly-limit-50col.txt");
     // Older wordings from GitHub issues in a real frame.
-    const LEGACY_REACHED: &str = fixture!("limit/claude-legacy-usage-limit-reached.txt");
-    const LEGACY_5_HOUR: &str = fixture!("limit/claude-legacy-5-hour-limit.txt");
+    const LEGACY_REACHED: &str = fixture!("claude/limit/legacy-usage-limit-reached.txt");
+    const LEGACY_5_HOUR: &str = fixture!("claude/limit/legacy-5-hour-limit.txt");
     // A screen without a limit, and another agent's limit.
-    const IDLE: &str = fixture!("claude-idle-after-2.txt");
-    const OTHER_IDLE: &str = fixture!("codex-idle-after-2.txt");
-    const OTHER_LIMIT: &str = fixture!("limit/codex-plus-limit.txt");
+    const IDLE: &str = fixture!("claude/idle-after-2.txt");
+    const OTHER_IDLE: &str = fixture!("codex/idle-after-2.txt");
+    const OTHER_LIMIT: &str = fixture!("codex/limit/plus-limit.txt");
 
     #[test]
     fn session_limit_with_its_dialog_and_after_it() {

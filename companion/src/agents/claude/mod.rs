@@ -7,7 +7,9 @@ pub(crate) mod render;
 pub mod screen;
 pub mod transcript;
 
-use super::{AgentProc, Flags, Identity};
+use super::release::Release;
+use super::spec::{Cleanup, ConfigDir, Identify, Main, Resume, Spec, Supervisor, Whitelist};
+use super::{Agent, AgentProc, Identity};
 use crate::adapters::platform::{env_get, Platform};
 use crate::agents::transcript::valid_session_id;
 use serde::Deserialize;
@@ -110,13 +112,6 @@ pub(crate) fn spare_claimed(config: &Path, args: &[String], host_pid: u32) -> bo
         })
 }
 
-pub fn config_dir(env: &[(String, String)]) -> Option<PathBuf> {
-    if let Some(d) = env_get(env, "CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
-        return Some(PathBuf::from(d));
-    }
-    env_get(env, "HOME").map(|h| Path::new(h).join(".claude"))
-}
-
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StatusFile {
@@ -175,7 +170,7 @@ pub fn transcript_path(config: &Path, cwd: &str, id: &str) -> PathBuf {
 }
 
 pub fn identify(a: &AgentProc, start_ticks: u64, platform: &dyn Platform) -> Identity {
-    let Some(config) = config_dir(&a.env) else {
+    let Some(config) = SPEC.config.dir(&a.env) else {
         return Identity::untargetable(
             "Claude: neither CLAUDE_CONFIG_DIR nor HOME in the process environment",
         );
@@ -250,17 +245,6 @@ pub(crate) fn plain_job(j: &str) -> bool {
     !j.is_empty() && j.len() <= 16 && j.chars().all(|c| c.is_ascii_alphanumeric())
 }
 
-pub fn flags(args: &[String]) -> (Flags, Vec<String>) {
-    super::whitelist(args, BOOL_FLAGS, VALUED_FLAGS, SESSION_FLAGS, 0)
-}
-
-/// argv that resumes `id` (run in the recorded cwd).
-pub fn resume_argv(program: &str, id: &str, flags: &[String]) -> Vec<String> {
-    let mut v = vec![program.to_string(), "--resume".to_string(), id.to_string()];
-    v.extend(flags.iter().cloned());
-    v
-}
-
 /// Claude Code deletes session files untouched for this long unless `cleanupPeriodDays` says
 /// otherwise.
 pub(crate) const DEFAULT_CLEANUP_DAYS: u64 = 30;
@@ -274,13 +258,6 @@ pub(crate) fn cleanup_setting(dir: &Path) -> Option<i64> {
             let d = v.get("cleanupPeriodDays")?;
             d.as_i64().or_else(|| d.as_f64().map(|f| f.floor() as i64))
         })
-}
-
-/// After how many days Claude deletes the transcripts of config dir `dir`.
-pub(crate) fn cleanup_days(dir: &Path) -> u64 {
-    cleanup_setting(dir)
-        .map(|d| d.max(0) as u64)
-        .unwrap_or(DEFAULT_CLEANUP_DAYS)
 }
 
 /// Every Claude transcript under `cfg/projects/<dir>/<id>.jsonl` (no symlinks followed).
@@ -318,116 +295,76 @@ pub(crate) fn all_transcripts(cfg: &Path) -> Vec<(String, PathBuf)> {
 /// Claude Code behind the [`super::AgentKind`] dispatch.
 pub struct Claude;
 
-/// Its npm package and the versions park's e2e contract passed on (move with the pin in
-/// `scripts/setup`).
-pub static RELEASE: super::release::Release = super::release::Release {
-    name: "Claude Code",
-    packages: &["@anthropic-ai/claude-code"],
-    tested: ("2.1.332", "2.1.332"),
+/// Claude Code, as data.
+pub static SPEC: Spec = Spec {
+    agent: Agent::Claude,
+    name: "Claude",
+    // Its npm package and the versions park's e2e contract passed on (move with the pin in
+    // `scripts/setup`).
+    release: Release {
+        name: "Claude Code",
+        packages: &["@anthropic-ai/claude-code"],
+        tested: ("2.1.332", "2.1.332"),
+    },
+    programs: &["claude"],
+    // The npm package's entry point runs as `node …/@anthropic-ai/claude-code/cli.js`.
+    entry_script: Some("/@anthropic-ai/claude-code/"),
+    interactive,
+    main: Main::Root,
+    config: ConfigDir {
+        // `~/.claude.json` sits beside `~/.claude` by default, but inside a CLAUDE_CONFIG_DIR.
+        default_var: "HOME",
+        ..ConfigDir::var_or_home("CLAUDE_CONFIG_DIR", ".claude")
+    },
+    flags: Whitelist::of(BOOL_FLAGS, VALUED_FLAGS, SESSION_FLAGS),
+    resume: Resume::Flag("--resume"),
+    identify: Identify::Files(identify),
+    transcripts: all_transcripts,
+    transcript_at: Some(transcript_path),
+    transcript_needs_cwd: true,
+    parse_transcript: transcript::parse,
+    read_transcript_file: Some(transcript::read_file),
+    markdown: render::markdown,
+    message_of: render::message_of,
+    read_screen: screen::read,
+    screen_escapes: false,
+    limit_screen: Some(limit::read),
+    generic_title: Some(generic_title),
+    // Its status file's `status`: busy, waiting, shell, idle.
+    has_status_file: true,
+    open_turn_is_busy: false,
+    // Session files untouched for `cleanupPeriodDays` (default 30).
+    cleanup: Some(Cleanup {
+        default_days: DEFAULT_CLEANUP_DAYS,
+        setting: cleanup_setting,
+    }),
+    deletes_transcripts: true,
+    prompt_history: Some("history.jsonl"),
+    // Set by 2.1.197 for every tool command.
+    caller_session_vars: &["CLAUDE_CODE_SESSION_ID"],
+    // Its status file names the session and the process start: the start is confirmed.
+    settle: std::time::Duration::ZERO,
+    // Its identity comes from its status file; a process without one could be running any
+    // session of its config dir.
+    unidentified_blocks_unpark: true,
+    shared_process: None,
+    supervisor: Some(Supervisor {
+        runs: background,
+        unclaimed_spare: |args, env, pid, ppid| {
+            SPEC.config.dir(env).is_some_and(|c| {
+                !c.join("sessions").join(format!("{pid}.json")).is_file()
+                    && !spare_claimed(&c, args, ppid)
+            })
+        },
+        note: background_note,
+        attach_command: |job| plain_job(job).then(|| format!("claude attach {job}")),
+    }),
+    integration: None,
 };
 
 impl super::AgentKind for Claude {
-    fn release(&self) -> &'static super::release::Release {
-        &RELEASE
-    }
-    fn background_note(&self, job: Option<&str>) -> String {
-        background_note(job)
-    }
-    fn attach_command(&self, job: &str) -> Option<String> {
-        plain_job(job).then(|| format!("claude attach {job}"))
-    }
-    fn limit_screen(
-        &self,
-        screen: &str,
-        now: &jiff::Zoned,
-    ) -> Option<crate::agents::limit::LimitScreen> {
-        limit::read(screen, now)
-    }
-
-    fn agent(&self) -> super::Agent {
-        super::Agent::Claude
-    }
-    fn background(&self, args: &[String], env: &[(String, String)]) -> bool {
-        background(args, env)
-    }
-    fn unclaimed_spare(
-        &self,
-        args: &[String],
-        env: &[(String, String)],
-        pid: u32,
-        ppid: u32,
-    ) -> bool {
-        config_dir(env).is_some_and(|c| {
-            !c.join("sessions").join(format!("{pid}.json")).is_file()
-                && !spare_claimed(&c, args, ppid)
-        })
-    }
-    fn runs(&self, program: &str, path: &str, rest: &[String]) -> bool {
-        // The npm package's entry point runs as `node …/@anthropic-ai/claude-code/cli.js`.
-        (program == "claude" || (program == "cli" && path.contains("/@anthropic-ai/claude-code/")))
-            && interactive(rest)
-    }
-    fn config_var(&self) -> &'static str {
-        "CLAUDE_CONFIG_DIR"
-    }
-    fn config_home_dir(&self) -> &'static str {
-        ".claude"
-    }
-    fn default_config_var(&self) -> &'static str {
-        // `~/.claude.json` sits beside `~/.claude` by default, but inside a CLAUDE_CONFIG_DIR.
-        "HOME"
-    }
-    fn config_dir(&self, env: &[(String, String)]) -> Option<PathBuf> {
-        config_dir(env)
-    }
-    fn flags(&self, args: &[String]) -> (Flags, Vec<String>) {
-        flags(args)
-    }
-    fn resume_argv(&self, program: &str, id: &str, flags: &[String]) -> Vec<String> {
-        resume_argv(program, id, flags)
-    }
-    fn expected_transcript(&self, e: &crate::model::entry::Entry) -> Option<PathBuf> {
-        Some(transcript_path(
-            Path::new(e.config_dir.as_deref()?),
-            &e.cwd,
-            &e.session_id,
-        ))
-    }
-    fn restore_path(
-        &self,
-        e: &crate::model::entry::Entry,
-        config_dir: &Path,
-        sid: &str,
-    ) -> Result<PathBuf, String> {
-        Ok(transcript_path(config_dir, &e.cwd, sid))
-    }
-    fn transcript_needs_cwd(&self) -> bool {
-        true
-    }
-    fn transcripts(&self, config_dir: &Path) -> Vec<(String, PathBuf)> {
-        all_transcripts(config_dir)
-    }
-    fn parse_transcript(&self, bytes: &[u8]) -> crate::agents::transcript::TranscriptInfo {
-        transcript::parse(bytes)
-    }
-    fn message_of(&self, v: &serde_json::Value) -> Option<crate::agents::render::Message> {
-        render::message_of(v)
-    }
-    fn markdown(&self, bytes: &[u8]) -> crate::agents::render::Conversation {
-        render::markdown(bytes)
-    }
-    fn read_screen(&self, capture: &str) -> crate::agents::screen::ScreenReading {
-        screen::read(capture)
-    }
-    fn cleanup_days(&self, config_dir: &Path) -> Option<u64> {
-        Some(cleanup_days(config_dir))
-    }
-    fn deletes_transcripts(&self) -> bool {
-        // Session files untouched for `cleanupPeriodDays` (default 30).
-        true
-    }
-    fn cleanup_setting(&self, config_dir: &Path) -> Option<i64> {
-        cleanup_setting(config_dir)
+    fn spec(&self) -> &'static Spec {
+        &SPEC
     }
     fn runs_session(
         &self,
@@ -452,54 +389,16 @@ impl super::AgentKind for Claude {
                         .is_some_and(|s| platform.proc_start_matches(start, s))
             })
     }
-    fn prompt_history(&self) -> Option<&'static str> {
-        Some("history.jsonl")
-    }
-    fn generic_title(&self, title: &str) -> bool {
-        generic_title(title)
-    }
-    fn identify_by_files(
-        &self,
-        a: &AgentProc,
-        main_start: u64,
-        platform: &dyn Platform,
-    ) -> Option<Identity> {
-        Some(identify(a, main_start, platform))
-    }
-    fn read_transcript_file(
-        &self,
-        path: &Path,
-    ) -> std::io::Result<crate::agents::transcript::TranscriptInfo> {
-        transcript::read_file(path)
-    }
-    fn caller_session_vars(&self) -> &'static [&'static str] {
-        // Set by 2.1.197 for every tool command.
-        &["CLAUDE_CODE_SESSION_ID"]
-    }
-    fn has_status_file(&self) -> bool {
-        true
-    }
-    fn open_turn_is_busy(&self) -> bool {
-        false
-    }
-    fn unidentified_blocks_unpark(&self) -> bool {
-        // Claude's identity comes from its status file; a process without one could be running
-        // any session of its config dir.
-        true
-    }
+    /// Claude writes `sessions/<pid>.json` as it starts, without a `status`; the `status` comes
+    /// once its REPL is up and reads keys (2.1.197: ~0.3 s later, when the screen is drawn).
+    /// Until then the pane may still show the previous Claude's last frame, empty composer
+    /// included.
     fn ready_for_input(&self, ident: &Identity) -> Option<bool> {
-        Some(ready_for_input(ident))
+        Some(ident.source == "status-file" && ident.status_file.is_some())
     }
     fn draft_shows(&self, draft: &str, text: &str) -> bool {
         super::same_text(draft, text) || pasted_placeholder(draft.trim())
     }
-}
-
-/// Claude writes `sessions/<pid>.json` as it starts, without a `status`; the `status` comes once
-/// its REPL is up and reads keys (2.1.197: ~0.3 s later, when the screen is drawn). Until then
-/// the pane may still show the previous Claude's last frame, empty composer included.
-pub(crate) fn ready_for_input(ident: &Identity) -> bool {
-    ident.source == "status-file" && ident.status_file.is_some()
 }
 
 /// The composer's stand-in for a long text typed in one burst: `[Pasted text #1]`, or
@@ -547,7 +446,7 @@ mod tests {
 
     #[test]
     fn flags_keep_permission_flags_and_drop_session_flags() {
-        let (k, _) = flags(&v(&[
+        let (k, _) = SPEC.flags(&v(&[
             "--resume",
             "35c98558-0920-4e29-b81c-9304ca43fccb",
             "--dangerously-skip-permissions",
@@ -670,17 +569,19 @@ mod tests {
             job: None,
             name: None,
         };
-        assert!(!ready_for_input(&id("status-file", None)), "still starting");
-        assert!(ready_for_input(&id("status-file", Some("idle"))));
-        assert!(ready_for_input(&id("status-file", Some("busy"))));
-        assert!(
-            !ready_for_input(&id("argv", None)),
-            "no status file for this process yet"
-        );
         use crate::agents::AgentKind;
+        let ready = |i: &Identity| Claude.ready_for_input(i);
         assert_eq!(
-            Claude.ready_for_input(&id("status-file", None)),
-            Some(false)
+            ready(&id("status-file", None)),
+            Some(false),
+            "still starting"
+        );
+        assert_eq!(ready(&id("status-file", Some("idle"))), Some(true));
+        assert_eq!(ready(&id("status-file", Some("busy"))), Some(true));
+        assert_eq!(
+            ready(&id("argv", None)),
+            Some(false),
+            "no status file for this process yet"
         );
     }
 

@@ -1,7 +1,7 @@
 //! Claude Code's screen reader (pure): a `capture-pane -p` capture (escapes, if any, are
 //! stripped first) to a [`ScreenReading`]. Its composer is `❯` + U+00A0 fenced between two `─`
 //! rules; submitted prompts in the scrollback use `❯` + a normal space, and a shell prompt is never
-//! fenced by a rule (real captures: `tests/fixtures/claude-*`).
+//! fenced by a rule (real captures: `tests/fixtures/claude/*`).
 
 use std::sync::OnceLock;
 
@@ -135,22 +135,22 @@ mod tests {
 
     #[test]
     fn after_first_reply_is_idle() {
-        assert_eq!(read(fixture!("claude-after-first-reply.txt")), idle());
+        assert_eq!(read(fixture!("claude/after-first-reply.txt")), idle());
     }
 
     #[test]
     fn after_sigterm_keeps_the_last_frames_draft() {
         // The final frame before the shell took over: the (now lost) draft is still fenced.
         assert_eq!(
-            read(fixture!("claude-after-sigterm.txt")),
+            read(fixture!("claude/after-sigterm.txt")),
             with_draft("this is an unsent draft in the composer")
         );
-        assert!(bare_shell_prompt(fixture!("claude-after-sigterm.txt")));
+        assert!(bare_shell_prompt(fixture!("claude/after-sigterm.txt")));
     }
 
     #[test]
     fn bg_shell_counts_one_shell() {
-        let r = read(fixture!("claude-bg-shell.txt"));
+        let r = read(fixture!("claude/bg-shell.txt"));
         assert_eq!(
             r,
             ScreenReading {
@@ -164,20 +164,20 @@ mod tests {
     /// read as `unknown` (no composer), which refused every park forever.
     #[test]
     fn named_sessions_are_read_like_unnamed_ones() {
-        assert_eq!(read(fixture!("claude-named-idle.txt")), idle());
-        assert_eq!(read(fixture!("claude-named-resumed.txt")), idle());
-        assert_eq!(read(fixture!("claude-renamed-long.txt")), idle());
-        assert_eq!(read(fixture!("claude-named-narrow.txt")), idle());
+        assert_eq!(read(fixture!("claude/named-idle.txt")), idle());
+        assert_eq!(read(fixture!("claude/named-resumed.txt")), idle());
+        assert_eq!(read(fixture!("claude/renamed-long.txt")), idle());
+        assert_eq!(read(fixture!("claude/named-narrow.txt")), idle());
         // A name wider than the pane wraps: no rule characters before it.
-        assert_eq!(read(fixture!("claude-renamed-long-narrow.txt")), idle());
+        assert_eq!(read(fixture!("claude/renamed-long-narrow.txt")), idle());
         assert_eq!(
-            read(fixture!("claude-named-draft.txt")),
+            read(fixture!("claude/named-draft.txt")),
             with_draft("an unsent draft")
         );
-        assert_eq!(read(fixture!("claude-named-busy.txt")), busy());
+        assert_eq!(read(fixture!("claude/named-busy.txt")), busy());
         // Up-arrow history recall fills the composer: a draft (the safe reading).
         assert_eq!(
-            read(fixture!("claude-history-rule.txt")),
+            read(fixture!("claude/history-rule.txt")),
             with_draft("take your time [slow 15]")
         );
     }
@@ -187,10 +187,10 @@ mod tests {
     /// frame `/bg` leaves behind (a shell prompt below the last composer: no composer now).
     #[test]
     fn attached_background_and_slash_bg_screens() {
-        assert_eq!(read(fixture!("claude-named-attached-bg.txt")), idle());
-        assert_eq!(read(fixture!("claude-named-attached-bg-busy.txt")), busy());
-        assert_eq!(read(fixture!("claude-named-long80-60col.txt")), idle());
-        let after = read(fixture!("claude-after-slash-bg.txt"));
+        assert_eq!(read(fixture!("claude/named-attached-bg.txt")), idle());
+        assert_eq!(read(fixture!("claude/named-attached-bg-busy.txt")), busy());
+        assert_eq!(read(fixture!("claude/named-long80-60col.txt")), idle());
+        let after = read(fixture!("claude/after-slash-bg.txt"));
         assert_eq!(
             after,
             unknown(),
@@ -226,54 +226,54 @@ mod tests {
     #[test]
     fn v2_1_332_screens_are_read_as_2_1_197_ones() {
         for (name, screen) in [
-            ("first start", fixture!("claude-2.1.332-first-start.txt")),
+            ("first start", fixture!("claude/2.1.332-first-start.txt")),
             (
                 "first reply",
-                fixture!("claude-2.1.332-after-first-reply.txt"),
+                fixture!("claude/2.1.332-after-first-reply.txt"),
             ),
-            ("after /clear", fixture!("claude-2.1.332-after-clear.txt")),
-            ("manual mode", fixture!("claude-2.1.332-manual-mode.txt")),
-            ("accept edits", fixture!("claude-2.1.332-accept-edits.txt")),
-            ("plan mode", fixture!("claude-2.1.332-plan-mode.txt")),
+            ("after /clear", fixture!("claude/2.1.332-after-clear.txt")),
+            ("manual mode", fixture!("claude/2.1.332-manual-mode.txt")),
+            ("accept edits", fixture!("claude/2.1.332-accept-edits.txt")),
+            ("plan mode", fixture!("claude/2.1.332-plan-mode.txt")),
             (
                 "resumed after /clear",
-                fixture!("claude-2.1.332-resumed-after-clear.txt"),
+                fixture!("claude/2.1.332-resumed-after-clear.txt"),
             ),
         ] {
             assert_eq!(read(screen), idle(), "{name}");
             assert!(!bare_shell_prompt(screen), "{name}");
         }
         assert_eq!(
-            read(fixture!("claude-2.1.332-model-picker.txt")),
+            read(fixture!("claude/2.1.332-model-picker.txt")),
             waiting("dialog open")
         );
         assert_eq!(
-            read(fixture!("claude-2.1.332-permission.txt")),
+            read(fixture!("claude/2.1.332-permission.txt")),
             waiting("permission prompt")
         );
         // The footer reads `… (shift+tab to cycle) · esc to interrupt · ← for agents`.
-        assert_eq!(read(fixture!("claude-2.1.332-busy.txt")), busy());
+        assert_eq!(read(fixture!("claude/2.1.332-busy.txt")), busy());
         // A prompt typed mid-turn is queued; the composer then shows a hint where a draft would
         // be. The turn in flight is what counts.
-        let queued = read(fixture!("claude-2.1.332-busy-queued.txt"));
+        let queued = read(fixture!("claude/2.1.332-busy-queued.txt"));
         assert!(queued.busy && queued.waiting.is_none(), "{queued:?}");
     }
 
     #[test]
     fn busy_1_and_2_are_busy() {
-        assert_eq!(read(fixture!("claude-busy-1.txt")), busy());
-        assert_eq!(read(fixture!("claude-busy-2.txt")), busy());
+        assert_eq!(read(fixture!("claude/busy-1.txt")), busy());
+        assert_eq!(read(fixture!("claude/busy-2.txt")), busy());
     }
 
     #[test]
     fn continue_is_idle() {
-        assert_eq!(read(fixture!("claude-continue.txt")), idle());
+        assert_eq!(read(fixture!("claude/continue.txt")), idle());
     }
 
     #[test]
     fn dialog_1_is_the_trust_dialog() {
         assert_eq!(
-            read(fixture!("claude-dialog-1.txt")),
+            read(fixture!("claude/dialog-1.txt")),
             waiting("trust dialog")
         );
     }
@@ -281,30 +281,30 @@ mod tests {
     #[test]
     fn dialog_2_is_the_api_key_dialog() {
         assert_eq!(
-            read(fixture!("claude-dialog-2.txt")),
+            read(fixture!("claude/dialog-2.txt")),
             waiting("API key dialog")
         );
     }
 
     #[test]
     fn dialog_3_is_idle_after_the_dialogs() {
-        assert_eq!(read(fixture!("claude-dialog-3.txt")), idle());
+        assert_eq!(read(fixture!("claude/dialog-3.txt")), idle());
     }
 
     #[test]
     fn double_resume_is_idle() {
-        assert_eq!(read(fixture!("claude-double-resume.txt")), idle());
+        assert_eq!(read(fixture!("claude/double-resume.txt")), idle());
     }
 
     #[test]
     fn idle_after_2_is_idle() {
-        assert_eq!(read(fixture!("claude-idle-after-2.txt")), idle());
+        assert_eq!(read(fixture!("claude/idle-after-2.txt")), idle());
     }
 
     #[test]
     fn permission_prompt_is_waiting() {
         assert_eq!(
-            read(fixture!("claude-permission-prompt.txt")),
+            read(fixture!("claude/permission-prompt.txt")),
             waiting("permission prompt")
         );
     }
@@ -312,7 +312,7 @@ mod tests {
     #[test]
     fn resume_after_midturn_kill_is_idle() {
         assert_eq!(
-            read(fixture!("claude-resume-after-midturn-kill.txt")),
+            read(fixture!("claude/resume-after-midturn-kill.txt")),
             idle()
         );
     }
@@ -321,7 +321,7 @@ mod tests {
     fn resume_picker_is_waiting_not_a_draft() {
         // `  ❯ fourth prompt…` is a picker row (normal space, indented), never a composer.
         assert_eq!(
-            read(fixture!("claude-resume-picker.txt")),
+            read(fixture!("claude/resume-picker.txt")),
             waiting("resume picker")
         );
     }
@@ -329,8 +329,8 @@ mod tests {
     #[test]
     fn error_screens_are_shells() {
         for screen in [
-            fixture!("claude-resume-wrong-cwd.txt"),
-            fixture!("claude-session-id-reuse.txt"),
+            fixture!("claude/resume-wrong-cwd.txt"),
+            fixture!("claude/session-id-reuse.txt"),
         ] {
             assert_eq!(read(screen), unknown());
             assert!(bare_shell_prompt(screen));
@@ -339,16 +339,16 @@ mod tests {
 
     #[test]
     fn resumed_screens_are_idle() {
-        assert_eq!(read(fixture!("claude-resumed.txt")), idle());
-        assert_eq!(read(fixture!("claude-resumed-after-prompt.txt")), idle());
-        assert_eq!(read(fixture!("demo-claude-resumed.txt")), idle());
-        assert_eq!(read(fixture!("rss-m-claude.txt")), idle());
+        assert_eq!(read(fixture!("claude/resumed.txt")), idle());
+        assert_eq!(read(fixture!("claude/resumed-after-prompt.txt")), idle());
+        assert_eq!(read(fixture!("claude/demo-resumed.txt")), idle());
+        assert_eq!(read(fixture!("claude/rss-m.txt")), idle());
     }
 
     #[test]
     fn unsent_draft_is_quoted() {
         assert_eq!(
-            read(fixture!("claude-unsent-draft.txt")),
+            read(fixture!("claude/unsent-draft.txt")),
             with_draft("this is an unsent draft in the composer")
         );
     }
@@ -356,12 +356,12 @@ mod tests {
     #[test]
     fn screens_are_not_bare_shell_prompts() {
         for screen in [
-            fixture!("claude-idle-after-2.txt"),
-            fixture!("claude-busy-1.txt"),
-            fixture!("claude-unsent-draft.txt"),
-            fixture!("claude-permission-prompt.txt"),
-            fixture!("claude-dialog-1.txt"),
-            fixture!("claude-resume-picker.txt"),
+            fixture!("claude/idle-after-2.txt"),
+            fixture!("claude/busy-1.txt"),
+            fixture!("claude/unsent-draft.txt"),
+            fixture!("claude/permission-prompt.txt"),
+            fixture!("claude/dialog-1.txt"),
+            fixture!("claude/resume-picker.txt"),
         ] {
             assert!(!bare_shell_prompt(screen));
         }

@@ -301,12 +301,12 @@ mod tests {
 
     const SAMPLES: &str = include_str!(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/claude-transcript-samples.jsonl"
+        "/tests/fixtures/claude/transcript-samples.jsonl"
     ));
     /// Another agent's records: never this reader's.
     const OTHER_SAMPLES: &str = include_str!(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/codex-rollout-samples.jsonl"
+        "/tests/fixtures/codex/rollout-samples.jsonl"
     ));
 
     const SID: &str = "158f2a09-8e02-4cf8-bbf8-0710d4e8624e";

@@ -29,7 +29,7 @@
 //! #3899 v0.39, #3031 v0.27 `in 3 hours 2 minutes`, #3257 `Try again in 4 days 20 hours 9
 //! minutes.`).
 //!
-//! The fixtures `companion/tests/fixtures/limit/codex-*` are `tmux capture-pane -p -J` of the real
+//! The fixtures `companion/tests/fixtures/codex/limit/*` are `tmux capture-pane -p -J` of the real
 //! CLI above (a local mock answered `429` with `{"error": {"type": "usage_limit_reached",
 //! "plan_type", "resets_at"}}`), except the `*legacy*` one, which puts the issues' wording into
 //! such a frame.
@@ -64,17 +64,17 @@ mod tests {
     use jiff::SignedDuration;
 
     // Real captures (see the module doc): Codex 0.171.0, 2026-12-05 ~05:40 UTC.
-    const PLUS: &str = fixture!("limit/codex-plus-limit.txt");
-    const TEAM_DATE: &str = fixture!("limit/codex-team-limit-date.txt");
-    const NO_PLAN: &str = fixture!("limit/codex-limit-no-plan.txt");
-    const FREE_80COL: &str = fixture!("limit/codex-free-limit-80col.txt");
-    const THEN_ANSWER: &str = fixture!("limit/codex-limit-then-answer.txt");
+    const PLUS: &str = fixture!("codex/limit/plus-limit.txt");
+    const TEAM_DATE: &str = fixture!("codex/limit/team-limit-date.txt");
+    const NO_PLAN: &str = fixture!("codex/limit/limit-no-plan.txt");
+    const FREE_80COL: &str = fixture!("codex/limit/free-limit-80col.txt");
+    const THEN_ANSWER: &str = fixture!("codex/limit/limit-then-answer.txt");
     // The older wording from GitHub issues in a real frame.
-    const LEGACY_IN: &str = fixture!("limit/codex-legacy-try-again-in.txt");
+    const LEGACY_IN: &str = fixture!("codex/limit/legacy-try-again-in.txt");
     // A screen without a limit, and another agent's limit.
-    const IDLE: &str = fixture!("codex-idle-after-2.txt");
-    const OTHER_IDLE: &str = fixture!("claude-idle-after-2.txt");
-    const OTHER_LIMIT: &str = fixture!("limit/claude-session-limit-waited.txt");
+    const IDLE: &str = fixture!("codex/idle-after-2.txt");
+    const OTHER_IDLE: &str = fixture!("claude/idle-after-2.txt");
+    const OTHER_LIMIT: &str = fixture!("claude/limit/session-limit-waited.txt");
 
     #[test]
     fn plus_limit_today_in_its_local_zone() {

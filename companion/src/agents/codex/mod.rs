@@ -10,9 +10,11 @@ pub(crate) mod render;
 pub mod screen;
 pub mod transcript;
 
-use super::{AgentProc, Flags, Identity};
+use super::release::Release;
+use super::spec::{ConfigDir, Identify, Main, Resume, Spec, Whitelist};
+use super::{Agent, AgentProc, Identity};
 use crate::adapters::platform::proctree::{program_of, ProcTable};
-use crate::adapters::platform::{env_get, Platform, ProcInfo};
+use crate::adapters::platform::{Platform, ProcInfo};
 use crate::agents::transcript::valid_session_id;
 use std::path::{Path, PathBuf};
 
@@ -46,6 +48,8 @@ pub const BOOL_FLAGS: &[&str] = &[
     "--no-alt-screen",
     "--oss",
 ];
+/// Valued flags that name a place or a config override for this run only: dropped.
+const SKIP_VALUED: &[&str] = &["-C", "--cd", "-c", "--config"];
 pub const VALUED_FLAGS: &[&str] = &[
     "--model",
     "-m",
@@ -167,29 +171,6 @@ pub fn writer(home: &Path, id: &str, platform: &dyn Platform) -> Writer {
         Some(&other) => Writer::Other(other),
         None => Writer::Daemon(first),
     }
-}
-
-/// The native TUI under the node wrapper (the deepest `codex` in the chain that is not the daemon).
-pub(crate) fn native_pid(table: &ProcTable, root: u32) -> u32 {
-    let mut cur = root;
-    loop {
-        let next = table.children(cur).iter().copied().find(|c| {
-            table.get(*c).is_some_and(|p| {
-                !is_daemon(p) && program_of(&p.argv).is_some_and(|(n, _)| n == "codex")
-            })
-        });
-        match next {
-            Some(n) => cur = n,
-            None => return cur,
-        }
-    }
-}
-
-pub fn home(env: &[(String, String)]) -> Option<PathBuf> {
-    if let Some(d) = env_get(env, "CODEX_HOME").filter(|d| !d.is_empty()) {
-        return Some(PathBuf::from(d));
-    }
-    env_get(env, "HOME").map(|h| Path::new(h).join(".codex"))
 }
 
 /// The uuid at the end of `rollout-YYYY-MM-DDTHH-MM-SS-<uuid>.jsonl`.
@@ -404,7 +385,7 @@ pub fn identify(
     screen: &str,
     platform: &dyn Platform,
 ) -> Identity {
-    let Some(home) = home(&a.env) else {
+    let Some(home) = SPEC.config.dir(&a.env) else {
         return Identity::untargetable(
             "Codex: neither CODEX_HOME nor HOME in the process environment",
         );
@@ -479,8 +460,8 @@ pub fn identify(
     )
 }
 
-pub fn flags(args: &[String]) -> (Flags, Vec<String>) {
-    // `resume <id>` is the session; rebuilt from the id, never replayed.
+/// The argv tail without `resume <id>`: the session, rebuilt from the id, never replayed.
+fn without_resume(args: &[String]) -> Vec<String> {
     // The subcommand is a positional `resume`, not the value of a flag (`-m resume` is a model).
     let mut sub = None;
     let mut i = 0;
@@ -490,11 +471,10 @@ pub fn flags(args: &[String]) -> (Flags, Vec<String>) {
             sub = Some(i);
             break;
         }
-        let takes_value =
-            VALUED_FLAGS.contains(&a) || ["-C", "--cd", "-c", "--config"].contains(&a);
+        let takes_value = VALUED_FLAGS.contains(&a) || SKIP_VALUED.contains(&a);
         i += if takes_value { 2 } else { 1 };
     }
-    let args: Vec<String> = match sub {
+    match sub {
         Some(i) => args[..i]
             .iter()
             .chain(
@@ -505,72 +485,70 @@ pub fn flags(args: &[String]) -> (Flags, Vec<String>) {
             .cloned()
             .collect(),
         None => args.to_vec(),
-    };
-    super::whitelist(
-        &args,
-        BOOL_FLAGS,
-        VALUED_FLAGS,
-        &["-C", "--cd", "-c", "--config"],
-        0,
-    )
-}
-
-pub fn resume_argv(program: &str, id: &str, flags: &[String]) -> Vec<String> {
-    let mut v = vec![program.to_string(), "resume".to_string()];
-    v.extend(flags.iter().cloned());
-    v.push(id.to_string());
-    v
+    }
 }
 
 /// Codex behind the [`super::AgentKind`] dispatch.
 pub struct Codex;
 
-/// Its npm package and the versions park's e2e contract passed on (move with the pin in
-/// `scripts/setup`).
-pub static RELEASE: super::release::Release = super::release::Release {
+/// Codex, as data.
+pub static SPEC: Spec = Spec {
+    agent: Agent::Codex,
     name: "Codex",
-    packages: &["@openai/codex"],
-    tested: ("0.171.0", "0.171.0"),
+    // Its npm package and the versions park's e2e contract passed on (move with the pin in
+    // `scripts/setup`).
+    release: Release {
+        name: "Codex",
+        packages: &["@openai/codex"],
+        tested: ("0.171.0", "0.171.0"),
+    },
+    programs: &["codex"],
+    entry_script: None,
+    interactive,
+    // The node wrapper runs the native TUI as its child.
+    main: Main::Innermost,
+    config: ConfigDir::var_or_home("CODEX_HOME", ".codex"),
+    flags: Whitelist {
+        prepare: Some(without_resume),
+        ..Whitelist::of(BOOL_FLAGS, VALUED_FLAGS, SKIP_VALUED)
+    },
+    resume: Resume::Subcommand("resume"),
+    identify: Identify::Pane(identify),
+    transcripts: |dir| {
+        all_rollouts(dir)
+            .into_iter()
+            .filter_map(|(id, p)| Some((valid_session_id(&id)?, p)))
+            .collect()
+    },
+    transcript_at: None,
+    transcript_needs_cwd: false,
+    parse_transcript: transcript::parse,
+    read_transcript_file: Some(transcript::read_file),
+    markdown: render::markdown,
+    message_of: render::message_of,
+    read_screen: screen::read,
+    screen_escapes: true,
+    limit_screen: Some(limit::read),
+    generic_title: None,
+    has_status_file: false,
+    open_turn_is_busy: true,
+    // Codex has no automatic cleanup.
+    cleanup: None,
+    deletes_transcripts: false,
+    prompt_history: None,
+    // Read for the same reason wherever a Codex build sets them.
+    caller_session_vars: &["CODEX_THREAD_ID", "CODEX_SESSION_ID"],
+    // Codex has no status file: alive with the id for 2 s is a started TUI.
+    settle: std::time::Duration::from_secs(2),
+    unidentified_blocks_unpark: false,
+    shared_process: Some(is_daemon),
+    supervisor: None,
+    integration: None,
 };
 
 impl super::AgentKind for Codex {
-    fn release(&self) -> &'static super::release::Release {
-        &RELEASE
-    }
-    fn limit_screen(
-        &self,
-        screen: &str,
-        now: &jiff::Zoned,
-    ) -> Option<crate::agents::limit::LimitScreen> {
-        limit::read(screen, now)
-    }
-
-    fn agent(&self) -> super::Agent {
-        super::Agent::Codex
-    }
-    fn main_pid(&self, table: &ProcTable, root: u32) -> u32 {
-        native_pid(table, root)
-    }
-    fn runs(&self, program: &str, _path: &str, rest: &[String]) -> bool {
-        program == "codex" && interactive(rest)
-    }
-    fn config_var(&self) -> &'static str {
-        "CODEX_HOME"
-    }
-    fn config_home_dir(&self) -> &'static str {
-        ".codex"
-    }
-    fn default_config_var(&self) -> &'static str {
-        "CODEX_HOME"
-    }
-    fn config_dir(&self, env: &[(String, String)]) -> Option<PathBuf> {
-        home(env)
-    }
-    fn flags(&self, args: &[String]) -> (Flags, Vec<String>) {
-        flags(args)
-    }
-    fn resume_argv(&self, program: &str, id: &str, flags: &[String]) -> Vec<String> {
-        resume_argv(program, id, flags)
+    fn spec(&self) -> &'static Spec {
+        &SPEC
     }
     fn expected_transcript(&self, e: &crate::model::entry::Entry) -> Option<PathBuf> {
         let home = Path::new(e.config_dir.as_deref()?);
@@ -615,37 +593,6 @@ impl super::AgentKind for Codex {
         }
         Ok(t)
     }
-    fn transcript_needs_cwd(&self) -> bool {
-        false
-    }
-    fn transcripts(&self, config_dir: &Path) -> Vec<(String, PathBuf)> {
-        all_rollouts(config_dir)
-            .into_iter()
-            .filter_map(|(id, p)| Some((crate::agents::transcript::valid_session_id(&id)?, p)))
-            .collect()
-    }
-    fn parse_transcript(&self, bytes: &[u8]) -> crate::agents::transcript::TranscriptInfo {
-        transcript::parse(bytes)
-    }
-    fn message_of(&self, v: &serde_json::Value) -> Option<crate::agents::render::Message> {
-        render::message_of(v)
-    }
-    fn markdown(&self, bytes: &[u8]) -> crate::agents::render::Conversation {
-        render::markdown(bytes)
-    }
-    fn read_screen(&self, capture: &str) -> crate::agents::screen::ScreenReading {
-        screen::read(capture)
-    }
-    fn screen_escapes(&self) -> bool {
-        true
-    }
-    fn cleanup_days(&self, _config_dir: &Path) -> Option<u64> {
-        // Codex has no automatic cleanup.
-        None
-    }
-    fn unidentified_blocks_unpark(&self) -> bool {
-        false
-    }
     fn writer(
         &self,
         e: &crate::model::entry::Entry,
@@ -655,13 +602,6 @@ impl super::AgentKind for Codex {
             writer(Path::new(home), &e.session_id, platform)
         });
         Some(writer_verdict(&e.flags, &lock))
-    }
-    fn shared_process(&self, p: &ProcInfo) -> bool {
-        is_daemon(p)
-    }
-    fn caller_session_vars(&self) -> &'static [&'static str] {
-        // Read for the same reason wherever a Codex build sets them.
-        &["CODEX_THREAD_ID", "CODEX_SESSION_ID"]
     }
     fn runs_session(
         &self,
@@ -680,39 +620,6 @@ impl super::AgentKind for Codex {
                     && (e.fresh_from.is_some()
                         || p.argv.iter().any(|a| a.eq_ignore_ascii_case(&e.session_id)))
             })
-    }
-    fn identify_by_files(
-        &self,
-        _a: &AgentProc,
-        _main_start: u64,
-        _platform: &dyn Platform,
-    ) -> Option<Identity> {
-        None
-    }
-    fn identify_in_pane(
-        &self,
-        a: &AgentProc,
-        title: &str,
-        screen_plain: &str,
-        platform: &dyn Platform,
-    ) -> Option<Identity> {
-        Some(identify(a, title, screen_plain, platform))
-    }
-    fn read_transcript_file(
-        &self,
-        path: &Path,
-    ) -> std::io::Result<crate::agents::transcript::TranscriptInfo> {
-        transcript::read_file(path)
-    }
-    fn has_status_file(&self) -> bool {
-        false
-    }
-    fn open_turn_is_busy(&self) -> bool {
-        true
-    }
-    fn settle(&self) -> std::time::Duration {
-        // Codex has no status file: alive with the id for 2 s is a started TUI.
-        std::time::Duration::from_secs(2)
     }
     fn left_running_note(&self, table: &ProcTable, config_dir: &Path) -> Option<String> {
         // Honest about Codex: the client's tree is what was freed; the shared daemon stays.
@@ -784,9 +691,9 @@ mod tests {
     #[test]
     fn a_flag_value_named_resume_is_not_the_subcommand() {
         // Found by the fuzz target `flags`: `-m resume` lost the model.
-        assert_eq!(flags(&v(&["-m", "resume"])).0, v(&["-m", "resume"]));
+        assert_eq!(SPEC.flags(&v(&["-m", "resume"])).0, v(&["-m", "resume"]));
         assert_eq!(
-            flags(&v(&[
+            SPEC.flags(&v(&[
                 "resume",
                 "-m",
                 "resume",
@@ -973,7 +880,7 @@ mod tests {
         ])));
         assert!(!interactive(&v(&["exec", "x"])));
         assert!(!interactive(&v(&["app-server", "daemon", "stop"])));
-        let (k, d) = flags(&v(&[
+        let (k, d) = SPEC.flags(&v(&[
             "resume",
             "--no-daemon",
             "01a23717-ebd6-78b3-92d8-1c871b3cf6cc",
@@ -985,7 +892,7 @@ mod tests {
         assert_eq!(k, v(&["--no-daemon", "-s", "read-only"]));
         assert!(d.is_empty());
         assert_eq!(
-            resume_argv("codex", "id", &k),
+            SPEC.resume_argv("codex", "id", &k),
             v(&["codex", "resume", "--no-daemon", "-s", "read-only", "id"])
         );
     }

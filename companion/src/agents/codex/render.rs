@@ -213,12 +213,12 @@ mod tests {
 
     const SAMPLES: &str = include_str!(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/codex-rollout-samples.jsonl"
+        "/tests/fixtures/codex/rollout-samples.jsonl"
     ));
     /// Another agent's records: never this renderer's.
     const OTHER_SAMPLES: &str = include_str!(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/claude-transcript-samples.jsonl"
+        "/tests/fixtures/claude/transcript-samples.jsonl"
     ));
 
     #[test]

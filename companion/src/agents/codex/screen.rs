@@ -1,7 +1,7 @@
 //! Codex CLI's screen reader (pure): a `capture-pane -p -e` capture (plain text is accepted too,
 //! best effort) to a [`ScreenReading`]. Its composer is a `›` line followed by its status/footer
 //! lines; the empty composer shows a DIM placeholder, which only the escapes can tell apart from a
-//! typed draft (real captures: `tests/fixtures/codex-*`).
+//! typed draft (real captures: `tests/fixtures/codex/*`).
 
 use std::sync::OnceLock;
 
@@ -227,8 +227,8 @@ mod tests {
     #[test]
     fn after_ctrl_c_and_quit_are_shells() {
         for screen in [
-            fixture!("codex-after-ctrl-c.txt"),
-            fixture!("codex-after-quit.txt"),
+            fixture!("codex/after-ctrl-c.txt"),
+            fixture!("codex/after-quit.txt"),
         ] {
             assert_eq!(read(screen), unknown());
             assert!(bare_shell_prompt(screen));
@@ -238,7 +238,7 @@ mod tests {
     #[test]
     fn after_first_reply_reconnecting_is_busy() {
         // `◦ Reconnecting... 1/5 (5s • esc to interrupt)`: the turn is still in flight.
-        assert_eq!(read(fixture!("codex-after-first-reply.txt")), busy());
+        assert_eq!(read(fixture!("codex/after-first-reply.txt")), busy());
     }
 
     #[test]
@@ -246,18 +246,18 @@ mod tests {
         // The shell printed `Hangup`/`Terminated` over the placeholder; plain text cannot tell
         // this from typed text, so it reads as a draft (the safe direction).
         assert_eq!(
-            read(fixture!("codex-after-sigHUP.txt")),
+            read(fixture!("codex/after-sigHUP.txt")),
             with_draft("Hangupdex to do anything")
         );
         assert_eq!(
-            read(fixture!("codex-after-sigterm.txt")),
+            read(fixture!("codex/after-sigterm.txt")),
             with_draft("Terminatedto do anything")
         );
-        assert_eq!(read(fixture!("codex-after-sigINT.txt")), idle());
+        assert_eq!(read(fixture!("codex/after-sigINT.txt")), idle());
         for screen in [
-            fixture!("codex-after-sigHUP.txt"),
-            fixture!("codex-after-sigterm.txt"),
-            fixture!("codex-after-sigINT.txt"),
+            fixture!("codex/after-sigHUP.txt"),
+            fixture!("codex/after-sigterm.txt"),
+            fixture!("codex/after-sigINT.txt"),
         ] {
             assert!(!bare_shell_prompt(screen));
         }
@@ -265,14 +265,14 @@ mod tests {
 
     #[test]
     fn busy_screens() {
-        assert_eq!(read(fixture!("codex-busy.txt")), busy());
-        assert_eq!(read(fixture!("codex-no-daemon-busy.txt")), busy());
+        assert_eq!(read(fixture!("codex/busy.txt")), busy());
+        assert_eq!(read(fixture!("codex/no-daemon-busy.txt")), busy());
     }
 
     #[test]
     fn draft_with_escapes() {
         assert_eq!(
-            read(fixture!("codex-draft-escapes.txt")),
+            read(fixture!("codex/draft-escapes.txt")),
             with_draft("a draft that is not sent")
         );
     }
@@ -280,31 +280,31 @@ mod tests {
     #[test]
     fn draft_plain() {
         assert_eq!(
-            read(fixture!("codex-draft.txt")),
+            read(fixture!("codex/draft.txt")),
             with_draft("a draft that is not sent")
         );
     }
 
     #[test]
     fn first_start_is_idle() {
-        assert_eq!(read(fixture!("codex-first-start.txt")), idle());
+        assert_eq!(read(fixture!("codex/first-start.txt")), idle());
     }
 
     #[test]
     fn idle_screens() {
         for screen in [
-            fixture!("codex-idle.txt"),
-            fixture!("codex-idle-after-2.txt"),
-            fixture!("codex-idle-escapes.txt"),
-            fixture!("codex-no-daemon.txt"),
-            fixture!("codex-resumed.txt"),
-            fixture!("codex-status.txt"),
-            fixture!("codex-resume-after-midturn-kill.txt"),
-            fixture!("codex-untrusted-first-run.txt"),
-            fixture!("demo-codex-daemon-resumed.txt"),
-            fixture!("demo-codex-no-daemon-resumed.txt"),
-            fixture!("rss-m-codex-daemon.txt"),
-            fixture!("rss-m-codex-nodaemon.txt"),
+            fixture!("codex/idle.txt"),
+            fixture!("codex/idle-after-2.txt"),
+            fixture!("codex/idle-escapes.txt"),
+            fixture!("codex/no-daemon.txt"),
+            fixture!("codex/resumed.txt"),
+            fixture!("codex/status.txt"),
+            fixture!("codex/resume-after-midturn-kill.txt"),
+            fixture!("codex/untrusted-first-run.txt"),
+            fixture!("codex/demo-daemon-resumed.txt"),
+            fixture!("codex/demo-no-daemon-resumed.txt"),
+            fixture!("codex/rss-m-daemon.txt"),
+            fixture!("codex/rss-m-nodaemon.txt"),
         ] {
             assert_eq!(read(screen), idle());
             assert!(!bare_shell_prompt(screen));
@@ -314,7 +314,7 @@ mod tests {
     #[test]
     fn resume_other_cwd_is_a_chooser() {
         assert_eq!(
-            read(fixture!("codex-resume-other-cwd.txt")),
+            read(fixture!("codex/resume-other-cwd.txt")),
             waiting("resume: choose working directory")
         );
     }
@@ -322,7 +322,7 @@ mod tests {
     #[test]
     fn resume_picker_is_waiting() {
         assert_eq!(
-            read(fixture!("codex-resume-picker.txt")),
+            read(fixture!("codex/resume-picker.txt")),
             waiting("resume picker")
         );
     }
@@ -330,7 +330,7 @@ mod tests {
     #[test]
     fn tool_running_is_busy_with_a_background_terminal() {
         assert_eq!(
-            read(fixture!("codex-tool-running.txt")),
+            read(fixture!("codex/tool-running.txt")),
             ScreenReading {
                 bg_shells: 1,
                 ..busy()
@@ -342,7 +342,7 @@ mod tests {
     fn unsent_first_prompt_is_a_draft() {
         // `› hello codex mock` above the status line, before any prompt was sent.
         assert_eq!(
-            read(fixture!("codex-unsent-draft.txt")),
+            read(fixture!("codex/unsent-draft.txt")),
             with_draft("hello codex mock")
         );
     }
@@ -350,7 +350,7 @@ mod tests {
     #[test]
     fn untrusted_git_first_run_is_the_trust_dialog() {
         assert_eq!(
-            read(fixture!("codex-untrusted-git-first-run.txt")),
+            read(fixture!("codex/untrusted-git-first-run.txt")),
             waiting("trust dialog")
         );
     }
@@ -358,7 +358,7 @@ mod tests {
     #[test]
     fn warnings_overlay_is_waiting() {
         assert_eq!(
-            read(fixture!("codex-warnings.txt")),
+            read(fixture!("codex/warnings.txt")),
             waiting("warnings overlay")
         );
     }
@@ -375,12 +375,12 @@ mod tests {
                 .trim()
                 .to_string()
         };
-        let idle_plain = norm(&strip_ansi(fixture!("codex-idle-escapes.txt")));
+        let idle_plain = norm(&strip_ansi(fixture!("codex/idle-escapes.txt")));
         assert!(idle_plain.contains("› Ask Codex to do anything"));
         assert!(!idle_plain.contains('\x1b'));
         assert_eq!(
-            norm(&strip_ansi(fixture!("codex-draft-escapes.txt"))),
-            norm(fixture!("codex-draft.txt"))
+            norm(&strip_ansi(fixture!("codex/draft-escapes.txt"))),
+            norm(fixture!("codex/draft.txt"))
         );
     }
 

@@ -188,12 +188,12 @@ mod tests {
 
     const SAMPLES: &str = include_str!(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/codex-rollout-samples.jsonl"
+        "/tests/fixtures/codex/rollout-samples.jsonl"
     ));
     /// Another agent's records: never this reader's.
     const OTHER_SAMPLES: &str = include_str!(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/claude-transcript-samples.jsonl"
+        "/tests/fixtures/claude/transcript-samples.jsonl"
     ));
 
     const CX: &str = "01a2370b-2255-7e01-9337-4598cb103ce5";

@@ -29,9 +29,11 @@
 pub mod screen;
 pub mod transcript;
 
-use super::{AgentProc, Flags, Identity};
-use crate::adapters::platform::proctree::{program_of, ProcTable};
-use crate::adapters::platform::{env_get, Platform};
+use super::release::Release;
+use super::spec::{ConfigDir, Identify, Main, Resume, Spec, Whitelist};
+use super::{Agent, AgentProc, Identity};
+use crate::adapters::platform::proctree::ProcTable;
+use crate::adapters::platform::Platform;
 use crate::agents::transcript::valid_session_id;
 use std::path::{Path, PathBuf};
 
@@ -112,8 +114,18 @@ pub const VALUED_FLAGS: &[&str] = &[
     "--max-autopilot-continues",
     "--plugin-dir",
 ];
-/// Flags that carry the session or the first prompt (rebuilt from the id, never replayed).
-const SESSION_FLAGS: &[&str] = &["--session-id", "-n", "--name", "-i", "--interactive", "-C"];
+/// Flags that carry the session or the first prompt, and a resume's id: dropped with their value
+/// (rebuilt from the id, never replayed).
+const SKIP_VALUED: &[&str] = &[
+    "--session-id",
+    "-n",
+    "--name",
+    "-i",
+    "--interactive",
+    "-C",
+    "--resume",
+    "-r",
+];
 /// Flags whose values may repeat without the flag (`--allow-tool a b`).
 const MULTI_FLAGS: &[&str] = &["--allow-tool", "--deny-tool", "--allow-url", "--deny-url"];
 
@@ -124,25 +136,6 @@ fn flag_name(a: &str) -> &str {
 pub fn interactive(args: &[String]) -> bool {
     !args.iter().any(|a| NON_INTERACTIVE.contains(&flag_name(a)))
         && !matches!(args.first(), Some(a) if SUBCOMMANDS.contains(&a.as_str()))
-}
-
-fn is_copilot(program: &str) -> bool {
-    program == "copilot"
-}
-
-/// The config dir: `$COPILOT_HOME`, else `$HOME/.copilot`.
-pub fn config_dir(env: &[(String, String)]) -> Option<PathBuf> {
-    if let Some(d) = env_get(env, "COPILOT_HOME").filter(|d| !d.is_empty()) {
-        return Some(PathBuf::from(d));
-    }
-    env_get(env, "HOME").map(|h| Path::new(h).join(".copilot"))
-}
-
-/// The innermost copilot process under `root` (the native one, which runs the session).
-pub(crate) fn session_pid(table: &ProcTable, root: u32) -> u32 {
-    table.innermost(root, |p| {
-        program_of(&p.argv).is_some_and(|(n, _)| is_copilot(&n))
-    })
 }
 
 /// What the open files of process `pid` say about its session.
@@ -286,7 +279,7 @@ fn working(config: &Path, id: &str) -> Option<bool> {
 }
 
 pub fn identify(a: &AgentProc, platform: &dyn Platform) -> Identity {
-    let Some(config) = config_dir(&a.env) else {
+    let Some(config) = SPEC.config.dir(&a.env) else {
         return Identity::untargetable(
             "Copilot: neither COPILOT_HOME nor HOME in the process environment",
         );
@@ -326,7 +319,9 @@ pub fn identify(a: &AgentProc, platform: &dyn Platform) -> Identity {
     }
 }
 
-pub fn flags(args: &[String]) -> (Flags, Vec<String>) {
+/// The argv tail as the whitelist reads it: a repeated flag's values paired with it, a bare
+/// `--resume` dropped.
+fn prepare(args: &[String]) -> Vec<String> {
     // `--allow-tool a b` repeats the flag for each extra value, so the whitelist sees pairs.
     let mut spread = vec![];
     let mut multi: Option<String> = None;
@@ -343,15 +338,7 @@ pub fn flags(args: &[String]) -> (Flags, Vec<String>) {
             spread.push(a.clone());
         }
     }
-    let mut skip = SESSION_FLAGS.to_vec();
-    skip.extend(["--resume", "-r"]);
-    super::whitelist(
-        &drop_bare_resume(&spread),
-        BOOL_FLAGS,
-        VALUED_FLAGS,
-        &skip,
-        0,
-    )
+    drop_bare_resume(&spread)
 }
 
 /// `-r`/`--resume` take an optional value: a bare one (the picker) is dropped before the
@@ -371,94 +358,63 @@ fn drop_bare_resume(args: &[String]) -> Vec<String> {
     out
 }
 
-/// argv that resumes `id` (run in the recorded cwd).
-pub fn resume_argv(program: &str, id: &str, flags: &[String]) -> Vec<String> {
-    let mut v = vec![program.to_string(), "--resume".to_string(), id.to_string()];
-    v.extend(flags.iter().cloned());
-    v
-}
-
 /// GitHub Copilot CLI behind the [`super::AgentKind`] dispatch.
 pub struct Copilot;
 
-/// Its npm package and the versions park's e2e contract passed on (move with the pin in
-/// `scripts/setup`).
-pub static RELEASE: super::release::Release = super::release::Release {
-    name: "Copilot CLI",
-    packages: &["@github/copilot"],
-    tested: ("1.0.102", "1.0.102"),
+/// GitHub Copilot CLI, as data.
+pub static SPEC: Spec = Spec {
+    agent: Agent::Copilot,
+    name: "Copilot",
+    // Its npm package and the versions park's e2e contract passed on (move with the pin in
+    // `scripts/setup`).
+    release: Release {
+        name: "Copilot CLI",
+        packages: &["@github/copilot"],
+        tested: ("1.0.102", "1.0.102"),
+    },
+    programs: &["copilot"],
+    entry_script: None,
+    interactive,
+    // The npm loader runs the native binary, which holds the session.
+    main: Main::Innermost,
+    config: ConfigDir::var_or_home("COPILOT_HOME", ".copilot"),
+    flags: Whitelist {
+        prepare: Some(prepare),
+        ..Whitelist::of(BOOL_FLAGS, VALUED_FLAGS, SKIP_VALUED)
+    },
+    resume: Resume::Flag("--resume"),
+    identify: Identify::Files(|a, _start, platform| identify(a, platform)),
+    transcripts: transcript::all,
+    transcript_at: Some(|config, _cwd, id| transcript::path(config, id)),
+    transcript_needs_cwd: false,
+    parse_transcript: transcript::parse,
+    read_transcript_file: Some(transcript::read_file),
+    markdown: transcript::markdown,
+    message_of: transcript::message_of,
+    read_screen: screen::read,
+    screen_escapes: false,
+    limit_screen: None,
+    generic_title: None,
+    // `open-sessions-state.json`'s `working` flag, read for the bound session.
+    has_status_file: true,
+    open_turn_is_busy: false,
+    // Copilot keeps sessions until the user deletes them (`copilot sessions`).
+    cleanup: None,
+    deletes_transcripts: false,
+    prompt_history: None,
+    // Exported to tool subprocesses by 1.0.102.
+    caller_session_vars: &["COPILOT_AGENT_SESSION_ID"],
+    settle: std::time::Duration::ZERO,
+    // Any unidentified Copilot of the same config dir could be running the session.
+    unidentified_blocks_unpark: true,
+    shared_process: None,
+    supervisor: None,
+    integration: None,
 };
 
 impl super::AgentKind for Copilot {
-    fn release(&self) -> &'static super::release::Release {
-        &RELEASE
-    }
-    fn agent(&self) -> super::Agent {
-        super::Agent::Copilot
-    }
-    fn runs(&self, program: &str, _path: &str, rest: &[String]) -> bool {
-        is_copilot(program) && interactive(rest)
-    }
-    fn main_pid(&self, table: &ProcTable, root: u32) -> u32 {
-        session_pid(table, root)
-    }
-    fn config_var(&self) -> &'static str {
-        "COPILOT_HOME"
-    }
-    fn config_home_dir(&self) -> &'static str {
-        ".copilot"
-    }
-    fn default_config_var(&self) -> &'static str {
-        "COPILOT_HOME"
-    }
-    fn config_dir(&self, env: &[(String, String)]) -> Option<PathBuf> {
-        config_dir(env)
-    }
-    fn flags(&self, args: &[String]) -> (Flags, Vec<String>) {
-        flags(args)
-    }
-    fn resume_argv(&self, program: &str, id: &str, flags: &[String]) -> Vec<String> {
-        resume_argv(program, id, flags)
-    }
-    fn expected_transcript(&self, e: &crate::model::entry::Entry) -> Option<PathBuf> {
-        Some(transcript::path(
-            Path::new(e.config_dir.as_deref()?),
-            &e.session_id,
-        ))
-    }
-    fn restore_path(
-        &self,
-        _e: &crate::model::entry::Entry,
-        config_dir: &Path,
-        sid: &str,
-    ) -> Result<PathBuf, String> {
-        Ok(transcript::path(config_dir, sid))
-    }
-    fn transcript_needs_cwd(&self) -> bool {
-        false
-    }
-    fn transcripts(&self, config_dir: &Path) -> Vec<(String, PathBuf)> {
-        transcript::all(config_dir)
-    }
-    fn parse_transcript(&self, bytes: &[u8]) -> super::transcript::TranscriptInfo {
-        transcript::parse(bytes)
-    }
-    fn message_of(&self, v: &serde_json::Value) -> Option<super::render::Message> {
-        transcript::message_of(v)
-    }
-    fn markdown(&self, bytes: &[u8]) -> super::render::Conversation {
-        transcript::markdown(bytes)
-    }
-    fn read_screen(&self, capture: &str) -> super::screen::ScreenReading {
-        screen::read(capture)
-    }
-    fn cleanup_days(&self, _config_dir: &Path) -> Option<u64> {
-        // Copilot keeps sessions until the user deletes them (`copilot sessions`).
-        None
-    }
-    fn caller_session_vars(&self) -> &'static [&'static str] {
-        // Exported to tool subprocesses by 1.0.102.
-        &["COPILOT_AGENT_SESSION_ID"]
+    fn spec(&self) -> &'static Spec {
+        &SPEC
     }
     fn runs_session(
         &self,
@@ -470,35 +426,10 @@ impl super::AgentKind for Copilot {
         // `pid` is what the resume started (the npm loader, or the native binary itself); the
         // session is the native process's, told by its open files.
         let table = ProcTable::new(platform.processes().unwrap_or_default());
-        let main = session_pid(&table, pid);
+        let main = SPEC.main_pid(&table, pid);
         session_of(main, platform).is_ok_and(|(id, _, _)| {
             e.fresh_from.is_some() || id.eq_ignore_ascii_case(&e.session_id)
         })
-    }
-    fn identify_by_files(
-        &self,
-        a: &AgentProc,
-        _main_start: u64,
-        platform: &dyn Platform,
-    ) -> Option<Identity> {
-        Some(identify(a, platform))
-    }
-    fn read_transcript_file(
-        &self,
-        path: &Path,
-    ) -> std::io::Result<super::transcript::TranscriptInfo> {
-        transcript::read_file(path)
-    }
-    fn has_status_file(&self) -> bool {
-        // `open-sessions-state.json`'s `working` flag, read for the bound session.
-        true
-    }
-    fn open_turn_is_busy(&self) -> bool {
-        false
-    }
-    fn unidentified_blocks_unpark(&self) -> bool {
-        // Any unidentified Copilot of the same config dir could be running the session.
-        true
     }
 }
 
@@ -517,8 +448,8 @@ mod tests {
 
     #[test]
     fn the_loader_and_the_native_binary_are_copilot_and_other_modes_are_not() {
-        assert!(is_copilot("copilot"));
-        assert!(!is_copilot("copilot-language-server"));
+        assert!(SPEC.is_program("copilot", "/x/copilot"));
+        assert!(!SPEC.is_program("copilot-language-server", "/x/copilot-language-server"));
         assert!(interactive(&v(&[])));
         assert!(interactive(&v(&["--resume", SID, "--yolo"])));
         assert!(interactive(&v(&["-i", "fix the bug"])));
@@ -532,7 +463,7 @@ mod tests {
 
     #[test]
     fn flags_keep_the_whitelist_spread_multi_values_and_drop_the_session() {
-        let (k, d) = flags(&v(&[
+        let (k, d) = SPEC.flags(&v(&[
             "--resume",
             SID,
             "--model",
@@ -567,10 +498,10 @@ mod tests {
         assert!(d.contains(&"--evil".to_string()), "{d:?}");
         assert!(!k.iter().any(|a| a.contains("first prompt") || a == SID));
         // A bare `-r` (the picker) takes no value: the flag after it survives.
-        let (k, _) = flags(&v(&["-r", "--allow-all-tools"]));
+        let (k, _) = SPEC.flags(&v(&["-r", "--allow-all-tools"]));
         assert_eq!(k, v(&["--allow-all-tools"]));
         assert_eq!(
-            resume_argv("copilot", SID, &v(&["--yolo"])),
+            SPEC.resume_argv("copilot", SID, &v(&["--yolo"])),
             v(&["copilot", "--resume", SID, "--yolo"])
         );
     }

@@ -2,7 +2,7 @@
 //! first): busy, waiting on a permission prompt or dialog, a draft in the composer, background
 //! shells.
 //!
-//! The cues come from real 1.0.102 captures (`tests/fixtures/copilot-*.txt`):
+//! The cues come from real 1.0.102 captures (`tests/fixtures/copilot/*.txt`):
 //! * The composer is a line at column 0 starting with `❯` (then a space and the text, or nothing
 //!   when empty; `idle2`, `draft`) whose nearest non-empty line above is a full-width `─` rule at
 //!   column 0, and which runs to the next such rule; both rules are as wide as the widest line on
@@ -365,92 +365,92 @@ mod tests {
 
     reads! {
         // Captures from the park session that set Copilot up (160x45).
-        idle2, "copilot-idle2.txt", idle();
-        after_clear, "copilot-after-clear.txt", idle();
-        resumed, "copilot-resumed.txt", idle();
-        draft, "copilot-draft.txt", with_draft("an unsent draft line");
-        busy_waiting_for_the_model, "copilot-busy.txt", busy();
-        permission, "copilot-permission.txt", waiting(PERMISSION);
+        idle2, "copilot/idle2.txt", idle();
+        after_clear, "copilot/after-clear.txt", idle();
+        resumed, "copilot/resumed.txt", idle();
+        draft, "copilot/draft.txt", with_draft("an unsent draft line");
+        busy_waiting_for_the_model, "copilot/busy.txt", busy();
+        permission, "copilot/permission.txt", waiting(PERMISSION);
 
         // Idle at every width, in every mode.
-        idle_start, "copilot-idle-start.txt", idle();
-        idle_after_tool, "copilot-idle-after-tool.txt", idle();
-        idle_80, "copilot-idle-80.txt", idle();
-        idle_40, "copilot-idle-40.txt", idle();
-        idle_20, "copilot-idle-20.txt", idle();
-        idle_after_deny_80, "copilot-after-deny-80.txt", idle();
-        plan_mode, "copilot-plan-mode.txt", idle();
-        autopilot_idle, "copilot-autopilot-idle.txt", idle();
-        yolo_idle, "copilot-yolo-idle.txt", idle();
-        screen_reader_idle, "copilot-screen-reader-idle.txt", idle();
-        shell_mode_placeholder, "copilot-shell-mode.txt", idle();
-        sidebar_open, "copilot-sidebar.txt", idle();
-        sidebar_focused, "copilot-sidebar-focused.txt", idle();
+        idle_start, "copilot/idle-start.txt", idle();
+        idle_after_tool, "copilot/idle-after-tool.txt", idle();
+        idle_80, "copilot/idle-80.txt", idle();
+        idle_40, "copilot/idle-40.txt", idle();
+        idle_20, "copilot/idle-20.txt", idle();
+        idle_after_deny_80, "copilot/after-deny-80.txt", idle();
+        plan_mode, "copilot/plan-mode.txt", idle();
+        autopilot_idle, "copilot/autopilot-idle.txt", idle();
+        yolo_idle, "copilot/yolo-idle.txt", idle();
+        screen_reader_idle, "copilot/screen-reader-idle.txt", idle();
+        shell_mode_placeholder, "copilot/shell-mode.txt", idle();
+        sidebar_open, "copilot/sidebar.txt", idle();
+        sidebar_focused, "copilot/sidebar-focused.txt", idle();
 
         // Drafts.
-        draft_multiline, "copilot-draft-multiline.txt",
+        draft_multiline, "copilot/draft-multiline.txt",
             with_draft("first line of a draft\nsecond line\nthird via ctrl-j");
-        draft_blank_line, "copilot-draft-blankline.txt",
+        draft_blank_line, "copilot/draft-blankline.txt",
             with_draft("first line of a draft\nsecond line\nthird via ctrl-j\n\n  indented after blank");
-        draft_long, "copilot-draft-long.txt", with_draft(
+        draft_long, "copilot/draft-long.txt", with_draft(
             "this is a very long draft that keeps going and going past the right edge of the pane \
              so that the composer has to wrap it onto a second and maybe even a\nthird row of text, \
              which is what we want to see here in order to check the joining of continuation lines");
-        draft_long_80, "copilot-draft-long-80.txt", with_draft(
+        draft_long_80, "copilot/draft-long-80.txt", with_draft(
             "this is a very long draft that keeps going and going past the right edge\n\
              of the pane so that the composer has to wrap it onto a second and maybe\n\
              even a third row of text, which is what we want to see here in order to\n\
              check the joining of continuation lines");
-        draft_20, "copilot-draft-20.txt", with_draft("a narrow draft\nthat wraps\nseveral times");
-        yolo_draft, "copilot-yolo-draft.txt", with_draft("yolo draft text");
-        sidebar_draft, "copilot-sidebar-draft.txt", with_draft("typed with sidebar");
-        screen_reader_draft, "copilot-screen-reader-draft.txt",
+        draft_20, "copilot/draft-20.txt", with_draft("a narrow draft\nthat wraps\nseveral times");
+        yolo_draft, "copilot/yolo-draft.txt", with_draft("yolo draft text");
+        sidebar_draft, "copilot/sidebar-draft.txt", with_draft("typed with sidebar");
+        screen_reader_draft, "copilot/screen-reader-draft.txt",
             with_draft("screen reader draft\nline two");
-        slash_menu, "copilot-slash-menu.txt", with_draft("/add-dir");
-        slash_menu_80, "copilot-slash-menu-80.txt", with_draft("/add-dir");
-        screen_reader_slash_menu, "copilot-screen-reader-slash.txt", with_draft("/add-dir");
-        reverse_search, "copilot-reverse-search.txt", with_draft("(reverse-i-search)`':");
-        stashed, "copilot-stashed.txt", with_draft(STASHED);
-        stashed_80, "copilot-stashed-80.txt", with_draft(STASHED);
+        slash_menu, "copilot/slash-menu.txt", with_draft("/add-dir");
+        slash_menu_80, "copilot/slash-menu-80.txt", with_draft("/add-dir");
+        screen_reader_slash_menu, "copilot/screen-reader-slash.txt", with_draft("/add-dir");
+        reverse_search, "copilot/reverse-search.txt", with_draft("(reverse-i-search)`':");
+        stashed, "copilot/stashed.txt", with_draft(STASHED);
+        stashed_80, "copilot/stashed-80.txt", with_draft(STASHED);
 
         // A turn in flight.
-        busy_tool, "copilot-busy-tool.txt", busy();
-        busy_tool_50, "copilot-busy-tool-50.txt", busy();
-        busy_tool_30, "copilot-busy-tool-30.txt", busy();
-        busy_20, "copilot-busy-20.txt", busy();
-        busy_shell_command, "copilot-busy-shell-command.txt", busy();
-        busy_shell_command_20, "copilot-busy-shell-command-20.txt", busy();
-        busy_yolo_tool, "copilot-yolo-busy-tool.txt", busy();
-        busy_autopilot, "copilot-autopilot-busy.txt", busy();
-        busy_screen_reader, "copilot-screen-reader-busy.txt", busy();
-        busy_with_a_draft, "copilot-busy-draft.txt", ScreenReading {
+        busy_tool, "copilot/busy-tool.txt", busy();
+        busy_tool_50, "copilot/busy-tool-50.txt", busy();
+        busy_tool_30, "copilot/busy-tool-30.txt", busy();
+        busy_20, "copilot/busy-20.txt", busy();
+        busy_shell_command, "copilot/busy-shell-command.txt", busy();
+        busy_shell_command_20, "copilot/busy-shell-command-20.txt", busy();
+        busy_yolo_tool, "copilot/yolo-busy-tool.txt", busy();
+        busy_autopilot, "copilot/autopilot-busy.txt", busy();
+        busy_screen_reader, "copilot/screen-reader-busy.txt", busy();
+        busy_with_a_draft, "copilot/busy-draft.txt", ScreenReading {
             draft: Some("a queued draft while busy".into()),
             ..busy()
         };
-        busy_waiting_for_background_shells, "copilot-busy-bg-shells.txt", ScreenReading {
+        busy_waiting_for_background_shells, "copilot/busy-bg-shells.txt", ScreenReading {
             bg_shells: 1,
             ..busy()
         };
 
         // Permission prompts and dialogs.
-        permission_three_options, "copilot-permission-sleep.txt", waiting(PERMISSION);
-        permission_80, "copilot-permission-80.txt", waiting(PERMISSION);
-        permission_80_second_selected, "copilot-permission-80-second.txt", waiting(PERMISSION);
-        permission_80_typing_feedback, "copilot-permission-80-feedback.txt", waiting(PERMISSION);
-        permission_screen_reader, "copilot-screen-reader-permission.txt", waiting(PERMISSION);
-        trust_folder, "copilot-trust-folder.txt", waiting("dialog: Confirm folder trust");
-        autopilot_dialog, "copilot-autopilot-dialog.txt", waiting("dialog: Enable autopilot mode");
-        rewind_single_option, "copilot-rewind.txt", waiting("dialog: Rewind to a previous point");
-        model_picker, "copilot-model-picker.txt", waiting("dialog open");
-        resume_picker, "copilot-resume-picker.txt", waiting("dialog open");
-        full_help, "copilot-help-full.txt", waiting("dialog open");
-        quick_help, "copilot-help-overlay.txt", ScreenReading {
+        permission_three_options, "copilot/permission-sleep.txt", waiting(PERMISSION);
+        permission_80, "copilot/permission-80.txt", waiting(PERMISSION);
+        permission_80_second_selected, "copilot/permission-80-second.txt", waiting(PERMISSION);
+        permission_80_typing_feedback, "copilot/permission-80-feedback.txt", waiting(PERMISSION);
+        permission_screen_reader, "copilot/screen-reader-permission.txt", waiting(PERMISSION);
+        trust_folder, "copilot/trust-folder.txt", waiting("dialog: Confirm folder trust");
+        autopilot_dialog, "copilot/autopilot-dialog.txt", waiting("dialog: Enable autopilot mode");
+        rewind_single_option, "copilot/rewind.txt", waiting("dialog: Rewind to a previous point");
+        model_picker, "copilot/model-picker.txt", waiting("dialog open");
+        resume_picker, "copilot/resume-picker.txt", waiting("dialog open");
+        full_help, "copilot/help-full.txt", waiting("dialog open");
+        quick_help, "copilot/help-overlay.txt", ScreenReading {
             waiting: Some("quick help open".into()),
             ..idle()
         };
 
         // Gone.
-        after_sigterm, "copilot-after-sigterm.txt", unknown();
+        after_sigterm, "copilot/after-sigterm.txt", unknown();
     }
 
     // ---- synthetic edge cases -----------------------------------------------------------
@@ -544,7 +544,7 @@ mod tests {
 
     #[test]
     fn shell_mode_text_is_a_draft() {
-        let s = fixture!("copilot-shell-mode.txt").replace("! Execute shell command", "! sleep 40");
+        let s = fixture!("copilot/shell-mode.txt").replace("! Execute shell command", "! sleep 40");
         assert_eq!(read(&s), with_draft("!sleep 40"));
         // The placeholder is only empty when it is all there is.
         let s = screen("", "! Execute shell command\n  rm -rf build", IDLE_FOOTER);

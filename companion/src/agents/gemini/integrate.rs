@@ -49,7 +49,7 @@ pub fn read_record(home: &Path, pid: u32) -> Option<Record> {
 
 /// Gemini's user settings file for `env`.
 pub fn settings_file(env: &[(String, String)]) -> Option<PathBuf> {
-    super::config_dir(env).map(|d| d.join("settings.json"))
+    super::SPEC.config.dir(env).map(|d| d.join("settings.json"))
 }
 
 fn is_ours(hook: &Value) -> bool {

@@ -32,7 +32,9 @@ pub mod integrate;
 pub mod screen;
 pub mod transcript;
 
-use super::{AgentProc, Flags, Identity};
+use super::release::Release;
+use super::spec::{ConfigDir, Identify, Main, Resume, Spec, Whitelist};
+use super::{Agent, AgentProc, Identity};
 use crate::adapters::platform::proctree::{program_of, ProcTable};
 use crate::adapters::platform::{env_get, Platform};
 use crate::agents::transcript::valid_session_id;
@@ -106,25 +108,6 @@ pub fn interactive(args: &[String]) -> bool {
         && !matches!(args.first(), Some(a) if SUBCOMMANDS.contains(&a.as_str()))
 }
 
-fn is_gemini(program: &str) -> bool {
-    program == "gemini"
-}
-
-/// The global dir: `$GEMINI_CLI_HOME/.gemini`, else `$HOME/.gemini`.
-pub fn config_dir(env: &[(String, String)]) -> Option<PathBuf> {
-    if let Some(d) = env_get(env, "GEMINI_CLI_HOME").filter(|d| !d.is_empty()) {
-        return Some(Path::new(d).join(".gemini"));
-    }
-    env_get(env, "HOME").map(|h| Path::new(h).join(".gemini"))
-}
-
-/// The innermost gemini process under `root` (the relaunched child, which runs the session).
-pub(crate) fn session_pid(table: &ProcTable, root: u32) -> u32 {
-    table.innermost(root, |p| {
-        program_of(&p.argv).is_some_and(|(n, _)| is_gemini(&n))
-    })
-}
-
 /// The session id argv names (`--resume <uuid>`, `--resume=<uuid>`, `--session-id <uuid>`);
 /// `latest` or an index names none.
 pub fn argv_session(args: &[String]) -> Option<String> {
@@ -178,7 +161,7 @@ fn session_of(a: &AgentProc, main_start: u64) -> Result<Bound, String> {
 }
 
 pub fn identify(a: &AgentProc, main_start: u64, platform: &dyn Platform) -> Identity {
-    let Some(config) = config_dir(&a.env) else {
+    let Some(config) = SPEC.config.dir(&a.env) else {
         return Identity::untargetable(
             "Gemini: neither GEMINI_CLI_HOME nor HOME in the process environment",
         );
@@ -237,62 +220,64 @@ pub fn identify(a: &AgentProc, main_start: u64, platform: &dyn Platform) -> Iden
     }
 }
 
-pub fn flags(args: &[String]) -> (Flags, Vec<String>) {
-    super::whitelist(args, BOOL_FLAGS, VALUED_FLAGS, SESSION_FLAGS, 0)
-}
-
-/// argv that resumes `id` (run in the recorded cwd: resume is per project).
-pub fn resume_argv(program: &str, id: &str, flags: &[String]) -> Vec<String> {
-    let mut v = vec![program.to_string(), "--resume".to_string(), id.to_string()];
-    v.extend(flags.iter().cloned());
-    v
-}
-
 /// Gemini CLI behind the [`super::AgentKind`] dispatch.
 pub struct Gemini;
 
-/// Its npm package and the versions park's e2e contract passed on (move with the pin in
-/// `scripts/setup`).
-pub static RELEASE: super::release::Release = super::release::Release {
-    name: "Gemini CLI",
-    packages: &["@google/gemini-cli"],
-    tested: ("0.61.0", "0.61.0"),
+/// Gemini CLI, as data.
+pub static SPEC: Spec = Spec {
+    agent: Agent::Gemini,
+    name: "Gemini",
+    // Its npm package and the versions park's e2e contract passed on (move with the pin in
+    // `scripts/setup`).
+    release: Release {
+        name: "Gemini CLI",
+        packages: &["@google/gemini-cli"],
+        tested: ("0.61.0", "0.61.0"),
+    },
+    programs: &["gemini"],
+    entry_script: None,
+    interactive,
+    // `gemini` relaunches itself: the session runs in the child.
+    main: Main::Innermost,
+    config: ConfigDir {
+        // GEMINI_CLI_HOME names the directory that holds `.gemini`.
+        under_var: Some(".gemini"),
+        ..ConfigDir::var_or_home("GEMINI_CLI_HOME", ".gemini")
+    },
+    flags: Whitelist::of(BOOL_FLAGS, VALUED_FLAGS, SESSION_FLAGS),
+    resume: Resume::Flag("--resume"),
+    identify: Identify::Files(identify),
+    transcripts: transcript::all,
+    transcript_at: None,
+    transcript_needs_cwd: true,
+    parse_transcript: transcript::parse,
+    read_transcript_file: Some(transcript::read_file),
+    markdown: transcript::markdown,
+    message_of: transcript::message_of,
+    read_screen: screen::read,
+    screen_escapes: false,
+    limit_screen: None,
+    generic_title: None,
+    has_status_file: false,
+    open_turn_is_busy: false,
+    // Gemini's session retention is off unless configured; its resume bug deletes chats
+    // regardless, which the archive and `after_resume` cover.
+    cleanup: None,
+    deletes_transcripts: true,
+    prompt_history: None,
+    // Set for hooks and tool subprocesses by 0.61.0.
+    caller_session_vars: &["GEMINI_SESSION_ID"],
+    // The resume writes its orphan stub while it starts: give it time before the cleanup.
+    settle: std::time::Duration::from_secs(2),
+    unidentified_blocks_unpark: true,
+    shared_process: None,
+    supervisor: None,
+    integration: Some(&integrate::Hook),
 };
 
 impl super::AgentKind for Gemini {
-    fn release(&self) -> &'static super::release::Release {
-        &RELEASE
-    }
-    fn agent(&self) -> super::Agent {
-        super::Agent::Gemini
-    }
-    fn runs(&self, program: &str, _path: &str, rest: &[String]) -> bool {
-        is_gemini(program) && interactive(rest)
-    }
-    fn main_pid(&self, table: &ProcTable, root: u32) -> u32 {
-        session_pid(table, root)
-    }
-    fn config_var(&self) -> &'static str {
-        "GEMINI_CLI_HOME"
-    }
-    fn config_home_dir(&self) -> &'static str {
-        ".gemini"
-    }
-    fn default_config_var(&self) -> &'static str {
-        "GEMINI_CLI_HOME"
-    }
-    fn config_dir(&self, env: &[(String, String)]) -> Option<PathBuf> {
-        config_dir(env)
-    }
-    fn config_var_value(&self, dir: &Path) -> Option<PathBuf> {
-        // GEMINI_CLI_HOME names the directory that holds `.gemini`.
-        dir.parent().map(Path::to_path_buf)
-    }
-    fn flags(&self, args: &[String]) -> (Flags, Vec<String>) {
-        flags(args)
-    }
-    fn resume_argv(&self, program: &str, id: &str, flags: &[String]) -> Vec<String> {
-        resume_argv(program, id, flags)
+    fn spec(&self) -> &'static Spec {
+        &SPEC
     }
     fn expected_transcript(&self, e: &crate::model::entry::Entry) -> Option<PathBuf> {
         let config = Path::new(e.config_dir.as_deref()?);
@@ -323,36 +308,6 @@ impl super::AgentKind for Gemini {
                 )
             })
     }
-    fn transcript_needs_cwd(&self) -> bool {
-        true
-    }
-    fn transcripts(&self, config_dir: &Path) -> Vec<(String, PathBuf)> {
-        transcript::all(config_dir)
-    }
-    fn parse_transcript(&self, bytes: &[u8]) -> super::transcript::TranscriptInfo {
-        transcript::parse(bytes)
-    }
-    fn message_of(&self, v: &serde_json::Value) -> Option<super::render::Message> {
-        transcript::message_of(v)
-    }
-    fn markdown(&self, bytes: &[u8]) -> super::render::Conversation {
-        transcript::markdown(bytes)
-    }
-    fn read_screen(&self, capture: &str) -> super::screen::ScreenReading {
-        screen::read(capture)
-    }
-    fn cleanup_days(&self, _config_dir: &Path) -> Option<u64> {
-        // Gemini's session retention is off unless configured; its resume bug deletes chats
-        // regardless, which the archive and `after_resume` cover.
-        None
-    }
-    fn deletes_transcripts(&self) -> bool {
-        true
-    }
-    fn caller_session_vars(&self) -> &'static [&'static str] {
-        // Set for hooks and tool subprocesses by 0.61.0.
-        &["GEMINI_SESSION_ID"]
-    }
     fn runs_session(
         &self,
         e: &crate::model::entry::Entry,
@@ -363,7 +318,7 @@ impl super::AgentKind for Gemini {
         // `pid` is what the resume started (`gemini --resume <id>`, the parent); the session
         // runs in its relaunched child, told by the hook's record or by argv as in a scan.
         let table = ProcTable::new(platform.processes().unwrap_or_default());
-        let main = session_pid(&table, pid);
+        let main = SPEC.main_pid(&table, pid);
         if main == pid {
             return false; // not relaunched yet
         }
@@ -384,30 +339,6 @@ impl super::AgentKind for Gemini {
         };
         session_of(&a, p.start_ticks)
             .is_ok_and(|(id, ..)| e.fresh_from.is_some() || id.eq_ignore_ascii_case(&e.session_id))
-    }
-    fn settle(&self) -> std::time::Duration {
-        // The resume writes its orphan stub while it starts: give it time before the cleanup.
-        std::time::Duration::from_secs(2)
-    }
-    fn identify_by_files(
-        &self,
-        a: &AgentProc,
-        main_start: u64,
-        platform: &dyn Platform,
-    ) -> Option<Identity> {
-        Some(identify(a, main_start, platform))
-    }
-    fn read_transcript_file(
-        &self,
-        path: &Path,
-    ) -> std::io::Result<super::transcript::TranscriptInfo> {
-        transcript::read_file(path)
-    }
-    fn has_status_file(&self) -> bool {
-        false
-    }
-    fn open_turn_is_busy(&self) -> bool {
-        false
     }
     fn after_resume(&self, e: &crate::model::entry::Entry) -> Option<String> {
         let config = PathBuf::from(e.config_dir.as_deref()?);
@@ -437,9 +368,6 @@ impl super::AgentKind for Gemini {
             std::thread::sleep(std::time::Duration::from_millis(250));
         }
     }
-    fn integration(&self) -> Option<&'static dyn super::Integration> {
-        Some(&integrate::Hook)
-    }
 }
 
 #[cfg(test)]
@@ -458,9 +386,9 @@ mod tests {
     #[test]
     fn gemini_cli_home_names_the_parent_of_the_config_dir() {
         let env = vec![("GEMINI_CLI_HOME".to_string(), "/g".to_string())];
-        let dir = config_dir(&env).unwrap();
+        let dir = SPEC.config.dir(&env).unwrap();
         assert_eq!(dir, PathBuf::from("/g/.gemini"));
-        assert_eq!(Gemini.config_var_value(&dir), Some(PathBuf::from("/g")));
+        assert_eq!(SPEC.config.var_value(&dir), Some(PathBuf::from("/g")));
     }
 
     #[test]
@@ -487,7 +415,7 @@ mod tests {
 
     #[test]
     fn flags_keep_the_whitelist_and_drop_sessions_prompts_and_hostile_values() {
-        let (k, d) = flags(&v(&[
+        let (k, d) = SPEC.flags(&v(&[
             "--resume",
             SID,
             "--approval-mode",
@@ -507,7 +435,7 @@ mod tests {
         );
         assert!(d.contains(&"--evil".to_string()));
         assert_eq!(
-            resume_argv("gemini", SID, &k),
+            SPEC.resume_argv("gemini", SID, &k),
             v(&[
                 "gemini",
                 "--resume",

@@ -1,7 +1,7 @@
 //! Gemini CLI's screen (a plain `capture-pane -p` capture; escapes, if any, are stripped first):
 //! busy, waiting on a tool confirmation or dialog, a draft in the composer, background processes.
 //!
-//! The cues come from real 0.61.0 captures (`tests/fixtures/gemini-*.txt`) and its bundle
+//! The cues come from real 0.61.0 captures (`tests/fixtures/gemini/*.txt`) and its bundle
 //! (`interactiveCli-*.js`: `Composer`, `StatusRow`, `InputPrompt`, `LoadingIndicator`,
 //! `computeTerminalTitle`):
 //! * Below the history the composer area is: a toast line (`Press Ctrl+C again to exit.`),
@@ -581,133 +581,133 @@ mod tests {
 
     reads! {
         // Captures from the session that set Gemini up (160x45, no true colour).
-        idle_start, "gemini-idle.txt", idle();
-        draft, "gemini-draft.txt", with_draft("a draft not sent yet");
-        after_first_reply, "gemini-after-first-reply.txt", idle();
-        busy_thinking, "gemini-busy.txt", busy();
-        permission, "gemini-permission.txt", waiting(SHELL_PERMISSION);
-        after_tool, "gemini-after-tool.txt", idle();
-        after_clear, "gemini-after-clear.txt", idle();
-        resumed, "gemini-resumed.txt", idle();
-        resumed_after_prompt, "gemini-resumed-after-prompt.txt", idle();
+        idle_start, "gemini/idle.txt", idle();
+        draft, "gemini/draft.txt", with_draft("a draft not sent yet");
+        after_first_reply, "gemini/after-first-reply.txt", idle();
+        busy_thinking, "gemini/busy.txt", busy();
+        permission, "gemini/permission.txt", waiting(SHELL_PERMISSION);
+        after_tool, "gemini/after-tool.txt", idle();
+        after_clear, "gemini/after-clear.txt", idle();
+        resumed, "gemini/resumed.txt", idle();
+        resumed_after_prompt, "gemini/resumed-after-prompt.txt", idle();
         // The shell prompt printed over the empty composer: Gemini is gone.
-        after_sigterm, "gemini-after-sigterm.txt", unknown();
+        after_sigterm, "gemini/after-sigterm.txt", unknown();
 
         // Idle at every width and in every mode.
-        idle_80, "gemini-idle-80.txt", idle();
-        idle_50_fresh, "gemini-idle-50-fresh.txt", idle();
-        idle_50_after_resize, "gemini-idle-50-resized.txt", idle();
-        idle_30_wrapped_placeholder, "gemini-idle-30.txt", idle();
-        idle_after_queued_prompt, "gemini-after-queued-80.txt", idle();
-        idle_after_tool_80, "gemini-after-tool-80.txt", idle();
-        idle_after_deny_truecolor, "gemini-tc-after-deny-80.txt", idle();
-        idle_truecolor, "gemini-tc-idle-80.txt", idle();
-        idle_no_color, "gemini-nocolor-idle-80.txt", idle();
-        idle_alternate_buffer, "gemini-alt-idle.txt", idle();
-        idle_auto_edit, "gemini-auto-edit.txt", idle();
-        idle_plan_mode, "gemini-plan-mode.txt", idle();
-        idle_yolo_toggled, "gemini-yolo-idle.txt", idle();
-        idle_yolo_started, "gemini-yolo-start.txt", idle();
-        idle_shell_mode_placeholder, "gemini-shell-mode.txt", idle();
-        idle_exit_warning, "gemini-ctrl-c-once.txt", idle();
-        idle_exit_warning_50, "gemini-ctrl-c-once-50.txt", idle();
-        idle_shortcuts_help, "gemini-shortcuts-help.txt", idle();
-        idle_focus_ui, "gemini-focus-mode.txt", idle();
-        idle_with_a_background_process, "gemini-bg-shell.txt", ScreenReading {
+        idle_80, "gemini/idle-80.txt", idle();
+        idle_50_fresh, "gemini/idle-50-fresh.txt", idle();
+        idle_50_after_resize, "gemini/idle-50-resized.txt", idle();
+        idle_30_wrapped_placeholder, "gemini/idle-30.txt", idle();
+        idle_after_queued_prompt, "gemini/after-queued-80.txt", idle();
+        idle_after_tool_80, "gemini/after-tool-80.txt", idle();
+        idle_after_deny_truecolor, "gemini/tc-after-deny-80.txt", idle();
+        idle_truecolor, "gemini/tc-idle-80.txt", idle();
+        idle_no_color, "gemini/nocolor-idle-80.txt", idle();
+        idle_alternate_buffer, "gemini/alt-idle.txt", idle();
+        idle_auto_edit, "gemini/auto-edit.txt", idle();
+        idle_plan_mode, "gemini/plan-mode.txt", idle();
+        idle_yolo_toggled, "gemini/yolo-idle.txt", idle();
+        idle_yolo_started, "gemini/yolo-start.txt", idle();
+        idle_shell_mode_placeholder, "gemini/shell-mode.txt", idle();
+        idle_exit_warning, "gemini/ctrl-c-once.txt", idle();
+        idle_exit_warning_50, "gemini/ctrl-c-once-50.txt", idle();
+        idle_shortcuts_help, "gemini/shortcuts-help.txt", idle();
+        idle_focus_ui, "gemini/focus-mode.txt", idle();
+        idle_with_a_background_process, "gemini/bg-shell.txt", ScreenReading {
             bg_shells: 1,
             ..idle()
         };
 
         // Drafts.
-        draft_multiline, "gemini-draft-multiline.txt", with_draft(
+        draft_multiline, "gemini/draft-multiline.txt", with_draft(
             "first line of a draft\nsecond line\n\n  indented after blank\nfourth via backslash-enter");
-        draft_long, "gemini-draft-long.txt", with_draft(
+        draft_long, "gemini/draft-long.txt", with_draft(
             "this is a very long draft that keeps going and going past the right edge of the pane \
              so that the composer has to wrap it onto a second and maybe even a\nthird row of text, \
              which is what we want to see here in order to check the joining of continuation lines");
-        draft_long_80, "gemini-draft-long-80.txt", with_draft(
+        draft_long_80, "gemini/draft-long-80.txt", with_draft(
             "this is a very long draft that keeps going and going past the right edge\n\
              of the pane so that the composer has to wrap it onto a second and maybe\n\
              even a third row of text, which is what we want to see here in order to\n\
              check the joining of continuation lines");
-        draft_long_50_after_resize, "gemini-draft-long-50-resized.txt", with_draft(
+        draft_long_50_after_resize, "gemini/draft-long-50-resized.txt", with_draft(
             "this is a very long draft that keeps going\n\
              and going past the right edge of the pane\n\
              so that the composer has to wrap it onto a\n\
              second and maybe even a third row of text,\n\
              which is what we want to see here in order\n\
              to check the joining of continuation lines");
-        draft_50, "gemini-draft-50.txt",
+        draft_50, "gemini/draft-50.txt",
             with_draft("a narrow draft that wraps several times in\nthe composer");
-        draft_truecolor, "gemini-tc-draft-after-80.txt", with_draft("line one\nline two");
-        draft_no_color, "gemini-nocolor-draft-80.txt", with_draft("draft one\ndraft two");
-        draft_yolo, "gemini-yolo-draft.txt", with_draft("yolo draft text");
-        draft_auto_edit, "gemini-auto-edit-draft.txt", with_draft("auto edit draft");
-        draft_shell_mode, "gemini-shell-mode-draft.txt", with_draft("!ls -la");
-        draft_slash_menu, "gemini-slash-menu.txt", with_draft("/");
-        draft_slash_menu_alternate_buffer, "gemini-alt-slash.txt", with_draft("/");
-        draft_at_menu, "gemini-at-menu.txt", with_draft("look at @");
-        reverse_search_empty, "gemini-reverse-search.txt", with_draft("(r:)");
-        reverse_search_typed, "gemini-reverse-search-typed.txt", with_draft("(r:) tool");
+        draft_truecolor, "gemini/tc-draft-after-80.txt", with_draft("line one\nline two");
+        draft_no_color, "gemini/nocolor-draft-80.txt", with_draft("draft one\ndraft two");
+        draft_yolo, "gemini/yolo-draft.txt", with_draft("yolo draft text");
+        draft_auto_edit, "gemini/auto-edit-draft.txt", with_draft("auto edit draft");
+        draft_shell_mode, "gemini/shell-mode-draft.txt", with_draft("!ls -la");
+        draft_slash_menu, "gemini/slash-menu.txt", with_draft("/");
+        draft_slash_menu_alternate_buffer, "gemini/alt-slash.txt", with_draft("/");
+        draft_at_menu, "gemini/at-menu.txt", with_draft("look at @");
+        reverse_search_empty, "gemini/reverse-search.txt", with_draft("(r:)");
+        reverse_search_typed, "gemini/reverse-search-typed.txt", with_draft("(r:) tool");
         // The shell prompt printed after a draft: read as (part of) the draft, which refuses.
-        draft_after_sigterm_truecolor, "gemini-tc-after-sigterm-80.txt",
+        draft_after_sigterm_truecolor, "gemini/tc-after-sigterm-80.txt",
             with_draft("an unsent draft before the killbash-5.2#");
         // Focus UI hides the hint when there is text: cannot tell.
-        draft_focus_ui, "gemini-focus-draft.txt", unknown();
+        draft_focus_ui, "gemini/focus-draft.txt", unknown();
 
         // A turn in flight.
-        busy_80, "gemini-busy-80.txt", busy();
-        busy_50, "gemini-busy-50.txt", busy();
-        busy_26_cut_short, "gemini-busy-26.txt", busy();
-        busy_tool, "gemini-busy-tool.txt", busy();
-        busy_shell_command, "gemini-busy-shell-command.txt", busy();
-        busy_yolo_tool, "gemini-yolo-busy-tool.txt", busy();
-        busy_truecolor, "gemini-tc-busy-80.txt", busy();
-        busy_no_color, "gemini-nocolor-busy-80.txt", busy();
-        busy_alternate_buffer, "gemini-alt-busy.txt", busy();
-        busy_focus_ui, "gemini-focus-busy.txt", busy();
-        busy_queued_prompt, "gemini-busy-queued-80.txt", busy();
-        busy_with_a_draft, "gemini-busy-draft-80.txt", ScreenReading {
+        busy_80, "gemini/busy-80.txt", busy();
+        busy_50, "gemini/busy-50.txt", busy();
+        busy_26_cut_short, "gemini/busy-26.txt", busy();
+        busy_tool, "gemini/busy-tool.txt", busy();
+        busy_shell_command, "gemini/busy-shell-command.txt", busy();
+        busy_yolo_tool, "gemini/yolo-busy-tool.txt", busy();
+        busy_truecolor, "gemini/tc-busy-80.txt", busy();
+        busy_no_color, "gemini/nocolor-busy-80.txt", busy();
+        busy_alternate_buffer, "gemini/alt-busy.txt", busy();
+        busy_focus_ui, "gemini/focus-busy.txt", busy();
+        busy_queued_prompt, "gemini/busy-queued-80.txt", busy();
+        busy_with_a_draft, "gemini/busy-draft-80.txt", ScreenReading {
             draft: Some("a queued draft while busy".into()),
             ..busy()
         };
-        busy_with_a_draft_truecolor, "gemini-tc-busy-draft-80.txt", ScreenReading {
+        busy_with_a_draft_truecolor, "gemini/tc-busy-draft-80.txt", ScreenReading {
             draft: Some("line one\nline two".into()),
             ..busy()
         };
 
         // Tool confirmations and dialogs.
-        permission_80, "gemini-permission-80.txt", waiting(SHELL_PERMISSION);
-        permission_80_second_selected, "gemini-permission-80-second.txt", waiting(SHELL_PERMISSION);
-        permission_50, "gemini-permission-50.txt", waiting(SHELL_PERMISSION);
-        permission_truecolor, "gemini-tc-permission-80.txt", waiting(SHELL_PERMISSION);
-        permission_alternate_buffer, "gemini-alt-permission.txt", waiting(SHELL_PERMISSION);
-        permission_above_a_live_composer, "gemini-nocollapse-permission.txt", ScreenReading {
+        permission_80, "gemini/permission-80.txt", waiting(SHELL_PERMISSION);
+        permission_80_second_selected, "gemini/permission-80-second.txt", waiting(SHELL_PERMISSION);
+        permission_50, "gemini/permission-50.txt", waiting(SHELL_PERMISSION);
+        permission_truecolor, "gemini/tc-permission-80.txt", waiting(SHELL_PERMISSION);
+        permission_alternate_buffer, "gemini/alt-permission.txt", waiting(SHELL_PERMISSION);
+        permission_above_a_live_composer, "gemini/nocollapse-permission.txt", ScreenReading {
             waiting: Some(SHELL_PERMISSION.into()),
             ..idle()
         };
-        permission_above_a_queued_prompt, "gemini-nocollapse-permission-queued.txt", ScreenReading {
+        permission_above_a_queued_prompt, "gemini/nocollapse-permission-queued.txt", ScreenReading {
             waiting: Some(SHELL_PERMISSION.into()),
             ..idle()
         };
-        permission_above_a_draft, "gemini-nocollapse-permission-draft.txt", ScreenReading {
+        permission_above_a_draft, "gemini/nocollapse-permission-draft.txt", ScreenReading {
             waiting: Some(SHELL_PERMISSION.into()),
             ..with_draft("1")
         };
-        model_dialog, "gemini-model-dialog.txt", waiting("dialog: Select Model");
-        settings_dialog, "gemini-settings-dialog.txt", waiting("dialog: Settings");
-        rewind_dialog, "gemini-double-esc.txt", waiting("dialog: Rewind");
-        resume_picker, "gemini-resume-picker.txt", waiting("resume picker");
-        background_view_focused, "gemini-bg-view.txt", ScreenReading {
+        model_dialog, "gemini/model-dialog.txt", waiting("dialog: Select Model");
+        settings_dialog, "gemini/settings-dialog.txt", waiting("dialog: Settings");
+        rewind_dialog, "gemini/double-esc.txt", waiting("dialog: Rewind");
+        resume_picker, "gemini/resume-picker.txt", waiting("resume picker");
+        background_view_focused, "gemini/bg-view.txt", ScreenReading {
             waiting: Some("background process view focused".into()),
             bg_shells: 1,
             ..idle()
         };
 
         // Gone or unreadable.
-        after_quit, "gemini-after-quit.txt", unknown();
-        after_ctrl_c_exit, "gemini-after-ctrl-c-exit.txt", unknown();
-        screen_reader, "gemini-sr-idle.txt", unknown();
+        after_quit, "gemini/after-quit.txt", unknown();
+        after_ctrl_c_exit, "gemini/after-ctrl-c-exit.txt", unknown();
+        screen_reader, "gemini/sr-idle.txt", unknown();
     }
 
     // ---- synthetic edge cases -----------------------------------------------------------

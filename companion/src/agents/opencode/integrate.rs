@@ -28,10 +28,10 @@ use std::path::{Path, PathBuf};
 
 /// The plugin file's first line, by which park knows the file is its own.
 fn first_line(f: &Flavor) -> String {
-    let a = f.agent.as_str();
+    let a = f.spec.agent.as_str();
     format!(
         "// park integration for {} (`park integrate {a}`; `park integrate --remove {a}` removes it)",
-        f.name
+        f.spec.name
     )
 }
 
@@ -48,7 +48,7 @@ pub struct Record {
 }
 
 pub fn records_dir(home: &Path, f: &Flavor) -> PathBuf {
-    home.join("integrations").join(f.agent.as_str())
+    home.join("integrations").join(f.spec.agent.as_str())
 }
 
 pub fn read_record(dir: &Path, pid: u32) -> Option<Record> {
@@ -64,8 +64,8 @@ pub fn plugin_file(f: &Flavor, env: &[(String, String)]) -> Option<PathBuf> {
 pub fn plugin_source(f: &Flavor, park_exe: &Path) -> String {
     let exe = serde_json::to_string(&park_exe.to_string_lossy()).unwrap_or_default();
     let first = first_line(f);
-    let agent = f.agent.as_str();
-    let name = f.name;
+    let agent = f.spec.agent.as_str();
+    let name = f.spec.name;
     format!(
         r#"{first}
 // It tells park which session this {name} process is on and whether it is busy, so that
@@ -186,7 +186,7 @@ pub fn state_of(
         Some(exe) => IntegrationState::Broken(format!(
             "the plugin runs {}, which is not there any more: run `park integrate {}` again",
             exe.display(),
-            f.agent.as_str()
+            f.spec.agent.as_str()
         )),
         None => IntegrationState::Unreadable(
             "a plugin named park.js that park did not write is in the way; not touching it".into(),
@@ -219,7 +219,7 @@ fn ancestor(
     let mut pid = from;
     for _ in 0..4 {
         let p = platform.process(pid)?;
-        if program_of(&p.argv).is_some_and(|(n, _)| f.runs_as(&n)) {
+        if program_of(&p.argv).is_some_and(|(n, i)| f.spec.is_program(&n, &p.argv[i])) {
             return Some(p);
         }
         pid = p.ppid;
@@ -265,8 +265,8 @@ impl Integration for Plugin {
             "wrote the plugin {} (it runs `{} hook {}`); restart running {} processes to load it",
             path.display(),
             park_exe.display(),
-            self.0.agent.as_str(),
-            self.0.name
+            self.0.spec.agent.as_str(),
+            self.0.spec.name
         ))
     }
     fn remove(&self, env: &[(String, String)]) -> Result<String, String> {
@@ -297,7 +297,7 @@ impl Integration for Plugin {
             .process(std::process::id())
             .ok_or("own process unreadable")?;
         let o = ancestor(self.0, platform, me.ppid)
-            .ok_or_else(|| format!("no {} process above this hook", self.0.name))?;
+            .ok_or_else(|| format!("no {} process above this hook", self.0.spec.name))?;
         let rec = Record {
             pid: o.pid,
             start_ticks: o.start_ticks,

@@ -26,7 +26,8 @@ pub mod integrate;
 pub mod screen;
 pub mod transcript;
 
-use super::{AgentProc, Flags, Identity};
+use super::spec::{ConfigDir, Identify, Main, Resume, Spec, Whitelist};
+use super::{AgentProc, Identity};
 use crate::adapters::platform::proctree::{program_of, ProcTable};
 use crate::adapters::platform::{env_get, Platform};
 use crate::model::entry::Entry;
@@ -95,17 +96,13 @@ const SESSION_FLAGS: &[&str] = &["-s", "--session", "--prompt", "--worktree"];
 /// How long a session title shows in the terminal title before OpenCode cuts it with `…`.
 const TITLE_CHARS: usize = 37;
 
-/// What tells OpenCode and a fork that only renames it apart.
+/// What OpenCode and a fork that only renames it tell apart beyond their [`Spec`]: directories,
+/// database file, titles.
 pub struct Flavor {
-    pub agent: super::Agent,
-    /// How reasons name it.
-    pub name: &'static str,
-    /// Program names of its processes (a node wrapper's and the native binary's).
-    pub programs: &'static [&'static str],
+    /// Its names, release and everything else that is data.
+    pub spec: &'static Spec,
     /// Its directory under the XDG data and config dirs.
     pub dir: &'static str,
-    /// `.local/share/<dir>`.
-    pub data_home: &'static str,
     pub db_file: &'static str,
     /// The variable that overrides the database file.
     pub db_var: &'static str,
@@ -114,55 +111,106 @@ pub struct Flavor {
     /// The terminal title on its home screen (and for a session not titled yet).
     pub home_title: &'static str,
     pub title_var: &'static str,
-    pub release: super::release::Release,
 }
 
-pub static OPENCODE_FLAVOR: Flavor = Flavor {
+/// OpenCode's spec, which a fork takes whole but for its names and what is bound to its
+/// [`Flavor`] (`agent`, `name`, `release`, `programs`, `config`, `identify`, `transcripts`,
+/// `integration`: `agents/kilo/` sets them all).
+pub const SPEC_OF_OPENCODE: Spec = Spec {
     agent: super::Agent::Opencode,
     name: "OpenCode",
-    programs: &["opencode", "opencode.exe"],
-    dir: "opencode",
-    data_home: ".local/share/opencode",
-    db_file: "opencode.db",
-    db_var: "OPENCODE_DB",
-    title_prefix: "OC | ",
-    home_title: "OpenCode",
-    title_var: "OPENCODE_DISABLE_TERMINAL_TITLE",
     release: super::release::Release {
         name: "OpenCode",
         packages: &["opencode-ai", "opencode"],
         tested: ("1.18.33", "1.18.33"),
     },
+    programs: &["opencode", "opencode.exe"],
+    entry_script: None,
+    interactive,
+    // A node wrapper (Kilo's) runs the native binary as its child.
+    main: Main::Innermost,
+    config: ConfigDir::xdg_data("opencode", ".local/share/opencode"),
+    flags: Whitelist {
+        // One positional: the project path (the session's directory is where it resumes).
+        skip_positional: 1,
+        ..Whitelist::of(BOOL_FLAGS, VALUED_FLAGS, SESSION_FLAGS)
+    },
+    resume: Resume::Flag("-s"),
+    identify: Identify::Pane(|a, title, _screen, platform| {
+        identify(&OPENCODE_FLAVOR, a, title, platform)
+    }),
+    transcripts: |dir| OPENCODE_FLAVOR.sessions(dir),
+    // Sessions live in one database, never written by park.
+    transcript_at: None,
+    transcript_needs_cwd: false,
+    parse_transcript: transcript::parse,
+    read_transcript_file: None,
+    markdown: transcript::markdown,
+    message_of: transcript::message_of,
+    read_screen: screen::read,
+    screen_escapes: false,
+    limit_screen: None,
+    generic_title: None,
+    // The plugin's record carries busy / idle / waiting.
+    has_status_file: true,
+    open_turn_is_busy: false,
+    // OpenCode never deletes sessions by itself.
+    cleanup: None,
+    deletes_transcripts: false,
+    prompt_history: None,
+    caller_session_vars: &[],
+    // Only argv names the session until the first prompt: alive with it for 2 s.
+    settle: std::time::Duration::from_secs(2),
+    unidentified_blocks_unpark: true,
+    shared_process: None,
+    supervisor: None,
+    // Its plugin is bound to its flavor: each flavor's `SPEC` sets it (a const cannot name a
+    // static that names this const back).
+    integration: None,
+};
+
+/// OpenCode, as data.
+pub static SPEC: Spec = Spec {
+    integration: Some(&OPENCODE_PLUGIN),
+    ..SPEC_OF_OPENCODE
+};
+
+pub static OPENCODE_FLAVOR: Flavor = Flavor {
+    spec: &SPEC,
+    dir: "opencode",
+    db_file: "opencode.db",
+    db_var: "OPENCODE_DB",
+    title_prefix: "OC | ",
+    home_title: "OpenCode",
+    title_var: "OPENCODE_DISABLE_TERMINAL_TITLE",
 };
 
 impl Flavor {
-    pub fn runs_as(&self, program: &str) -> bool {
-        self.programs.contains(&program)
-    }
-
     fn setup_hint(&self) -> String {
         format!(
             "run `park integrate {}` (a plugin that tells park its session) and restart this {}, or start it with -s <id>",
-            self.agent.as_str(),
-            self.name
+            self.spec.agent.as_str(),
+            self.spec.name
         )
-    }
-
-    fn env_dir(&self, env: &[(String, String)], var: &str, home_sub: &str) -> Option<PathBuf> {
-        match env_get(env, var).filter(|v| v.starts_with('/')) {
-            Some(d) => Some(Path::new(d).join(self.dir)),
-            None => env_get(env, "HOME").map(|h| Path::new(h).join(home_sub).join(self.dir)),
-        }
-    }
-
-    /// Its data dir (the "config dir" park records): the database and logs.
-    pub fn config_dir(&self, env: &[(String, String)]) -> Option<PathBuf> {
-        self.env_dir(env, "XDG_DATA_HOME", ".local/share")
     }
 
     /// Its global config dir (where plugins live).
     pub fn config_home(&self, env: &[(String, String)]) -> Option<PathBuf> {
-        self.env_dir(env, "XDG_CONFIG_HOME", ".config")
+        match env_get(env, "XDG_CONFIG_HOME").filter(|v| v.starts_with('/')) {
+            Some(d) => Some(Path::new(d).join(self.dir)),
+            None => env_get(env, "HOME").map(|h| Path::new(h).join(".config").join(self.dir)),
+        }
+    }
+
+    /// Every session in the database under data dir `dir`, each with the database as its place.
+    pub fn sessions(&self, dir: &Path) -> Vec<(String, PathBuf)> {
+        let db = dir.join(self.db_file);
+        db::Db::open(&db)
+            .and_then(|c| c.all())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(id, _)| (id, db.clone()))
+            .collect()
     }
 
     /// The database a process with this environment uses.
@@ -170,7 +218,7 @@ impl Flavor {
         if let Some(db) = env_get(env, self.db_var).filter(|v| v.starts_with('/')) {
             return Some(PathBuf::from(db));
         }
-        self.config_dir(env).map(|d| d.join(self.db_file))
+        self.spec.config.dir(env).map(|d| d.join(self.db_file))
     }
 }
 
@@ -237,7 +285,7 @@ fn claim(f: &Flavor, a: &AgentProc, start_ticks: u64) -> Result<Claim, String> {
             if r.start_ticks == start_ticks {
                 let id = r
                     .session_id
-                    .ok_or_else(|| format!("{}: its session was deleted", f.name))?;
+                    .ok_or_else(|| format!("{}: its session was deleted", f.spec.name))?;
                 return Ok((id, "plugin", Some(r.status)));
             }
         }
@@ -248,7 +296,7 @@ fn claim(f: &Flavor, a: &AgentProc, start_ticks: u64) -> Result<Claim, String> {
         .ok_or_else(|| {
             format!(
                 "{} keeps no per-process session record: {}",
-                f.name,
+                f.spec.name,
                 f.setup_hint()
             )
         })
@@ -256,7 +304,7 @@ fn claim(f: &Flavor, a: &AgentProc, start_ticks: u64) -> Result<Claim, String> {
 
 /// The identity of OpenCode (or fork) process `a` in a pane titled `title` (see the module doc).
 pub fn identify(f: &Flavor, a: &AgentProc, title: &str, platform: &dyn Platform) -> Identity {
-    let name = f.name;
+    let name = f.spec.name;
     let Some(db) = f.db_path(&a.env) else {
         return Identity::untargetable(format!(
             "{name}: neither XDG_DATA_HOME nor HOME in its environment"
@@ -322,7 +370,7 @@ pub fn identify(f: &Flavor, a: &AgentProc, title: &str, platform: &dyn Platform)
 
 /// The pane's title must show `row`'s session and no other's.
 fn title_agrees(f: &Flavor, title: &str, row: &db::SessionRow, db: &db::Db) -> Result<(), String> {
-    let name = f.name;
+    let name = f.spec.name;
     if title == f.home_title {
         return Err(format!(
             "{name} shows its home screen (or a session not titled yet): park cannot confirm a session there"
@@ -354,21 +402,9 @@ fn title_agrees(f: &Flavor, title: &str, row: &db::SessionRow, db: &db::Db) -> R
     Ok(())
 }
 
-pub fn flags(args: &[String]) -> (Flags, Vec<String>) {
-    // One positional: the project path (the session's directory is where it resumes).
-    super::whitelist(args, BOOL_FLAGS, VALUED_FLAGS, SESSION_FLAGS, 1)
-}
-
-pub fn resume_argv(program: &str, id: &str, flags: &[String]) -> Vec<String> {
-    let mut v = vec![program.to_string(), "-s".to_string(), id.to_string()];
-    v.extend(flags.iter().cloned());
-    v
-}
-
 /// OpenCode (or a fork, by its [`Flavor`]) behind the [`super::AgentKind`] dispatch.
 pub struct Kind {
     pub flavor: &'static Flavor,
-    pub plugin: &'static integrate::Plugin,
 }
 
 static OPENCODE_PLUGIN: integrate::Plugin = integrate::Plugin(&OPENCODE_FLAVOR);
@@ -376,7 +412,6 @@ static OPENCODE_PLUGIN: integrate::Plugin = integrate::Plugin(&OPENCODE_FLAVOR);
 /// OpenCode itself.
 pub static OPENCODE: Kind = Kind {
     flavor: &OPENCODE_FLAVOR,
-    plugin: &OPENCODE_PLUGIN,
 };
 
 impl Kind {
@@ -390,41 +425,8 @@ impl Kind {
 }
 
 impl super::AgentKind for Kind {
-    fn agent(&self) -> super::Agent {
-        self.flavor.agent
-    }
-    fn release(&self) -> &'static super::release::Release {
-        &self.flavor.release
-    }
-    fn runs(&self, program: &str, _path: &str, rest: &[String]) -> bool {
-        self.flavor.runs_as(program) && interactive(rest)
-    }
-    fn main_pid(&self, table: &ProcTable, root: u32) -> u32 {
-        // A node wrapper (Kilo's) runs the native binary as its child.
-        table.innermost(root, |p| {
-            program_of(&p.argv).is_some_and(|(n, _)| self.flavor.runs_as(&n))
-        })
-    }
-    fn config_var(&self) -> &'static str {
-        "XDG_DATA_HOME"
-    }
-    fn config_home_dir(&self) -> &'static str {
-        self.flavor.data_home
-    }
-    fn default_config_var(&self) -> &'static str {
-        "XDG_DATA_HOME"
-    }
-    fn config_dir(&self, env: &[(String, String)]) -> Option<PathBuf> {
-        self.flavor.config_dir(env)
-    }
-    fn config_var_value(&self, dir: &Path) -> Option<PathBuf> {
-        dir.parent().map(Path::to_path_buf)
-    }
-    fn flags(&self, args: &[String]) -> (Flags, Vec<String>) {
-        flags(args)
-    }
-    fn resume_argv(&self, program: &str, id: &str, flags: &[String]) -> Vec<String> {
-        resume_argv(program, id, flags)
+    fn spec(&self) -> &'static Spec {
+        self.flavor.spec
     }
     fn expected_transcript(&self, e: &Entry) -> Option<PathBuf> {
         let db = self.entry_db(e)?;
@@ -432,23 +434,11 @@ impl super::AgentKind for Kind {
         Some(db)
     }
     fn restore_path(&self, _e: &Entry, _config_dir: &Path, sid: &str) -> Result<PathBuf, String> {
-        let program = self.flavor.agent.as_str();
+        let program = self.flavor.spec.agent.as_str();
         Err(format!(
             "{} keeps sessions in its database, which park never writes: put it back with `jq -s '{{info: .[0].info, messages: [.[1:][] | {{info, parts}}]}}' transcript.jsonl > {sid}.json && {program} import {sid}.json` in park's archive of it",
-            self.flavor.name
+            self.flavor.spec.name
         ))
-    }
-    fn transcript_needs_cwd(&self) -> bool {
-        false
-    }
-    fn transcripts(&self, config_dir: &Path) -> Vec<(String, PathBuf)> {
-        let db = config_dir.join(self.flavor.db_file);
-        db::Db::open(&db)
-            .and_then(|c| c.all())
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(id, _)| (id, db.clone()))
-            .collect()
     }
     fn transcript_bytes(&self, path: &Path, session_id: &str) -> std::io::Result<Vec<u8>> {
         db::Db::open(path)
@@ -463,21 +453,6 @@ impl super::AgentKind for Kind {
             .ok()?;
         Some(transcript::parse(&bytes))
     }
-    fn parse_transcript(&self, bytes: &[u8]) -> super::transcript::TranscriptInfo {
-        transcript::parse(bytes)
-    }
-    fn message_of(&self, v: &serde_json::Value) -> Option<super::render::Message> {
-        transcript::message_of(v)
-    }
-    fn markdown(&self, bytes: &[u8]) -> super::render::Conversation {
-        transcript::markdown(bytes)
-    }
-    fn read_screen(&self, capture: &str) -> super::screen::ScreenReading {
-        screen::read(capture)
-    }
-    fn cleanup_days(&self, _config_dir: &Path) -> Option<u64> {
-        None
-    }
     fn runs_session(&self, e: &Entry, pid: u32, _start: u64, platform: &dyn Platform) -> bool {
         let table = ProcTable::new(platform.processes().unwrap_or_default());
         let Some(root) = table.get(pid) else {
@@ -486,12 +461,12 @@ impl super::AgentKind for Kind {
         let Some((_, idx)) = program_of(&root.argv) else {
             return false;
         };
-        let main = self.main_pid(&table, pid);
+        let main = self.flavor.spec.main_pid(&table, pid);
         let Some(start) = table.get(main).map(|p| p.start_ticks) else {
             return false;
         };
         let a = AgentProc {
-            agent: self.flavor.agent,
+            agent: self.flavor.spec.agent,
             root: pid,
             main,
             prog_index: idx,
@@ -501,45 +476,6 @@ impl super::AgentKind for Kind {
         };
         claim(self.flavor, &a, start)
             .is_ok_and(|(id, ..)| e.fresh_from.is_some() || id == e.session_id)
-    }
-    fn settle(&self) -> std::time::Duration {
-        // Only argv names the session until the first prompt: alive with it for 2 s.
-        std::time::Duration::from_secs(2)
-    }
-    fn identify_by_files(
-        &self,
-        _a: &AgentProc,
-        _main_start: u64,
-        _platform: &dyn Platform,
-    ) -> Option<Identity> {
-        None
-    }
-    fn identify_in_pane(
-        &self,
-        a: &AgentProc,
-        title: &str,
-        _screen_plain: &str,
-        platform: &dyn Platform,
-    ) -> Option<Identity> {
-        Some(identify(self.flavor, a, title, platform))
-    }
-    fn read_transcript_file(
-        &self,
-        _path: &Path,
-    ) -> std::io::Result<super::transcript::TranscriptInfo> {
-        Err(std::io::Error::other(
-            "a session of OpenCode or a fork is read from its database by id",
-        ))
-    }
-    fn has_status_file(&self) -> bool {
-        // The plugin's record carries busy / idle / waiting.
-        true
-    }
-    fn open_turn_is_busy(&self) -> bool {
-        false
-    }
-    fn integration(&self) -> Option<&'static dyn super::Integration> {
-        Some(self.plugin)
     }
 }
 

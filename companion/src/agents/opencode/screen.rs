@@ -1,7 +1,7 @@
 //! OpenCode's screen (a plain `capture-pane -p` capture): busy, waiting on a permission prompt
 //! or a dialog, a draft in the composer.
 //!
-//! The cues come from real 1.18.33 captures (`tests/fixtures/opencode-*.txt`):
+//! The cues come from real 1.18.33 captures (`tests/fixtures/opencode/*.txt`):
 //! * The composer is a box whose left edge is a column of `┃` closed by a `╹▀▀…` line; its last
 //!   line names the agent and model (`┃  Build · Mock Model Mock`), the lines above it hold the
 //!   text (`session-draft`, `draft-multiline`, `home-draft`). On the home screen an empty box shows
@@ -123,14 +123,14 @@ mod tests {
     #[test]
     fn idle_screens_on_home_and_in_a_session() {
         for (name, cap) in [
-            ("home-idle", fixture!("opencode-home-idle.txt")),
-            ("after-new", fixture!("opencode-after-new.txt")),
-            ("session-idle", fixture!("opencode-session-idle.txt")),
-            ("after-tool", fixture!("opencode-after-tool.txt")),
-            ("second-idle", fixture!("opencode-second-idle.txt")),
-            ("switched", fixture!("opencode-switched.txt")),
-            ("resumed-idle", fixture!("opencode-resumed-idle.txt")),
-            ("idle-80", fixture!("opencode-idle-80.txt")),
+            ("home-idle", fixture!("opencode/home-idle.txt")),
+            ("after-new", fixture!("opencode/after-new.txt")),
+            ("session-idle", fixture!("opencode/session-idle.txt")),
+            ("after-tool", fixture!("opencode/after-tool.txt")),
+            ("second-idle", fixture!("opencode/second-idle.txt")),
+            ("switched", fixture!("opencode/switched.txt")),
+            ("resumed-idle", fixture!("opencode/resumed-idle.txt")),
+            ("idle-80", fixture!("opencode/idle-80.txt")),
         ] {
             assert_eq!(read(cap), idle(), "{name}");
         }
@@ -138,9 +138,9 @@ mod tests {
 
     #[test]
     fn busy_screens_with_and_without_a_draft() {
-        assert_eq!(read(fixture!("opencode-session-busy.txt")), busy());
-        assert_eq!(read(fixture!("opencode-busy-80.txt")), busy());
-        let r = read(fixture!("opencode-busy-draft.txt"));
+        assert_eq!(read(fixture!("opencode/session-busy.txt")), busy());
+        assert_eq!(read(fixture!("opencode/busy-80.txt")), busy());
+        let r = read(fixture!("opencode/busy-draft.txt"));
         assert!(r.busy);
         assert_eq!(r.draft.as_deref(), Some("typed while busy"));
     }
@@ -148,30 +148,30 @@ mod tests {
     #[test]
     fn drafts_in_the_composer_never_the_conversation_or_the_completion_list() {
         assert_eq!(
-            read(fixture!("opencode-session-draft.txt")),
+            read(fixture!("opencode/session-draft.txt")),
             draft("a draft not sent")
         );
         assert_eq!(
-            read(fixture!("opencode-home-draft.txt")),
+            read(fixture!("opencode/home-draft.txt")),
             draft("hello first session")
         );
         assert_eq!(
-            read(fixture!("opencode-draft-multiline.txt")),
+            read(fixture!("opencode/draft-multiline.txt")),
             draft("line one\nline two")
         );
         assert_eq!(
-            read(fixture!("opencode-slash-new-typed.txt")),
+            read(fixture!("opencode/slash-new-typed.txt")),
             draft("/new")
         );
     }
 
     #[test]
     fn permission_prompts_and_dialogs_wait() {
-        let p = read(fixture!("opencode-session-permission.txt"));
+        let p = read(fixture!("opencode/session-permission.txt"));
         assert_eq!(p.waiting.as_deref(), Some("permission prompt"));
-        let d = read(fixture!("opencode-palette.txt"));
+        let d = read(fixture!("opencode/palette.txt"));
         assert_eq!(d.waiting.as_deref(), Some("Commands dialog"));
-        let s = read(fixture!("opencode-sessions-list.txt"));
+        let s = read(fixture!("opencode/sessions-list.txt"));
         assert_eq!(s.waiting.as_deref(), Some("Sessions dialog"));
     }
 

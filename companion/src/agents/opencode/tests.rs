@@ -11,7 +11,7 @@ fn v(s: &[&str]) -> Vec<String> {
 
 #[test]
 fn the_tui_is_opencode_and_its_subcommands_are_not() {
-    let k = &OPENCODE;
+    let k = &SPEC;
     let runs = |args: &[&str]| k.runs("opencode", "/x/opencode", &v(args));
     assert!(runs(&[]));
     assert!(runs(&["-s", A]));
@@ -29,7 +29,7 @@ fn the_tui_is_opencode_and_its_subcommands_are_not() {
 
 #[test]
 fn flags_keep_the_whitelist_and_drop_the_session_fork_prompt_project_and_hostile_values() {
-    let (keep, dropped) = flags(&v(&[
+    let (keep, dropped) = SPEC.flags(&v(&[
         "-s",
         A,
         "--fork",
@@ -55,7 +55,7 @@ fn flags_keep_the_whitelist_and_drop_the_session_fork_prompt_project_and_hostile
     );
     assert_eq!(dropped, v(&["--fork", "--evil"]));
     assert_eq!(
-        resume_argv("opencode", A, &keep),
+        SPEC.resume_argv("opencode", A, &keep),
         v(&[
             "opencode",
             "-s",
@@ -113,11 +113,12 @@ fn the_data_dir_follows_xdg_and_the_database_opencode_db() {
             .collect()
     };
     assert_eq!(
-        OPENCODE_FLAVOR.config_dir(&env(&[("HOME", "/h")])),
+        SPEC.config.dir(&env(&[("HOME", "/h")])),
         Some(PathBuf::from("/h/.local/share/opencode"))
     );
     assert_eq!(
-        OPENCODE_FLAVOR.config_dir(&env(&[("HOME", "/h"), ("XDG_DATA_HOME", "/x")])),
+        SPEC.config
+            .dir(&env(&[("HOME", "/h"), ("XDG_DATA_HOME", "/x")])),
         Some(PathBuf::from("/x/opencode"))
     );
     assert_eq!(
@@ -130,7 +131,7 @@ fn the_data_dir_follows_xdg_and_the_database_opencode_db() {
     );
     // The variable that brings a resume back to the data dir is its parent.
     assert_eq!(
-        OPENCODE.config_var_value(Path::new("/x/opencode")),
+        SPEC.config.var_value(Path::new("/x/opencode")),
         Some(PathBuf::from("/x"))
     );
 }

@@ -15,11 +15,13 @@ pub mod registry;
 pub mod screen;
 pub mod transcript;
 
-use super::{AgentProc, Flags, Identity};
-use crate::adapters::platform::proctree::{program_of, ProcTable};
-use crate::adapters::platform::{env_get, Platform};
+use super::release::Release;
+use super::spec::{ConfigDir, Identify, Main, Resume, Spec, Whitelist};
+use super::{Agent, AgentProc, Identity};
+use crate::adapters::platform::proctree::ProcTable;
+use crate::adapters::platform::Platform;
 use crate::agents::transcript::valid_session_id;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 const NON_INTERACTIVE: &[&str] = &[
     "-p",
@@ -66,39 +68,12 @@ pub fn interactive(args: &[String]) -> bool {
     !matches!(args.first(), Some(a) if SUBCOMMANDS.contains(&a.as_str()))
 }
 
-fn is_qwen(program: &str, path: &str) -> bool {
-    program == "qwen" || (program == "cli" && path.contains("/@qwen-code/qwen-code/"))
-}
-
-/// The config dir: `$QWEN_HOME`, else `$HOME/.qwen`.
-pub fn config_dir(env: &[(String, String)]) -> Option<PathBuf> {
-    if let Some(d) = env_get(env, "QWEN_HOME").filter(|d| !d.is_empty()) {
-        return Some(PathBuf::from(d));
-    }
-    env_get(env, "HOME").map(|h| Path::new(h).join(".qwen"))
-}
-
-/// Where the registry and the transcripts live: `$QWEN_RUNTIME_DIR`, else the config dir.
-pub fn runtime_dir(env: &[(String, String)]) -> Option<PathBuf> {
-    env_get(env, "QWEN_RUNTIME_DIR")
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| config_dir(env))
-}
-
-/// The innermost qwen process under `root` (the one that runs the session).
-pub(crate) fn session_pid(table: &ProcTable, root: u32) -> u32 {
-    table.innermost(root, |p| {
-        program_of(&p.argv).is_some_and(|(n, i)| is_qwen(&n, &p.argv[i]))
-    })
-}
-
 fn read_record(config: &Path, pid: u32) -> Option<registry::Record> {
     registry::parse(&std::fs::read(config.join("sessions").join(format!("{pid}.json"))).ok()?)
 }
 
 pub fn identify(a: &AgentProc, start_ticks: u64, platform: &dyn Platform) -> Identity {
-    let (Some(config), Some(runtime)) = (config_dir(&a.env), runtime_dir(&a.env)) else {
+    let (Some(config), Some(runtime)) = (SPEC.config.named(&a.env), SPEC.config.dir(&a.env)) else {
         return Identity::untargetable(
             "Qwen Code: neither QWEN_HOME nor HOME in the process environment",
         );
@@ -161,108 +136,66 @@ pub fn identify(a: &AgentProc, start_ticks: u64, platform: &dyn Platform) -> Ide
     }
 }
 
-pub fn flags(args: &[String]) -> (Flags, Vec<String>) {
-    super::whitelist(args, BOOL_FLAGS, VALUED_FLAGS, SESSION_FLAGS, 0)
-}
-
-/// argv that resumes `id` (run in the recorded cwd: transcripts are per project).
-pub fn resume_argv(program: &str, id: &str, flags: &[String]) -> Vec<String> {
-    let mut v = vec![program.to_string(), "--resume".to_string(), id.to_string()];
-    v.extend(flags.iter().cloned());
-    v
-}
-
 /// Qwen Code behind the [`super::AgentKind`] dispatch.
 pub struct Qwen;
 
-/// Its npm package and the versions park's e2e contract passed on (move with the pin in
-/// `scripts/setup`).
-pub static RELEASE: super::release::Release = super::release::Release {
-    name: "Qwen Code",
-    packages: &["@qwen-code/qwen-code"],
-    tested: ("0.24.4", "0.24.4"),
+/// Qwen Code, as data.
+pub static SPEC: Spec = Spec {
+    agent: Agent::Qwen,
+    name: "Qwen",
+    // Its npm package and the versions park's e2e contract passed on (move with the pin in
+    // `scripts/setup`).
+    release: Release {
+        name: "Qwen Code",
+        packages: &["@qwen-code/qwen-code"],
+        tested: ("0.24.4", "0.24.4"),
+    },
+    programs: &["qwen"],
+    entry_script: Some("/@qwen-code/qwen-code/"),
+    interactive,
+    // The `qwen` wrapper runs the innermost cli.js, which writes the registry.
+    main: Main::Innermost,
+    config: ConfigDir {
+        // The runtime dir is where park reads and restores transcripts; the registry is read
+        // from each process's own environment.
+        runtime_var: Some("QWEN_RUNTIME_DIR"),
+        ..ConfigDir::var_or_home("QWEN_HOME", ".qwen")
+    },
+    flags: Whitelist::of(BOOL_FLAGS, VALUED_FLAGS, SESSION_FLAGS),
+    resume: Resume::Flag("--resume"),
+    identify: Identify::Files(identify),
+    transcripts: transcript::all,
+    transcript_at: Some(transcript::path),
+    transcript_needs_cwd: true,
+    parse_transcript: transcript::parse,
+    read_transcript_file: Some(transcript::read_file),
+    markdown: transcript::markdown,
+    message_of: transcript::message_of,
+    read_screen: screen::read,
+    screen_escapes: false,
+    limit_screen: None,
+    generic_title: None,
+    // The registry names the session but carries no status: state comes from the screen and
+    // the transcript.
+    has_status_file: false,
+    open_turn_is_busy: false,
+    // Qwen Code keeps chats until the user deletes them.
+    cleanup: None,
+    deletes_transcripts: false,
+    prompt_history: None,
+    // Exported to tool subprocesses by 0.24.4.
+    caller_session_vars: &["QWEN_CODE_SESSION_ID"],
+    settle: std::time::Duration::ZERO,
+    // Any unidentified Qwen of the same runtime dir could be running the session.
+    unidentified_blocks_unpark: true,
+    shared_process: None,
+    supervisor: None,
+    integration: None,
 };
 
 impl super::AgentKind for Qwen {
-    fn release(&self) -> &'static super::release::Release {
-        &RELEASE
-    }
-    fn agent(&self) -> super::Agent {
-        super::Agent::Qwen
-    }
-    fn runs(&self, program: &str, path: &str, rest: &[String]) -> bool {
-        is_qwen(program, path) && interactive(rest)
-    }
-    fn main_pid(&self, table: &ProcTable, root: u32) -> u32 {
-        session_pid(table, root)
-    }
-    fn config_var(&self) -> &'static str {
-        "QWEN_HOME"
-    }
-    fn config_home_dir(&self) -> &'static str {
-        ".qwen"
-    }
-    fn default_config_var(&self) -> &'static str {
-        "QWEN_HOME"
-    }
-    fn config_dir(&self, env: &[(String, String)]) -> Option<PathBuf> {
-        // The runtime dir is where park reads and restores transcripts; the registry is read
-        // from each process's own environment.
-        runtime_dir(env)
-    }
-    fn config_var_of(&self, env: &[(String, String)]) -> &'static str {
-        if env_get(env, "QWEN_RUNTIME_DIR").is_some_and(|v| !v.is_empty()) {
-            "QWEN_RUNTIME_DIR"
-        } else {
-            "QWEN_HOME"
-        }
-    }
-    fn flags(&self, args: &[String]) -> (Flags, Vec<String>) {
-        flags(args)
-    }
-    fn resume_argv(&self, program: &str, id: &str, flags: &[String]) -> Vec<String> {
-        resume_argv(program, id, flags)
-    }
-    fn expected_transcript(&self, e: &crate::model::entry::Entry) -> Option<PathBuf> {
-        Some(transcript::path(
-            Path::new(e.config_dir.as_deref()?),
-            &e.cwd,
-            &e.session_id,
-        ))
-    }
-    fn restore_path(
-        &self,
-        e: &crate::model::entry::Entry,
-        config_dir: &Path,
-        sid: &str,
-    ) -> Result<PathBuf, String> {
-        Ok(transcript::path(config_dir, &e.cwd, sid))
-    }
-    fn transcript_needs_cwd(&self) -> bool {
-        true
-    }
-    fn transcripts(&self, config_dir: &Path) -> Vec<(String, PathBuf)> {
-        transcript::all(config_dir)
-    }
-    fn parse_transcript(&self, bytes: &[u8]) -> super::transcript::TranscriptInfo {
-        transcript::parse(bytes)
-    }
-    fn message_of(&self, v: &serde_json::Value) -> Option<super::render::Message> {
-        transcript::message_of(v)
-    }
-    fn markdown(&self, bytes: &[u8]) -> super::render::Conversation {
-        transcript::markdown(bytes)
-    }
-    fn read_screen(&self, capture: &str) -> super::screen::ScreenReading {
-        screen::read(capture)
-    }
-    fn cleanup_days(&self, _config_dir: &Path) -> Option<u64> {
-        // Qwen Code keeps chats until the user deletes them.
-        None
-    }
-    fn caller_session_vars(&self) -> &'static [&'static str] {
-        // Exported to tool subprocesses by 0.24.4.
-        &["QWEN_CODE_SESSION_ID"]
+    fn spec(&self) -> &'static Spec {
+        &SPEC
     }
     fn runs_session(
         &self,
@@ -274,7 +207,7 @@ impl super::AgentKind for Qwen {
         // `pid` is what the resume started (the `qwen` wrapper); the registry file is its
         // innermost cli.js's, in that process's config dir (its own environment says which).
         let table = ProcTable::new(platform.processes().unwrap_or_default());
-        let main = session_pid(&table, pid);
+        let main = SPEC.main_pid(&table, pid);
         let main_start = if main == pid {
             start
         } else {
@@ -286,7 +219,7 @@ impl super::AgentKind for Qwen {
         let boot = platform.boot_id();
         platform
             .environ(main)
-            .and_then(|env| config_dir(&env))
+            .and_then(|env| SPEC.config.named(&env))
             .and_then(|d| read_record(&d, main))
             .is_some_and(|r| {
                 (e.fresh_from.is_some()
@@ -298,37 +231,12 @@ impl super::AgentKind for Qwen {
                     })
             })
     }
-    fn identify_by_files(
-        &self,
-        a: &AgentProc,
-        main_start: u64,
-        platform: &dyn Platform,
-    ) -> Option<Identity> {
-        Some(identify(a, main_start, platform))
-    }
-    fn read_transcript_file(
-        &self,
-        path: &Path,
-    ) -> std::io::Result<super::transcript::TranscriptInfo> {
-        transcript::read_file(path)
-    }
-    fn has_status_file(&self) -> bool {
-        // The registry names the session but carries no status: state comes from the screen
-        // and the transcript.
-        false
-    }
-    fn open_turn_is_busy(&self) -> bool {
-        false
-    }
-    fn unidentified_blocks_unpark(&self) -> bool {
-        // Any unidentified Qwen of the same runtime dir could be running the session.
-        true
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     fn v(s: &[&str]) -> Vec<String> {
         s.iter().map(|x| x.to_string()).collect()
@@ -336,15 +244,9 @@ mod tests {
 
     #[test]
     fn the_npm_chain_is_qwen_and_print_modes_are_not() {
-        assert!(is_qwen("qwen", "/p/node_modules/.bin/qwen"));
-        assert!(is_qwen(
-            "cli",
-            "/p/node_modules/@qwen-code/qwen-code/cli.js"
-        ));
-        assert!(!is_qwen(
-            "cli",
-            "/p/node_modules/@anthropic-ai/claude-code/cli.js"
-        ));
+        assert!(SPEC.is_program("qwen", "/p/node_modules/.bin/qwen"));
+        assert!(SPEC.is_program("cli", "/p/node_modules/@qwen-code/qwen-code/cli.js"));
+        assert!(!SPEC.is_program("cli", "/p/node_modules/@anthropic-ai/claude-code/cli.js"));
         assert!(interactive(&v(&[])));
         assert!(interactive(&v(&[
             "--resume",
@@ -362,7 +264,7 @@ mod tests {
     #[test]
     fn flags_keep_the_whitelist_and_drop_session_and_hostile_values() {
         let id = "35c98558-0920-4e29-b81c-9304ca43fccb";
-        let (k, d) = flags(&v(&[
+        let (k, d) = SPEC.flags(&v(&[
             "--resume",
             id,
             "--approval-mode",
@@ -376,7 +278,7 @@ mod tests {
         assert_eq!(k, v(&["--approval-mode", "yolo", "-m", "qwen3-coder"]));
         assert!(d.contains(&"--evil".to_string()));
         assert_eq!(
-            resume_argv("qwen", id, &k),
+            SPEC.resume_argv("qwen", id, &k),
             v(&[
                 "qwen",
                 "--resume",
@@ -397,15 +299,16 @@ mod tests {
                 .collect()
         };
         assert_eq!(
-            runtime_dir(&env(&[("HOME", "/h")])),
+            SPEC.config.dir(&env(&[("HOME", "/h")])),
             Some(PathBuf::from("/h/.qwen"))
         );
         assert_eq!(
-            runtime_dir(&env(&[("HOME", "/h"), ("QWEN_HOME", "/q")])),
+            SPEC.config
+                .dir(&env(&[("HOME", "/h"), ("QWEN_HOME", "/q")])),
             Some(PathBuf::from("/q"))
         );
         assert_eq!(
-            runtime_dir(&env(&[
+            SPEC.config.dir(&env(&[
                 ("HOME", "/h"),
                 ("QWEN_HOME", "/q"),
                 ("QWEN_RUNTIME_DIR", "/r")

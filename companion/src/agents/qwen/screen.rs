@@ -1,7 +1,7 @@
 //! Qwen Code's screen (a plain `capture-pane -p` capture; escapes, if any, are stripped first):
 //! busy, waiting on a confirmation or dialog, a draft in the composer, background shells.
 //!
-//! The cues come from real 0.24.4 captures (`tests/fixtures/qwen-*.txt`) and its bundle
+//! The cues come from real 0.24.4 captures (`tests/fixtures/qwen/*.txt`) and its bundle
 //! (`startInteractiveUI-*.js`, `locales/*.js`):
 //! * The composer is a line at column 0 starting with the prompt prefix and a space (`>`; `*` in
 //!   YOLO mode; `!` in shell mode; `(r:)` in reverse search) whose nearest non-empty line above is
@@ -179,12 +179,12 @@ mod tests {
     #[test]
     fn idle_screens_read_idle_at_every_width() {
         for (name, s) in [
-            ("idle", fixture!("qwen-idle.txt")),
-            ("after a reply", fixture!("qwen-idle-after.txt")),
-            ("40 columns", fixture!("qwen-idle-narrow.txt")),
+            ("idle", fixture!("qwen/idle.txt")),
+            ("after a reply", fixture!("qwen/idle-after.txt")),
+            ("40 columns", fixture!("qwen/idle-narrow.txt")),
             (
                 "28 columns, wrapped placeholder",
-                fixture!("qwen-idle-28.txt"),
+                fixture!("qwen/idle-28.txt"),
             ),
         ] {
             assert_eq!(read(s), idle(), "{name}");
@@ -194,36 +194,36 @@ mod tests {
     #[test]
     fn drafts_are_quoted_back_without_the_cursor() {
         assert_eq!(
-            read(fixture!("qwen-draft.txt")).draft.as_deref(),
+            read(fixture!("qwen/draft.txt")).draft.as_deref(),
             Some("fix the build please")
         );
         assert_eq!(
-            read(fixture!("qwen-draft-multiline.txt")).draft.as_deref(),
+            read(fixture!("qwen/draft-multiline.txt")).draft.as_deref(),
             Some("line one\nline two")
         );
         assert_eq!(
-            read(fixture!("qwen-draft-narrow.txt")).draft.as_deref(),
+            read(fixture!("qwen/draft-narrow.txt")).draft.as_deref(),
             Some("a longer draft that will need\nto wrap around the narrow\npane width")
         );
         assert_eq!(
-            read(fixture!("qwen-slash-menu.txt")).draft.as_deref(),
+            read(fixture!("qwen/slash-menu.txt")).draft.as_deref(),
             Some("/")
         );
     }
 
     #[test]
     fn shell_mode_placeholder_is_empty_and_its_text_a_draft() {
-        let r = read(fixture!("qwen-shell-mode.txt"));
+        let r = read(fixture!("qwen/shell-mode.txt"));
         assert!(r.composer_seen);
         assert_eq!(r.draft, None);
-        let typed = fixture!("qwen-shell-mode.txt")
+        let typed = fixture!("qwen/shell-mode.txt")
             .replace("!   Type your message or @path/to/file", "! ls \u{200b}");
         assert_eq!(read(&typed).draft.as_deref(), Some("ls"));
     }
 
     #[test]
     fn a_draft_spelling_the_placeholder_is_still_a_draft() {
-        let s = fixture!("qwen-idle.txt").replace(
+        let s = fixture!("qwen/idle.txt").replace(
             ">   Type your message or @path/to/file",
             "> Type your message or @path/to/file\u{200b}",
         );
@@ -235,7 +235,7 @@ mod tests {
 
     #[test]
     fn translated_placeholders_are_empty() {
-        let s = fixture!("qwen-idle.txt").replace(
+        let s = fixture!("qwen/idle.txt").replace(
             "Type your message or @path/to/file",
             "输入您的消息或 @ 文件路径",
         );
@@ -245,8 +245,8 @@ mod tests {
     #[test]
     fn a_turn_in_flight_is_busy() {
         for (name, s) in [
-            ("waiting for the model", fixture!("qwen-busy.txt")),
-            ("a tool running", fixture!("qwen-busy-tool.txt")),
+            ("waiting for the model", fixture!("qwen/busy.txt")),
+            ("a tool running", fixture!("qwen/busy-tool.txt")),
         ] {
             let r = read(s);
             assert!(r.busy, "{name}");
@@ -257,7 +257,7 @@ mod tests {
     #[test]
     fn esc_to_cancel_in_the_scrollback_is_not_busy() {
         // The same words far above the composer are an old message, not the status line.
-        let s = fixture!("qwen-idle-after.txt").replace(
+        let s = fixture!("qwen/idle-after.txt").replace(
             "  > hello [slow 8]",
             "  > tell me (2s · esc to cancel)\n\n\n\n  ◆︎ ok\n  ◆︎ ok\n  ◆︎ ok",
         );
@@ -266,20 +266,20 @@ mod tests {
 
     #[test]
     fn a_tool_confirmation_is_waiting() {
-        let r = read(fixture!("qwen-waiting.txt"));
+        let r = read(fixture!("qwen/waiting.txt"));
         assert_eq!(r.waiting.as_deref(), Some("tool confirmation"));
         assert!(!r.composer_seen);
     }
 
     #[test]
     fn a_chooser_without_the_confirmation_line_is_a_dialog() {
-        let s = fixture!("qwen-waiting.txt").replace("Waiting for user confirmation...", "");
+        let s = fixture!("qwen/waiting.txt").replace("Waiting for user confirmation...", "");
         assert_eq!(read(&s).waiting.as_deref(), Some("dialog open"));
     }
 
     #[test]
     fn background_shells_are_counted() {
-        let r = read(fixture!("qwen-bg-shell.txt"));
+        let r = read(fixture!("qwen/bg-shell.txt"));
         assert_eq!(r.bg_shells, 1);
         assert!(r.composer_seen && !r.busy && r.draft.is_none());
     }

@@ -170,7 +170,8 @@ pub fn config_env(e: &Entry) -> Vec<(String, String)> {
     };
     let here: Vec<(String, String)> = std::env::vars().collect();
     let kind = crate::agents::of(e.agent);
-    let (var, now) = (kind.config_var(), kind.config_dir(&here));
+    let config = &kind.spec().config;
+    let (var, now) = (config.var, config.dir(&here));
     if now.as_deref() == Some(Path::new(dir)) {
         return vec![];
     }
@@ -181,8 +182,8 @@ pub fn config_env(e: &Entry) -> Vec<(String, String)> {
             .parent()
             .map(|h| vec![("HOME".to_string(), h.to_string_lossy().into_owned())])
             .unwrap_or_default(),
-        _ => kind
-            .config_var_value(Path::new(dir))
+        _ => config
+            .var_value(Path::new(dir))
             .map(|v| vec![(var.to_string(), v.to_string_lossy().into_owned())])
             .unwrap_or_default(),
     }
@@ -268,9 +269,9 @@ pub fn verify(ctx: &Ctx, eid: &str, pid: u32, start: u64) -> Result<(), String> 
         let started = match (running, seen) {
             (true, None) => {
                 seen = Some(Instant::now());
-                kind.settle().is_zero()
+                kind.spec().settle.is_zero()
             }
-            (true, Some(t)) => t.elapsed() >= kind.settle(),
+            (true, Some(t)) => t.elapsed() >= kind.spec().settle,
             (false, _) => {
                 seen = None;
                 false

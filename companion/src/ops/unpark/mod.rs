@@ -133,7 +133,7 @@ pub fn clear_prefill(ctx: &Ctx, e: &Entry) {
 /// Types the agent's attach command for `job` (Claude: `claude attach <job>`; no Enter) into the entry's pane when it shows a bare shell
 /// prompt: the user's way to the session a background agent now runs.
 fn offer_attach(ctx: &Ctx, e: &Entry, job: &str) -> bool {
-    let Some(attach) = crate::agents::of(e.agent).attach_command(job) else {
+    let Some(attach) = crate::agents::of(e.agent).spec().attach_command(job) else {
         return false;
     };
     if !ctx.mux.serves(&e.place.server) {

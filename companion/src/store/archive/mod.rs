@@ -47,7 +47,7 @@ fn other(p: &Path, why: impl Into<String>) -> LedgerError {
 
 /// The rendered conversation of `bytes` for `agent`.
 pub fn render(agent: Agent, bytes: &[u8]) -> crate::agents::render::Conversation {
-    crate::agents::of(agent).markdown(bytes)
+    (crate::agents::of(agent).spec().markdown)(bytes)
 }
 
 fn header(e: &Entry, title: Option<&str>) -> String {
@@ -134,7 +134,7 @@ pub fn archive(home: &Path, e: &Entry, parking: bool) -> Result<Archived, Ledger
     if len != bytes.len() as u64 || t != want {
         return Err(other(&dst, "archived copy does not match the transcript"));
     }
-    let info = crate::agents::of(e.agent).parse_transcript(&bytes);
+    let info = (crate::agents::of(e.agent).spec().parse_transcript)(&bytes);
     // A transcript of another session must never be filed under this one.
     if info.session_id.as_deref().is_some_and(|s| s != sid) {
         return Err(other(
@@ -239,7 +239,7 @@ pub fn restore(home: &Path, e: &Entry) -> Restore {
     let Ok(bytes) = crate::store::ledger::read_nofollow(&src) else {
         return Restore::Unsafe(format!("no archived copy at {}", src.display()));
     };
-    let info = crate::agents::of(e.agent).parse_transcript(&bytes);
+    let info = (crate::agents::of(e.agent).spec().parse_transcript)(&bytes);
     if info.session_id.as_deref() != Some(sid.as_str())
         && !crate::support::fault::disabled("restore-names-session")
     {
@@ -564,7 +564,9 @@ mod tests {
         assert_eq!(raw.last_reply.as_deref(), Some("the real last answer"));
         // A renderer that lost the last turn (the old bug: serde rejected its lines) and agrees
         // with itself about what is last must not pass.
-        let lost = crate::agents::of(park_protocol::Agent::Claude).markdown(&t[..t.len() / 2]);
+        let lost = (crate::agents::of(park_protocol::Agent::Claude)
+            .spec()
+            .markdown)(&t[..t.len() / 2]);
         assert!(verify_markdown(
             &lost.markdown,
             &lost,
@@ -573,7 +575,9 @@ mod tests {
         .is_ok());
         let err = verify_markdown(&lost.markdown, &lost, &raw).unwrap_err();
         assert!(err.contains("lacks the transcript's last"), "{err}");
-        let full = crate::agents::of(park_protocol::Agent::Claude).markdown(&t);
+        let full = (crate::agents::of(park_protocol::Agent::Claude)
+            .spec()
+            .markdown)(&t);
         assert!(verify_markdown(&full.markdown, &full, &raw).is_ok());
     }
 
