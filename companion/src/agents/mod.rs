@@ -27,7 +27,9 @@
 //! 3. one line each in [`of`] and [`all`];
 //! 4. outside the companion: its pin in `scripts/setup` (and a line in `scripts/agents-latest`'s
 //!    table), fixtures under `companion/tests/fixtures/<name>/`, a harness module in
-//!    `tests/src/harness/` and an e2e module in `tests/tests/e2e/` (plus its pin in
+//!    `tests/src/harness/` with its `RealAgent` in `real_agent.rs`, its name in the `contract!`
+//!    list of `tests/tests/e2e/contract.rs` (the cases every agent passes, in tmux and zellij),
+//!    an e2e module in `tests/tests/e2e/` only for what is its own (plus its pin in
 //!    `common::assert_pinned_version`), the agent arrays of the integration corpora
 //!    (`fuzz.rs`, `fuzz_deep.rs`, `injection.rs`), and the README's agent and tested-version
 //!    tables.
