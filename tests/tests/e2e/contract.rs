@@ -127,15 +127,16 @@ impl World {
         r
     }
 
-    /// The ledger entries of sessions parked from `dir`.
+    /// Every ledger entry of the world (a case has it to itself), each of which must record
+    /// `dir`, the case's project, as its cwd.
     fn entries_in(&self, dir: &Path) -> Vec<PathBuf> {
-        entries(&self.sb)
-            .into_iter()
-            .filter(|p| {
-                let v: serde_json::Value = serde_json::from_str(&read_text(p)).unwrap_or_default();
-                v["cwd"].as_str().is_some_and(|c| same_dir(c, dir))
-            })
-            .collect()
+        let all = entries(&self.sb);
+        for p in &all {
+            let v: serde_json::Value = serde_json::from_str(&read_text(p)).unwrap_or_default();
+            let cwd = v["cwd"].as_str().unwrap_or_default();
+            assert!(same_dir(cwd, dir), "{} records cwd {cwd:?}", p.display());
+        }
+        all
     }
 
     /// Tears the world down and asserts nothing survived, `also_dead` included.
