@@ -37,6 +37,7 @@ pub mod harness {
     pub mod opencode;
     pub mod procs;
     pub mod qwen;
+    pub mod real_agent;
     pub mod sandbox;
     pub mod util;
     pub mod zellij;
@@ -69,6 +70,7 @@ pub use harness::procs::{
 pub use harness::qwen::{
     qwen_encode_cwd, qwen_registry, qwen_transcript, seed_qwen_home, Qwen, QWEN_VERSION,
 };
+pub use harness::real_agent::{real_agent, RealAgent, Spec, Term};
 pub use harness::sandbox::{current_uid, Sandbox, SHELL_PROMPT};
 pub use harness::util::{poll, sh_quote, uuid_v4, Env, Rng};
 pub use harness::zellij::{env_of, zellij_bin, Zellij};

@@ -19,8 +19,10 @@
 //!    readers in files of that folder; plus, in this file, its `pub mod <name>;` and its arm in
 //!    [`of`] (the compiler asks for the arm);
 //! 3. its fixtures, real captures and transcripts, in `companion/tests/fixtures/<name>/`;
-//! 4. its e2e case: a harness module in `tests/src/harness/`, an e2e module in `tests/tests/e2e/`
-//!    (and its pin in `common::assert_pinned_version`);
+//! 4. its e2e case: a harness module in `tests/src/harness/` with its `RealAgent` in
+//!    `real_agent.rs`, its name in the `contract!` list of `tests/tests/e2e/contract.rs` (the
+//!    cases every agent passes, in tmux and zellij), an e2e module only for what is its own, and
+//!    its pin in `common::assert_pinned_version`;
 //! 5. its pin in `scripts/setup` and its line in `scripts/agents-latest`'s table;
 //! 6. the README's agent and tested-version tables.
 //!

@@ -3,7 +3,8 @@
 //!
 //! What is tested, and why:
 //! * without the integration a Gemini row is untargetable, and its reason names
-//!   `park integrate gemini`; nothing is parked;
+//!   `park integrate gemini`; nothing is parked; `park integrate gemini` merges its hooks into the
+//!   settings and `--remove` takes them out again, keeping the user's own settings;
 //! * with it (`park integrate gemini` merges hooks into the sandbox's `~/.gemini/settings.json`,
 //!   `--remove` takes them out again), a full round trip: the session is bound from the hook's
 //!   record, park kills the two node processes (the parent ignores SIGTERM), the pane keeps
@@ -12,12 +13,15 @@
 //! * Gemini's resume bug (gemini-cli #27368/#29198): the resume writes an orphan stub, and the
 //!   next Gemini start in the project deletes the real chat with it. After park's unpark the stub
 //!   is gone and another `gemini` start leaves the conversation intact;
-//! * the guards on real Gemini screens (draft, turn in flight, permission prompt), two sessions in
-//!   one cwd with a hostile flag value, and `/clear` between the scan and the kill.
+//! * a chat that lost its header to Gemini's own cleanup is never parked.
+//!
+//! The contract every agent keeps (the round trip in tmux and zellij, two sessions in one cwd, a
+//! hostile flag value, the guards, `/clear` rolling back) runs for Gemini in `contract.rs`.
 //!
 //! Run: `bash scripts/setup && cargo build -p park && cargo test -p park-e2e --test e2e e2e_gemini:: -- --nocapture`
 
 use crate::common::*;
+use park_e2e::harness::real_agent::GeminiAgent;
 use park_e2e::*;
 use park_protocol::{Row, RowState, Status};
 use std::path::PathBuf;
@@ -26,40 +30,34 @@ use std::time::{Duration, Instant};
 /// Two node processes start (the parent relaunches itself with a bigger heap).
 const START: Duration = Duration::from_secs(90);
 const REPLY: Duration = Duration::from_secs(60);
-const CPU_SETTLE: Duration = Duration::from_secs(60);
-/// How long the /clear test's park waits after its claim, before its kill.
-const PAUSE_MS: u32 = 5000;
-const REPLY_RE: &str = r"canned reply #\d+\)\. PARKTEST-OK";
-/// The empty composer's placeholder: the TUI is up and accepts input.
-const READY_RE: &str = r"(?m)^ >   Type your message or @path/to/file";
 
+/// A sandbox with a seeded Gemini home, driven through the contract's [`GeminiAgent`].
 struct World {
     sb: Sandbox,
     mock: MockServer,
-    gemini: Gemini,
+    agent: GeminiAgent,
     t0: Instant,
 }
 
 impl World {
-    /// A sandbox with a seeded Gemini home; with the integration installed when `integrate`.
+    /// With park's integration installed when `integrate`.
     fn new(integrate: bool) -> World {
         Agents::locate();
-        let gemini = Gemini::locate();
+        let agent = GeminiAgent(Gemini::locate());
         let sb = Sandbox::new();
         let mock = mock_server!(&sb.logs);
-        seed_gemini_home(&sb.home, &sb.work).expect("seed gemini home");
+        agent.seed(&sb, &mock);
         install_shims(&sb, None);
-        let w = World {
-            sb,
-            mock,
-            gemini,
-            t0: Instant::now(),
-        };
         if integrate {
-            let o = park(&w.sb, &["integrate", "gemini"]);
+            let o = park(&sb, &["integrate", "gemini"]);
             assert_eq!(code(&o), 0, "{}", text(&o));
         }
-        w
+        World {
+            sb,
+            mock,
+            agent,
+            t0: Instant::now(),
+        }
     }
 
     fn log(&self, what: &str) {
@@ -67,39 +65,20 @@ impl World {
     }
 
     fn gemini_in_shell(&self, window: &str, proj: &str, args: &str) -> String {
+        let s = self.agent.spec();
         let dir = self.sb.project_dir(proj);
-        let env = self.sb.gemini_env(&self.gemini, &self.mock);
-        let pane = self.sb.new_shell_window("w", window, &dir, &env);
+        let pane =
+            self.sb
+                .new_shell_window("w", window, &dir, &self.agent.env(&self.sb, &self.mock));
         let cmd = format!("gemini {args}").trim().to_string();
         self.sb.type_line(&pane, &cmd);
-        ok(self.sb.wait_for(&pane, READY_RE, START));
+        ok(self.sb.wait_for(&pane, s.ready, s.start));
         self.log(&format!("{pane}: `{cmd}` is ready"));
         pane
     }
 
-    /// Submits `prompt`, pressing Enter again while the composer still holds it.
-    fn send(&self, pane: &str, prompt: &str) {
-        submit_prompt(&self.sb, pane, prompt, ">");
-        let still = regex::Regex::new(&format!("(?m)^ > {}\\s*$", regex::escape(prompt))).unwrap();
-        for _ in 0..3 {
-            std::thread::sleep(Duration::from_secs(2));
-            let screen = self.sb.capture(pane);
-            // Still in the composer: below the last full-width rule (above it, the line is the
-            // scrollback's copy of a prompt that was sent; a dialog hides the composer).
-            let lines: Vec<&str> = screen.lines().collect();
-            let rule = lines.iter().rposition(|l| l.starts_with("──────────"));
-            let unsent = rule.is_some_and(|r| lines[r..].iter().any(|l| still.is_match(l)));
-            if !unsent {
-                return;
-            }
-            self.sb.press_enter(pane);
-        }
-    }
-
     fn prompt(&self, pane: &str, prompt: &str, nth: usize) {
-        self.send(pane, prompt);
-        let re = format!("(?s){}", vec![REPLY_RE; nth].join(".*"));
-        ok(self.sb.wait_for(pane, &re, REPLY));
+        self.agent.prompt(&self.sb, pane, prompt, nth);
         self.log(&format!("{pane}: reply to {prompt:?}"));
     }
 
@@ -114,7 +93,7 @@ impl World {
 }
 
 fn park_when_quiet(sb: &Sandbox, pane: &str) -> (i32, String, Option<String>) {
-    park_when_settled(sb, pane, CPU_SETTLE, &["CPU", "turn in flight"])
+    park_when_settled(sb, pane, SECS(60), &["CPU", "turn in flight"])
 }
 
 fn wait_live(sb: &Sandbox, pane: &str, status: Status) -> Row {
@@ -157,6 +136,22 @@ fn without_the_integration_gemini_is_untargetable_and_the_reason_names_it() {
         "{}",
         text(&o)
     );
+    // Installed, the hooks sit beside the user's settings; `--remove` takes only them out.
+    let settings = || std::fs::read_to_string(sb.home.join(".gemini/settings.json")).unwrap();
+    let o = park(sb, &["integrate", "gemini"]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let s = settings();
+    assert!(
+        s.contains("hook gemini") && s.contains("gemini-api-key"),
+        "{s}"
+    );
+    let o = park(sb, &["integrate", "--remove", "gemini"]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let s = settings();
+    assert!(
+        !s.contains("hook gemini") && s.contains("gemini-api-key"),
+        "{s}"
+    );
     w.finish(&[]);
 }
 
@@ -164,11 +159,6 @@ fn without_the_integration_gemini_is_untargetable_and_the_reason_names_it() {
 fn gemini_park_unpark_round_trip_survives_the_resume_bug() {
     let w = World::new(true);
     let sb = &w.sb;
-    let settings = std::fs::read_to_string(sb.home.join(".gemini/settings.json")).unwrap();
-    assert!(
-        settings.contains("hook gemini") && settings.contains("gemini-api-key"),
-        "{settings}"
-    );
     let pane = w.gemini_in_shell("rt", "rt", "--approval-mode auto_edit");
     w.prompt(&pane, "hello from the gemini round trip", 1);
     let live = wait_live(sb, &pane, Status::Idle);
@@ -226,7 +216,7 @@ fn gemini_park_unpark_round_trip_survives_the_resume_bug() {
         "{why:?}\n{}",
         sb.capture(&pane)
     );
-    ok(sb.wait_for(&pane, READY_RE, START));
+    ok(sb.wait_for(&pane, w.agent.spec().ready, START));
     let back = wait_live(sb, &pane, Status::Idle);
     assert_eq!(back.session_id.as_deref(), Some(sid.as_str()), "{back:?}");
     let new_pid = back.pid.unwrap();
@@ -264,7 +254,7 @@ fn gemini_park_unpark_round_trip_survives_the_resume_bug() {
         "w",
         "other",
         &sb.project_dir("rt"),
-        &sb.gemini_env(&w.gemini, &w.mock),
+        &w.agent.env(sb, &w.mock),
     );
     sb.type_line(&other, "gemini --list-sessions; echo LISTED-$?");
     ok(sb.wait_for(&other, r"LISTED-\d", START));
@@ -276,112 +266,6 @@ fn gemini_park_unpark_round_trip_survives_the_resume_bug() {
     let mut dead = tree;
     dead.extend(tree_of(new_pid));
     w.finish(&dead);
-}
-
-#[test]
-fn gemini_guards_refuse_draft_busy_and_permission() {
-    let w = World::new(true);
-    let sb = &w.sb;
-    let pane = w.gemini_in_shell("g", "g", "");
-    w.prompt(&pane, "first turn so there is a session", 1);
-    let live = wait_live(sb, &pane, Status::Idle);
-    let tree = tree_of(live.pid.expect("row pid"));
-    let refused = |what: &str, status: Status| {
-        let r = wait_live(sb, &pane, status);
-        let (c, oc, why) = outcome(sb, &["park", &pane]);
-        assert_eq!(
-            (c, oc.as_str()),
-            (1, "refused"),
-            "{what}: {why:?} {r:?}\n{}",
-            sb.capture(&pane)
-        );
-        assert!(tree.iter().all(|&p| pid_alive(p)), "{what}: killed");
-        assert!(entries(sb).is_empty(), "{what}: recorded");
-        w.log(&format!("{what}: refused ({why:?})"));
-    };
-    sb.type_text(&pane, "an unsent thought");
-    ok(sb.wait_for(&pane, "(?m)^ > an unsent thought", Duration::from_secs(10)));
-    refused("draft", Status::Draft);
-    sb.send_keys(&pane, &["C-u"]);
-    ok(sb.wait_for(&pane, READY_RE, Duration::from_secs(10)));
-
-    w.send(&pane, "think slowly [slow 20]");
-    ok(sb.wait_for(&pane, "esc to cancel", Duration::from_secs(30)));
-    refused("turn in flight", Status::Busy);
-    ok(sb.wait_for(&pane, &format!("(?s){REPLY_RE}.*{REPLY_RE}"), REPLY));
-
-    w.send(&pane, "touch it [tool touch made-by-gemini]");
-    ok(sb.wait_for(&pane, "Allow execution", REPLY));
-    refused("permission prompt", Status::Waiting);
-    assert!(!sb.project_dir("g").join("made-by-gemini").exists());
-    w.finish(&[]);
-}
-
-/// Two Gemini sessions in one cwd bind to their own ids (each its own process's hook record,
-/// never the newest chat), park and come back each to its own pane; a hostile flag value is one
-/// argv element and never runs.
-#[test]
-fn two_gemini_sessions_in_one_cwd_keep_their_own_ids_and_a_hostile_value_never_runs() {
-    let w = World::new(true);
-    let sb = &w.sb;
-    let dir = sb.project_dir("two");
-    let hostile = "x$(touch PWNED)";
-    // A speaks before B starts: a Gemini start deletes the project's chats with no conversation
-    // yet, a live one's too (its header is then lost and park refuses it; see
-    // `a_chat_that_lost_its_header_is_never_parked`).
-    let a = w.gemini_in_shell("a", "two", "");
-    w.prompt(&a, "first session speaks", 1);
-    let b = w.gemini_in_shell("b", "two", &format!("--policy {}", sh_quote(hostile)));
-    w.prompt(&b, "second session speaks", 1);
-    let ra = wait_live(sb, &a, Status::Idle);
-    let rb = wait_live(sb, &b, Status::Idle);
-    let (sa, sbid) = (
-        ra.session_id.clone().unwrap(),
-        rb.session_id.clone().unwrap(),
-    );
-    assert_ne!(sa, sbid);
-    for (sid, said) in [
-        (&sa, "first session speaks"),
-        (&sbid, "second session speaks"),
-    ] {
-        let chats = gemini_chats(&sb.home);
-        let with: Vec<_> = chats
-            .iter()
-            .filter(|(p, _)| read_text(p).contains(said))
-            .collect();
-        assert_eq!(
-            gemini_chat_with(&sb.home, sid, said).len(),
-            1,
-            "{sid} said {said:?}; chats holding it: {with:?}; all: {chats:?}; heads: {:?}",
-            with.iter()
-                .map(|(p, _)| read_text(p).chars().take(400).collect::<String>())
-                .collect::<Vec<_>>()
-        );
-    }
-    for pane in [&a, &b] {
-        let (c, oc, why) = park_when_quiet(sb, pane);
-        assert_eq!((c, oc.as_str()), (0, "parked"), "{pane}: {why:?}");
-    }
-    for (pane, sid) in [(&a, &sa), (&b, &sbid)] {
-        let (c, oc, why) = outcome(sb, &["unpark", pane]);
-        assert_eq!((c, oc.as_str()), (0, "unparked"), "{pane}: {why:?}");
-        ok(sb.wait_for(pane, READY_RE, START));
-        let back = wait_live(sb, pane, Status::Idle);
-        assert_eq!(back.session_id.as_deref(), Some(sid.as_str()), "{pane}");
-    }
-    let argv = argv_of(row(sb, &b).unwrap().pid.unwrap());
-    assert!(
-        argv.windows(2)
-            .any(|p| p[0] == "--policy" && p[1] == hostile),
-        "one argv element, verbatim: {argv:?}"
-    );
-    let pwned: Vec<_> = [dir.clone(), sb.home.clone(), sb.work.clone()]
-        .iter()
-        .map(|d| d.join("PWNED"))
-        .filter(|p| p.exists())
-        .collect();
-    assert!(pwned.is_empty(), "a flag value ran as a command: {pwned:?}");
-    w.finish(&[]);
 }
 
 /// Gemini's own cleanup deletes a chat with no conversation yet when another Gemini starts in the
@@ -415,46 +299,4 @@ fn a_chat_that_lost_its_header_is_never_parked() {
     assert!(tree.iter().all(|&p| pid_alive(p)));
     assert!(entries(sb).is_empty());
     w.finish(&[]);
-}
-
-/// `/clear` between the scan and the kill starts another session: the hook records it, the
-/// re-check before the kill sees the change, rolls the claim back and kills nothing.
-#[test]
-fn a_gemini_clear_before_the_kill_rolls_back() {
-    let w = World::new(true);
-    let sb = &w.sb;
-    let pane = w.gemini_in_shell("c", "c", "");
-    w.prompt(&pane, "a turn before the clear", 1);
-    let live = wait_live(sb, &pane, Status::Idle);
-    let sid = live.session_id.clone().unwrap();
-    let before = tree_of(live.pid.unwrap());
-    let child = park_paused_after_claim(sb, &pane, PAUSE_MS, |m| w.log(m));
-    let tree: Vec<u32> = tree_of(live.pid.unwrap())
-        .into_iter()
-        .filter(|p| before.contains(p))
-        .collect();
-    let named: Vec<(u32, String)> = tree.iter().map(|&p| (p, argv_of(p).join(" "))).collect();
-    submit_prompt(sb, &pane, "/clear", ">");
-    let out = child.wait_with_output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{text}");
-    assert!(text.contains("changed since the scan"), "{text}");
-    let dead: Vec<_> = named.iter().filter(|(p, _)| !pid_alive(*p)).collect();
-    assert!(dead.is_empty(), "nothing was killed: {dead:?} of {named:?}");
-    assert!(entries(sb).is_empty(), "the claim was rolled back");
-    let now = wait_live(sb, &pane, Status::Idle);
-    assert_ne!(now.session_id.as_deref(), Some(sid.as_str()), "{now:?}");
-    // `--remove` takes park's hooks out of the settings again.
-    let o = park(sb, &["integrate", "--remove", "gemini"]);
-    assert_eq!(code(&o), 0, "{}", text_of(&o));
-    let settings = std::fs::read_to_string(sb.home.join(".gemini/settings.json")).unwrap();
-    assert!(
-        !settings.contains("hook gemini") && settings.contains("gemini-api-key"),
-        "{settings}"
-    );
-    w.finish(&[]);
-}
-
-fn text_of(o: &std::process::Output) -> String {
-    text(o)
 }

@@ -1,0 +1,628 @@
+//! One interface to a real agent CLI for the e2e contract (`tests/tests/e2e/contract.rs`): where
+//! it is, how its HOME is seeded and its pane's environment set, how it is started, prompted and
+//! seen ready, busy or asking permission, and what its OWN records (never park's) say about a
+//! session: which process holds it, what was said in it, how big it is.
+//!
+//! The screens are driven through [`Term`], which both a tmux pane ([`Sandbox`]) and a zellij pane
+//! ([`Zellij`]) implement, so the same agent recipe runs in either multiplexer.
+//!
+//! Implemented for Qwen Code, Copilot CLI, Gemini CLI, OpenCode and Kilo. Claude Code and Codex
+//! keep their own deeper harnesses (`claude.rs`, `codex.rs`) and modules.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use regex::Regex;
+
+use crate::harness::copilot::{copilot_events, copilot_locks, seed_copilot_home, Copilot};
+use crate::harness::gemini::{gemini_chat_with, gemini_chats, seed_gemini_home, Gemini};
+use crate::harness::mock::MockServer;
+use crate::harness::opencode::{
+    opencode_messages, opencode_sessions, seed_opencode_home, OcCli, Opencode,
+};
+use crate::harness::procs::descendants;
+use crate::harness::qwen::{qwen_registry, qwen_transcript, seed_qwen_home, Qwen};
+use crate::harness::sandbox::Sandbox;
+use crate::harness::util::Env;
+use crate::harness::zellij::Zellij;
+
+/// A pane's screen and keyboard, in tmux or in zellij.
+pub trait Term {
+    fn type_text(&self, pane: &str, text: &str);
+    fn press_enter(&self, pane: &str);
+    /// Empties the composer's line (Ctrl-U).
+    fn clear_line(&self, pane: &str);
+    fn screen(&self, pane: &str) -> String;
+    fn wait_for(&self, pane: &str, regex: &str, timeout: Duration) -> Result<String, String>;
+}
+
+impl Term for Sandbox {
+    fn type_text(&self, pane: &str, text: &str) {
+        Sandbox::type_text(self, pane, text)
+    }
+    fn press_enter(&self, pane: &str) {
+        Sandbox::press_enter(self, pane)
+    }
+    fn clear_line(&self, pane: &str) {
+        self.send_keys(pane, &["C-u"])
+    }
+    fn screen(&self, pane: &str) -> String {
+        self.capture(pane)
+    }
+    fn wait_for(&self, pane: &str, regex: &str, timeout: Duration) -> Result<String, String> {
+        Sandbox::wait_for(self, pane, regex, timeout)
+    }
+}
+
+impl Term for Zellij {
+    fn type_text(&self, pane: &str, text: &str) {
+        Zellij::type_text(self, pane, text)
+    }
+    fn press_enter(&self, pane: &str) {
+        Zellij::press_enter(self, pane)
+    }
+    fn clear_line(&self, pane: &str) {
+        self.cli(&["action", "write", "--pane-id", pane, "21"])
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    fn screen(&self, pane: &str) -> String {
+        self.dump(pane)
+    }
+    fn wait_for(&self, pane: &str, regex: &str, timeout: Duration) -> Result<String, String> {
+        Zellij::wait_for(self, pane, regex, timeout)
+    }
+}
+
+/// What a contract case needs to know of an agent's screens and flags (all measured on the pinned
+/// versions).
+#[derive(Debug, Clone)]
+pub struct Spec {
+    /// The agent's name in `park ls` and in test names (`qwen`, `kilo`, ...).
+    pub name: &'static str,
+    /// The command typed at the shell prompt.
+    pub program: &'static str,
+    /// The empty composer is drawn: the TUI is up and accepts input.
+    pub ready: &'static str,
+    /// What the composer's line starts with (typed text shows after it).
+    pub echo: &'static str,
+    /// Start (first start in a HOME included) and reply timeouts.
+    pub start: Duration,
+    pub reply: Duration,
+    /// How long the rollback case's park waits between its claim and its kill.
+    pub pause_ms: u32,
+    /// What a draft typed into the composer shows as, before the typed text (a regex).
+    pub draft: &'static str,
+    /// A refused park's row is `Live` with `guard_source` as its session source; `false`: only
+    /// its status and a known session are awaited (OpenCode's row can show a state other than
+    /// `Live` while a dialog is up).
+    pub guard_live: bool,
+    pub guard_source: Option<&'static str>,
+    /// After `new_session`, park's row names the new session right away (a hook records it).
+    pub rebinds_on_new: bool,
+    /// A turn in flight is on screen.
+    pub busy: &'static str,
+    /// A permission prompt for a shell command is on screen.
+    pub permission: &'static str,
+    /// The command that starts another session in the same process (`/clear`, `/new`).
+    pub new_session: &'static str,
+    /// Flags park replays on unpark, as typed, and as the argv pairs they must come back as.
+    pub flags: &'static str,
+    pub flag_pairs: &'static [(&'static str, &'static str)],
+    /// How the resume names the session in argv (`--resume`, `-s`).
+    pub resume_flag: &'static str,
+    /// A flag park replays whose value the hostile test sets to a command substitution.
+    pub hostile_flag: &'static str,
+    /// At least this many processes in the agent's tree (wrapper, relaunched child, ...).
+    pub min_tree: usize,
+    /// `session_source` of a live row bound the usual way (after a turn), and of a resumed one
+    /// before its first turn; `None`: not asserted.
+    pub live_source: Option<&'static str>,
+    pub resumed_source: Option<&'static str>,
+    /// `session_source` once the resumed session has had a turn.
+    pub turn_source: Option<&'static str>,
+    /// `park integrate <name>` is needed for park to bind its sessions.
+    pub integrate: bool,
+    /// The refusal reasons a park gives for a moment after a reply (CPU, closing records).
+    pub settling: &'static [&'static str],
+}
+
+/// A real agent CLI at its pinned version, run offline against the mock.
+pub trait RealAgent: Send + Sync {
+    fn spec(&self) -> &Spec;
+    /// Writes the agent's settings into the sandbox HOME.
+    fn seed(&self, sb: &Sandbox, mock: &MockServer);
+    /// The environment a pane running it gets.
+    fn env(&self, sb: &Sandbox, mock: &MockServer) -> Env;
+
+    /// The first turn(s) a session needs before park can name it; returns how many replies the
+    /// screen then holds.
+    fn first_turns(&self, t: &dyn Term, pane: &str, prompt: &str) -> usize {
+        self.prompt(t, pane, prompt, 1);
+        1
+    }
+
+    /// Whether `prompt` still sits unsent in the composer of `screen` (a TUI that drops an Enter
+    /// arriving with the typed keys).
+    fn unsent(&self, _screen: &str, _prompt: &str) -> bool {
+        false
+    }
+
+    /// Types `prompt` and submits it: retyped when the keys were dropped, Enter pressed again
+    /// while the composer still holds it.
+    fn send(&self, t: &dyn Term, pane: &str, prompt: &str) {
+        let shown = format!("{}.{}", self.spec().echo, regex::escape(prompt));
+        for _ in 0..3 {
+            t.type_text(pane, prompt);
+            if t.wait_for(pane, &shown, Duration::from_secs(5)).is_ok() {
+                break;
+            }
+            t.clear_line(pane);
+        }
+        t.press_enter(pane);
+        for _ in 0..3 {
+            std::thread::sleep(Duration::from_secs(2));
+            if !self.unsent(&t.screen(pane), prompt) {
+                return;
+            }
+            t.press_enter(pane);
+        }
+    }
+
+    /// Sends `prompt` and waits until the screen holds `nth` canned replies.
+    fn prompt(&self, t: &dyn Term, pane: &str, prompt: &str, nth: usize) {
+        self.send(t, pane, prompt);
+        let re = format!("(?s){}", vec![REPLY_RE; nth].join(".*"));
+        if let Err(e) = t.wait_for(pane, &re, self.spec().reply) {
+            panic!("{}: no reply #{nth} to {prompt:?}: {e}", self.spec().name);
+        }
+    }
+
+    /// The processes of the agent under the row's `pid` that a refused park must leave alive
+    /// (a helper it runs for a moment after a reply ends by itself).
+    fn core_tree(&self, pid: u32) -> Vec<u32> {
+        tree(pid)
+    }
+
+    /// Asserts that the agent's own records bind session `sid` to the process tree under `pid`
+    /// (where they name a process) and hold `said`.
+    fn assert_records(&self, sb: &Sandbox, dir: &Path, pid: u32, sid: &str, said: &str);
+
+    /// The size of session `sid`'s records (lines, messages), which a turn grows; `said` is
+    /// something said in it (to tell its real file from a stub).
+    fn record_len(&self, sb: &Sandbox, dir: &Path, sid: &str, said: &str) -> usize;
+
+    /// Whether session `sid`'s records hold `text`; `None` where they cannot be read as text.
+    fn record_has(
+        &self,
+        sb: &Sandbox,
+        dir: &Path,
+        sid: &str,
+        said: &str,
+        text: &str,
+    ) -> Option<bool>;
+
+    /// How many sessions the agent's records hold for project `dir`; `None` where not countable.
+    fn sessions_in(&self, _sb: &Sandbox, _dir: &Path) -> Option<usize> {
+        None
+    }
+
+    /// After a `new_session` command in the process `pid` whose session was `old`: the agent's
+    /// own records name another session for it. `None` where the records cannot tell.
+    fn moved_on(&self, _sb: &Sandbox, _pid: u32, _old: &str) -> Option<bool> {
+        None
+    }
+}
+
+/// The mock's canned reply.
+pub const REPLY_RE: &str = r"canned reply #\d+\)\. PARKTEST-OK";
+
+/// The pid and its descendants.
+pub fn tree(pid: u32) -> Vec<u32> {
+    let mut v = vec![pid];
+    v.extend(descendants(pid));
+    v
+}
+
+fn argv(pid: u32) -> Vec<String> {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|raw| {
+            raw.split(|&b| b == 0)
+                .filter(|a| !a.is_empty())
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_default()
+}
+
+/// Whether the directory `recorded` (as an agent wrote it down) is `dir`.
+pub fn same_dir(recorded: &str, dir: &Path) -> bool {
+    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    canon(Path::new(recorded)) == canon(dir)
+}
+
+fn with_tmpdir(sb: &Sandbox, mut env: Env) -> Env {
+    env.push(("TMPDIR".into(), sb.tmp.to_string_lossy().into_owned()));
+    env
+}
+
+/// Every agent the contract runs, by name.
+pub fn real_agent(name: &str) -> Box<dyn RealAgent> {
+    match name {
+        "qwen" => Box::new(QwenAgent(Qwen::locate())),
+        "copilot" => Box::new(CopilotAgent(Copilot::locate())),
+        "gemini" => Box::new(GeminiAgent(Gemini::locate())),
+        "opencode" => Box::new(OpencodeAgent::new(OcCli::Opencode)),
+        "kilo" => Box::new(OpencodeAgent::new(OcCli::Kilo)),
+        _ => panic!("no real agent {name}"),
+    }
+}
+
+/// Whether `scripts/setup` said it could not install `name` here (Qwen Code off x86_64 Linux
+/// without a system node 22): the reason, after which its tests are skipped.
+pub fn skipped(name: &str) -> Option<String> {
+    match name {
+        "qwen" => Qwen::try_locate().err().filter(|e| e.contains("skipped")),
+        _ => None,
+    }
+}
+
+// ---- Qwen Code ----
+
+pub struct QwenAgent(pub Qwen);
+
+static QWEN: Spec = Spec {
+    draft: r"(?m)^> ",
+    guard_live: true,
+    guard_source: Some("status-file"),
+    rebinds_on_new: false,
+    name: "qwen",
+    program: "qwen",
+    ready: r"(?m)^>   Type your message or @path/to/file",
+    echo: ">",
+    start: Duration::from_secs(90),
+    reply: Duration::from_secs(90),
+    pause_ms: 4000,
+    busy: r"esc to cancel\)",
+    permission: "Waiting for user confirmation",
+    new_session: "/clear",
+    flags: "--approval-mode default",
+    flag_pairs: &[("--approval-mode", "default")],
+    resume_flag: "--resume",
+    hostile_flag: "-m",
+    min_tree: 3,
+    live_source: Some("status-file"),
+    resumed_source: Some("status-file"),
+    turn_source: Some("status-file"),
+    integrate: false,
+    // Its reply shows on screen before the chat file closes the turn.
+    settling: &["CPU", "turn in flight"],
+};
+
+impl QwenAgent {
+    fn registered(home: &Path, pid: u32) -> Option<String> {
+        qwen_registry(home)
+            .into_iter()
+            .find(|(p, _)| *p == pid)
+            .and_then(|(_, v)| v.get("sessionId")?.as_str().map(str::to_string))
+    }
+}
+
+impl RealAgent for QwenAgent {
+    fn spec(&self) -> &Spec {
+        &QWEN
+    }
+    fn seed(&self, sb: &Sandbox, _mock: &MockServer) {
+        seed_qwen_home(&sb.home).expect("seed qwen home");
+    }
+    fn env(&self, sb: &Sandbox, mock: &MockServer) -> Env {
+        // Its scratch (the registry's IPC sockets) goes to the sandbox's tmp.
+        with_tmpdir(sb, self.0.env(mock, &sb.home, sb.path_env()))
+    }
+    fn core_tree(&self, pid: u32) -> Vec<u32> {
+        tree(pid)
+            .into_iter()
+            .filter(|&p| argv(p).iter().any(|a| a.contains("qwen")))
+            .collect()
+    }
+    fn assert_records(&self, sb: &Sandbox, dir: &Path, pid: u32, sid: &str, said: &str) {
+        // Exactly one process of the tree registered, and with this session.
+        let t = tree(pid);
+        let registered: Vec<String> = t
+            .iter()
+            .filter_map(|&p| Self::registered(&sb.home, p))
+            .collect();
+        assert_eq!(registered, vec![sid.to_string()], "registry of {t:?}");
+        let chat = qwen_transcript(&sb.home, dir, sid);
+        assert!(read(&chat).contains(said), "{said:?} in {}", chat.display());
+    }
+    fn record_len(&self, sb: &Sandbox, dir: &Path, sid: &str, _said: &str) -> usize {
+        read(&qwen_transcript(&sb.home, dir, sid)).lines().count()
+    }
+    fn record_has(&self, sb: &Sandbox, dir: &Path, sid: &str, _: &str, text: &str) -> Option<bool> {
+        Some(read(&qwen_transcript(&sb.home, dir, sid)).contains(text))
+    }
+    fn sessions_in(&self, sb: &Sandbox, dir: &Path) -> Option<usize> {
+        let chats = qwen_transcript(&sb.home, dir, "x");
+        let n = std::fs::read_dir(chats.parent()?)
+            .ok()?
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".jsonl"))
+            .count();
+        Some(n)
+    }
+    fn moved_on(&self, sb: &Sandbox, pid: u32, old: &str) -> Option<bool> {
+        let inner = *tree(pid).last()?;
+        let now = Self::registered(&sb.home, inner);
+        Some(now.is_some() && now.as_deref() != Some(old))
+    }
+}
+
+// ---- Copilot CLI ----
+
+pub struct CopilotAgent(pub Copilot);
+
+static COPILOT: Spec = Spec {
+    draft: r"(?m)^❯ ",
+    guard_live: true,
+    guard_source: None,
+    rebinds_on_new: false,
+    name: "copilot",
+    program: "copilot",
+    // The empty composer between its two rules, and the idle footer under them.
+    ready: r"(?m)^❯\s*\n─+\n (← open sidebar|Interactive)",
+    echo: "❯",
+    start: Duration::from_secs(60),
+    reply: Duration::from_secs(60),
+    pause_ms: 4000,
+    busy: "Working",
+    permission: "Do you want to run this command",
+    new_session: "/clear",
+    flags: "--allow-tool 'shell(echo)' --model gpt-4.1",
+    flag_pairs: &[("--allow-tool", "shell(echo)"), ("--model", "gpt-4.1")],
+    resume_flag: "--resume",
+    hostile_flag: "--disable-mcp-server",
+    min_tree: 2,
+    live_source: Some("lock"),
+    // Before its first turn a resumed Copilot holds no lock: its own log names the session.
+    resumed_source: Some("process-log"),
+    turn_source: None,
+    integrate: false,
+    settling: &["CPU", "turn in flight"],
+};
+
+/// The native process under the loader `pid` (the last of its tree named copilot).
+pub fn copilot_native(pid: u32) -> u32 {
+    tree(pid)
+        .into_iter()
+        .rfind(|&p| {
+            argv(p)
+                .iter()
+                .take(2)
+                .any(|a| a.ends_with("copilot-linux-x64/copilot") || a.ends_with("/copilot"))
+        })
+        .unwrap_or(pid)
+}
+
+impl RealAgent for CopilotAgent {
+    fn spec(&self) -> &Spec {
+        &COPILOT
+    }
+    fn seed(&self, sb: &Sandbox, _mock: &MockServer) {
+        seed_copilot_home(&sb.home, &sb.work).expect("seed copilot home");
+    }
+    fn env(&self, sb: &Sandbox, mock: &MockServer) -> Env {
+        with_tmpdir(sb, self.0.env(mock, &sb.home, sb.path_env()))
+    }
+    fn unsent(&self, screen: &str, prompt: &str) -> bool {
+        Regex::new(&format!("(?m)^❯ {}", regex::escape(prompt)))
+            .unwrap()
+            .is_match(screen)
+    }
+    fn assert_records(&self, sb: &Sandbox, _dir: &Path, pid: u32, sid: &str, said: &str) {
+        let native = copilot_native(pid);
+        assert_ne!(native, pid, "loader and native: {:?}", tree(pid));
+        assert_eq!(copilot_locks(&sb.home, native), vec![sid.to_string()]);
+        assert!(read(&copilot_events(&sb.home, sid)).contains(said));
+    }
+    fn record_len(&self, sb: &Sandbox, _dir: &Path, sid: &str, _said: &str) -> usize {
+        read(&copilot_events(&sb.home, sid)).lines().count()
+    }
+    fn record_has(&self, sb: &Sandbox, _: &Path, sid: &str, _: &str, text: &str) -> Option<bool> {
+        Some(read(&copilot_events(&sb.home, sid)).contains(text))
+    }
+    fn moved_on(&self, sb: &Sandbox, pid: u32, old: &str) -> Option<bool> {
+        let now = copilot_locks(&sb.home, copilot_native(pid));
+        Some(now.len() == 1 && now[0] != old)
+    }
+}
+
+// ---- Gemini CLI ----
+
+pub struct GeminiAgent(pub Gemini);
+
+static GEMINI: Spec = Spec {
+    draft: r"(?m)^ > ",
+    guard_live: true,
+    guard_source: None,
+    rebinds_on_new: true,
+    name: "gemini",
+    program: "gemini",
+    ready: r"(?m)^ >   Type your message or @path/to/file",
+    echo: ">",
+    start: Duration::from_secs(90),
+    reply: Duration::from_secs(60),
+    pause_ms: 5000,
+    busy: "esc to cancel",
+    permission: "Allow execution",
+    new_session: "/clear",
+    flags: "--approval-mode auto_edit",
+    flag_pairs: &[("--approval-mode", "auto_edit")],
+    resume_flag: "--resume",
+    hostile_flag: "--policy",
+    min_tree: 2,
+    live_source: Some("hook"),
+    resumed_source: None,
+    turn_source: None,
+    integrate: true,
+    settling: &["CPU", "turn in flight"],
+};
+
+impl RealAgent for GeminiAgent {
+    fn spec(&self) -> &Spec {
+        &GEMINI
+    }
+    fn seed(&self, sb: &Sandbox, _mock: &MockServer) {
+        seed_gemini_home(&sb.home, &sb.work).expect("seed gemini home");
+    }
+    fn env(&self, sb: &Sandbox, mock: &MockServer) -> Env {
+        with_tmpdir(sb, self.0.env(mock, &sb.home, sb.path_env()))
+    }
+    fn unsent(&self, screen: &str, prompt: &str) -> bool {
+        // Still in the composer: below the last full-width rule (above it, the line is the
+        // scrollback's copy of a prompt that was sent; a dialog hides the composer).
+        let still = Regex::new(&format!("(?m)^ > {}\\s*$", regex::escape(prompt))).unwrap();
+        let lines: Vec<&str> = screen.lines().collect();
+        let rule = lines.iter().rposition(|l| l.starts_with("──────────"));
+        rule.is_some_and(|r| lines[r..].iter().any(|l| still.is_match(l)))
+    }
+    fn assert_records(&self, sb: &Sandbox, _dir: &Path, _pid: u32, sid: &str, said: &str) {
+        // Gemini keeps no per-process record: its chat file headed with `sid` holds what was
+        // said, and no other file does under that id (park's hook names the process).
+        let chats = gemini_chats(&sb.home);
+        let with: Vec<_> = chats
+            .iter()
+            .filter(|(p, _)| read(p).contains(said))
+            .collect();
+        assert_eq!(
+            gemini_chat_with(&sb.home, sid, said).len(),
+            1,
+            "{sid} said {said:?}; chats holding it: {with:?}; all: {chats:?}"
+        );
+    }
+    fn record_len(&self, sb: &Sandbox, _dir: &Path, sid: &str, said: &str) -> usize {
+        gemini_chat_with(&sb.home, sid, said)
+            .first()
+            .map_or(0, |p| read(p).lines().count())
+    }
+    fn record_has(
+        &self,
+        sb: &Sandbox,
+        _: &Path,
+        sid: &str,
+        said: &str,
+        text: &str,
+    ) -> Option<bool> {
+        Some(
+            gemini_chat_with(&sb.home, sid, said)
+                .first()
+                .is_some_and(|p| read(p).contains(text)),
+        )
+    }
+}
+
+// ---- OpenCode and Kilo ----
+
+pub struct OpencodeAgent {
+    pub oc: Opencode,
+    spec: Spec,
+}
+
+impl OpencodeAgent {
+    pub fn new(cli: OcCli) -> OpencodeAgent {
+        let spec = Spec {
+            draft: "┃  ",
+            guard_live: false,
+            guard_source: None,
+            rebinds_on_new: false,
+            name: cli.name(),
+            program: cli.name(),
+            // The composer's agent and model line (`Build · …`; Kilo: `Code  · …`).
+            ready: r"┃  \w+ +· Mock Model",
+            echo: "┃ ",
+            // The first start in a HOME npm-installs OpenCode's plugin package.
+            start: Duration::from_secs(120),
+            reply: Duration::from_secs(60),
+            pause_ms: 4000,
+            busy: "esc interrupt",
+            permission: "Permission required",
+            new_session: "/new",
+            flags: "--model mock/mock-model",
+            flag_pairs: &[("--model", "mock/mock-model")],
+            resume_flag: "-s",
+            hostile_flag: "--mdns-domain",
+            min_tree: 1,
+            live_source: Some("plugin"),
+            // Resumed by argv until its first prompt, then by the plugin again.
+            resumed_source: Some("argv"),
+            turn_source: Some("plugin"),
+            integrate: true,
+            settling: &["CPU", "turn in flight"],
+        };
+        OpencodeAgent {
+            oc: Opencode::locate_cli(cli),
+            spec,
+        }
+    }
+
+    pub fn db(&self, sb: &Sandbox) -> PathBuf {
+        self.oc.db(&sb.home)
+    }
+}
+
+impl RealAgent for OpencodeAgent {
+    fn spec(&self) -> &Spec {
+        &self.spec
+    }
+    fn seed(&self, sb: &Sandbox, mock: &MockServer) {
+        seed_opencode_home(&sb.home, mock).expect("seed opencode home");
+    }
+    fn env(&self, sb: &Sandbox, _mock: &MockServer) -> Env {
+        with_tmpdir(sb, self.oc.env(&sb.home, sb.path_env()))
+    }
+    /// Kilo titles a session only at its second prompt, and until then its terminal title cannot
+    /// confirm which session the pane shows: it gets a second turn.
+    fn first_turns(&self, t: &dyn Term, pane: &str, prompt: &str) -> usize {
+        self.prompt(t, pane, prompt, 1);
+        if self.oc.cli == OcCli::Kilo {
+            self.prompt(t, pane, "and a second turn so that Kilo titles it", 2);
+            return 2;
+        }
+        1
+    }
+    /// The refusal leaves the root alive (its workers come and go by themselves).
+    fn core_tree(&self, pid: u32) -> Vec<u32> {
+        vec![pid]
+    }
+    fn assert_records(&self, sb: &Sandbox, dir: &Path, _pid: u32, sid: &str, _said: &str) {
+        // The database has the session, in this directory, with the turn's messages.
+        assert!(sid.starts_with("ses_"), "{sid}");
+        let n = opencode_messages(&self.db(sb), sid).unwrap_or(0);
+        assert!(n >= 2, "{sid}: {n} messages");
+        let d = dir.to_string_lossy();
+        assert!(
+            opencode_sessions(&self.db(sb))
+                .iter()
+                .any(|(id, dd, _)| id == sid && same_dir(dd, dir)),
+            "{sid} in {d}: {:?}",
+            opencode_sessions(&self.db(sb))
+        );
+    }
+    fn record_len(&self, sb: &Sandbox, _dir: &Path, sid: &str, _said: &str) -> usize {
+        opencode_messages(&self.db(sb), sid).unwrap_or(0)
+    }
+    fn record_has(&self, _: &Sandbox, _: &Path, _: &str, _: &str, _: &str) -> Option<bool> {
+        None
+    }
+    fn sessions_in(&self, sb: &Sandbox, dir: &Path) -> Option<usize> {
+        Some(
+            opencode_sessions(&self.db(sb))
+                .iter()
+                .filter(|(_, dd, _)| same_dir(dd, dir))
+                .count(),
+        )
+    }
+}
