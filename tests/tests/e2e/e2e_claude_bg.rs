@@ -100,7 +100,8 @@ impl World {
                 .collect::<Vec<_>>()
                 .join("\n");
             panic!(
-                "no background row {what}; rows: {last:#?}\nfiles: {:#?}\nps:\n{ps}\nscreens: {}",
+                "no background row {what}; rows: {last:#?}\nall rows: {:#?}\nfiles: {:#?}\nps:\n{ps}\nscreens: {}",
+                ls(&self.sb).rows.into_iter().filter(|r| r.agent == park_protocol::Agent::Claude).collect::<Vec<_>>(),
                 claude_session_files(&self.sb.home),
                 self.sb
                     .tmux(&["list-panes", "-a", "-F", "#{pane_id}"])
