@@ -120,16 +120,36 @@ pub fn classify(argv: &[String]) -> Option<(Agent, usize)> {
         .map(|s| (s.agent, idx))
 }
 
+/// [`classify`] for a process's argv as read, and the argv its agent reads. A process that set
+/// its own title shows it as its first argument (Claude Code 2.1.332's background workers:
+/// `claude bg-spare`, `--bg-spare`, `<socket>`): when argv is no agent as it is, the words of a
+/// first argument with spaces are tried in its place (a title carries no quoting).
+pub fn classify_process(argv: &[String]) -> Option<(Agent, usize, Vec<String>)> {
+    if let Some((a, i)) = classify(argv) {
+        return Some((a, i, argv.to_vec()));
+    }
+    let (title, rest) = argv.split_first()?;
+    if !title.contains(' ') {
+        return None;
+    }
+    let words: Vec<String> = title
+        .split_whitespace()
+        .chain(rest.iter().map(String::as_str))
+        .map(str::to_string)
+        .collect();
+    classify(&words).map(|(a, i)| (a, i, words))
+}
+
 /// Finds every agent root in the table: an agent process whose parent is not the same agent
 /// (the Codex node wrapper and its native child are one agent).
 pub(crate) fn find_agents(table: &ProcTable, platform: &dyn Platform) -> Vec<AgentProc> {
     let mut out = vec![];
     for p in table.all() {
-        let Some((agent, idx)) = classify(&p.argv) else {
+        let Some((agent, idx, argv)) = classify_process(&p.argv) else {
             continue;
         };
         if let Some(parent) = table.get(p.ppid) {
-            if classify(&parent.argv).map(|(a, _)| a) == Some(agent) {
+            if classify_process(&parent.argv).map(|(a, ..)| a) == Some(agent) {
                 continue;
             }
         }
@@ -147,7 +167,7 @@ pub(crate) fn find_agents(table: &ProcTable, platform: &dyn Platform) -> Vec<Age
             }
             _ => vec![],
         };
-        let args = &p.argv[idx + 1..];
+        let args = &argv[idx + 1..];
         let background = spec.background(args, &env);
         // A spare the supervisor keeps ready runs no session until it is claimed.
         if background && spec.unclaimed_spare(args, &env, p.pid, p.ppid) {
@@ -158,7 +178,7 @@ pub(crate) fn find_agents(table: &ProcTable, platform: &dyn Platform) -> Vec<Age
             root: p.pid,
             main,
             prog_index: idx,
-            argv: p.argv.clone(),
+            argv,
             env,
             background,
         });
@@ -475,6 +495,44 @@ mod tests {
                 "fixtures/{name}/ names no agent of Agent::ALL"
             );
         }
+    }
+
+    /// Claude Code 2.1.332's supervisor runs its pty hosts and spares under a title, their first
+    /// argument (/proc/<pid>/cmdline of a spare under e2e_claude_bg: `claude bg-spare`,
+    /// `--bg-spare`, `<socket>`). Read as a program named `claude bg-spare`, a claimed spare was
+    /// no agent at all and its background session was never listed.
+    #[test]
+    fn a_process_that_set_its_title_is_read_by_its_words() {
+        let sock = "/tmp/cc-daemon-0/a8c7033c/spare/a953aaf4.claim.sock";
+        for spare in [
+            v(&["claude bg-spare", "--bg-spare", sock]),
+            v(&[&format!("claude bg-spare --bg-spare {sock}")]),
+        ] {
+            let (agent, idx, argv) = classify_process(&spare).expect("the spare is Claude's");
+            assert_eq!((agent, idx), (Agent::Claude, 0));
+            assert_eq!(argv[1..], v(&["bg-spare", "--bg-spare", sock]));
+            assert!(of(agent).spec().background(&argv[1..], &[]));
+        }
+        let host = v(&[
+            "claude bg-pty-host",
+            "--bg-pty-host",
+            "/tmp/p.pty.sock",
+            "200",
+            "50",
+            "--",
+            "/x/claude.exe",
+            "--bg-spare",
+            "/tmp/s.claim.sock",
+        ]);
+        assert_eq!(
+            classify_process(&host),
+            None,
+            "the pty host runs no session"
+        );
+        // A path with a space is a path first: read as it is.
+        let (_, _, argv) = classify_process(&v(&["/opt/My Tools/claude"])).unwrap();
+        assert_eq!(argv, v(&["/opt/My Tools/claude"]));
+        assert_eq!(classify_process(&v(&["vim notes.md"])), None);
     }
 
     #[test]
