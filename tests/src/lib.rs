@@ -43,7 +43,7 @@ pub mod harness {
     pub mod zellij;
 }
 
-pub use harness::agents::{Agents, CLAUDE_NEXT_VERSION, CLAUDE_VERSION, CODEX_VERSION};
+pub use harness::agents::{Agents, CLAUDE_VERSION, CODEX_VERSION};
 pub use harness::claude::{
     claude_encode_cwd, claude_env, claude_session_files, claude_transcript, seed_claude_home,
     CLAUDE_API_KEY, CLAUDE_READY,

@@ -2,17 +2,13 @@
 //!
 //! Layout (must match `scripts/setup`):
 //! `${PARK_AGENTS_DIR:-$HOME/.cache/park/agents}/claude/node_modules/.bin/claude` and
-//! `.../codex/node_modules/.bin/codex`, and the newer Claude the drift tests run beside the pin in
-//! `.../claude-<CLAUDE_NEXT_VERSION>/node_modules/.bin/claude`. The installed versions are read from the packages'
+//! `.../codex/node_modules/.bin/codex`. The installed versions are read from the packages'
 //! `package.json` (no process is started), and must equal the pinned ones.
 
 use std::path::{Path, PathBuf};
 
 /// The pinned `@anthropic-ai/claude-code` version.
-pub const CLAUDE_VERSION: &str = "2.1.197";
-/// The newer Claude Code users run now, beside the pin: the drift tests run it (`scripts/setup`
-/// installs it into `claude-<version>/`; [`Agents::locate_claude_next`] finds it).
-pub const CLAUDE_NEXT_VERSION: &str = "2.1.332";
+pub const CLAUDE_VERSION: &str = "2.1.332";
 /// The pinned `@openai/codex` version.
 pub const CODEX_VERSION: &str = "0.171.0";
 
@@ -67,24 +63,6 @@ impl Agents {
     pub fn locate() -> Agents {
         Self::try_locate().unwrap_or_else(|e| {
             panic!("{e}\nThe real agent CLIs are missing: run `bash scripts/setup` (it installs them under {})", Self::dir().display())
-        })
-    }
-
-    /// `claude` at [`CLAUDE_NEXT_VERSION`], or what is missing or at the wrong version.
-    pub fn try_locate_claude_next() -> Result<PathBuf, String> {
-        find(
-            &Self::dir(),
-            &format!("claude-{CLAUDE_NEXT_VERSION}"),
-            "@anthropic-ai/claude-code",
-            "claude",
-            CLAUDE_NEXT_VERSION,
-        )
-    }
-
-    /// `claude` at [`CLAUDE_NEXT_VERSION`]; panics with a hint to run `scripts/setup`.
-    pub fn locate_claude_next() -> PathBuf {
-        Self::try_locate_claude_next().unwrap_or_else(|e| {
-            panic!("{e}\nClaude Code {CLAUDE_NEXT_VERSION} is missing: run `bash scripts/setup` (it installs it under {})", Self::dir().display())
         })
     }
 

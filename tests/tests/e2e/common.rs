@@ -455,7 +455,7 @@ pub fn park_paused_after_claim(
 pub fn assert_pinned_version(r: &Row) {
     use park_protocol::Agent;
     let want: &[&str] = match r.agent {
-        Agent::Claude => &[CLAUDE_VERSION, CLAUDE_NEXT_VERSION],
+        Agent::Claude => &[CLAUDE_VERSION],
         Agent::Codex => &[CODEX_VERSION],
         Agent::Qwen => &[QWEN_VERSION],
         Agent::Copilot => &[COPILOT_VERSION],

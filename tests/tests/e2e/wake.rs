@@ -99,15 +99,20 @@ fn real_claude_parked_with_wake_in_resumes_by_itself_and_reads_the_note() {
     // It comes back by itself, same session, same pane, and the note is its next user message.
     let back = wait_row(&sb, &pane, SECS(60), |r| r.state == RowState::Live);
     assert_eq!(back.session_id.as_deref(), Some(sid.as_str()));
-    let t = poll(SECS(60), || {
-        std::fs::read_to_string(&transcript)
-            .ok()
-            .filter(|t| t.contains("merge PR 42"))
+    // 2.1.332 also keeps the request that carried it (an `api-request-blob` record): the note
+    // is the user record's.
+    let is_user = |l: &str| {
+        serde_json::from_str::<Value>(l).is_ok_and(|r| r["type"] == "user")
+    };
+    let line = poll(SECS(60), || {
+        std::fs::read_to_string(&transcript).ok().and_then(|t| {
+            t.lines()
+                .find(|l| l.contains("merge PR 42") && is_user(l))
+                .map(str::to_string)
+        })
     })
-    .expect("the note reaches the transcript");
-    let line = t.lines().find(|l| l.contains("merge PR 42")).unwrap();
-    let rec: Value = serde_json::from_str(line).unwrap();
-    assert_eq!(rec["type"], "user", "the note is a user message: {line}");
+    .expect("the note reaches the transcript as a user message");
+    let line = line.as_str();
     assert!(line.contains("[park] This session was parked"), "{line}");
     assert!(line.contains("wake-up time came"), "{line}");
     assert_eq!(claude_pids_for(&sb.home, &sid).len(), 1);

@@ -304,7 +304,7 @@ pub static SPEC: Spec = Spec {
     release: Release {
         name: "Claude Code",
         packages: &["@anthropic-ai/claude-code"],
-        tested: ("2.1.197", "2.1.332"),
+        tested: ("2.1.332", "2.1.332"),
     },
     programs: &["claude"],
     // The npm package's entry point runs as `node …/@anthropic-ai/claude-code/cli.js`.

@@ -1,17 +1,14 @@
-//! End-to-end drift checks with the Claude Code users run now (`CLAUDE_NEXT_VERSION`, installed
-//! by `scripts/setup` beside the pinned one), in a private tmux server against the mock model
-//! server, with a throwaway HOME. What the pinned version's tests prove is asked again where the
-//! newer one writes or draws differently: its local commands are `local_command` system records,
-//! its footer names the permission mode (`⏵⏵ auto mode on (shift+tab to cycle)`), and its first
-//! start shows a permission-modes notice.
+//! End-to-end checks of what Claude Code 2.1.332 (the pin since issue 30; these began as drift
+//! checks beside 2.1.197) writes and draws unlike the versions park's readers were first built
+//! on, in a private tmux server against the mock model server, with a throwaway HOME: its local
+//! commands are `local_command` system records, its footer names the permission mode (`⏵⏵ auto
+//! mode on (shift+tab to cycle)`, `manual mode on`), its first start shows a permission-modes
+//! notice, and it keeps the terminal title at `✳ Claude Code`.
 
 use crate::common::*;
 use park_e2e::*;
 use park_protocol::{Agent, Row, RowState, Status};
 use std::path::Path;
-
-/// The footer under 2.1.332's composer in every permission mode (`? for shortcuts` in manual).
-const READY: &str = r"shift\+tab to cycle|for shortcuts";
 
 struct Next {
     sb: Sandbox,
@@ -24,8 +21,6 @@ impl Next {
         let mock = mock_server!(&sb.logs);
         seed_claude_home(&sb.home, &sb.work, CLAUDE_API_KEY).unwrap();
         install_shims(&sb, None);
-        // The sandbox's bin dir is first on the panes' PATH: `claude` there is the newer one.
-        std::os::unix::fs::symlink(Agents::locate_claude_next(), sb.bin.join("claude")).unwrap();
         Next { sb, mock }
     }
 
@@ -41,9 +36,9 @@ impl Next {
         let dir = self.sb.project_dir(name);
         let pane = self.sb.new_shell_window("w", name, &dir, &self.env());
         self.sb.type_line(&pane, "claude");
-        let first = self.sb.wait_for(&pane, READY, SECS(60)).unwrap();
+        let first = self.sb.wait_for(&pane, CLAUDE_READY, SECS(60)).unwrap();
         assert!(
-            first.contains(&format!("Claude Code v{CLAUDE_NEXT_VERSION}")),
+            first.contains(&format!("Claude Code v{CLAUDE_VERSION}")),
             "{first}"
         );
         submit_prompt(&self.sb, &pane, first_prompt, "❯");
@@ -102,7 +97,7 @@ fn idle_without_a_transcript_turn(sb: &Sandbox, pane: &str, sid: &str) -> Row {
 }
 
 #[test]
-fn real_claude_next_is_idle_right_after_clear_and_when_resumed_after_it() {
+fn real_claude_is_idle_right_after_clear_and_when_resumed_after_it() {
     let c = Next::new();
     let sb = &c.sb;
     let (pane, before) = c.start("clear", "hello before the clear");
@@ -117,7 +112,7 @@ fn real_claude_next_is_idle_right_after_clear_and_when_resumed_after_it() {
             .then_some(())
     })
     .unwrap_or_else(|| panic!("no local_command record in {}", transcript.display()));
-    sb.wait_for(&pane, READY, SECS(10)).unwrap();
+    sb.wait_for(&pane, CLAUDE_READY, SECS(10)).unwrap();
     let r = idle_without_a_transcript_turn(sb, &pane, &cleared);
     assert_eq!(r.state, RowState::Live);
 
@@ -125,7 +120,7 @@ fn real_claude_next_is_idle_right_after_clear_and_when_resumed_after_it() {
     submit_prompt(sb, &pane, "/exit", "❯");
     sb.wait_for(&pane, r"park-test\$\s*$", SECS(30)).unwrap();
     sb.type_line(&pane, &format!("claude --resume {cleared}"));
-    sb.wait_for(&pane, READY, SECS(60)).unwrap();
+    sb.wait_for(&pane, CLAUDE_READY, SECS(60)).unwrap();
     let pid = wait_row(sb, &pane, SECS(30), |r| {
         r.state == RowState::Live && r.session_id.as_deref() == Some(cleared.as_str())
     })
@@ -145,13 +140,13 @@ fn real_claude_next_is_idle_right_after_clear_and_when_resumed_after_it() {
 /// session's titled rule, manual mode after shift+tab) are read as Claude's at rest, and a
 /// session parks and comes back under the same id.
 #[test]
-fn real_claude_next_parks_and_unparks_through_its_new_screens() {
+fn real_claude_parks_and_unparks_through_its_new_screens() {
     let c = Next::new();
     let sb = &c.sb;
     let (pane, sid) = c.start("modes", "hello from the newer claude");
     let live = row(sb, &pane).unwrap();
     assert_eq!(live.agent, Agent::Claude);
-    assert_eq!(live.agent_version.as_deref(), Some(CLAUDE_NEXT_VERSION));
+    assert_eq!(live.agent_version.as_deref(), Some(CLAUDE_VERSION));
     assert_eq!(live.session_source.as_deref(), Some("status-file"));
     // 2.1.332 keeps the terminal title at `✳ Claude Code`: the row shows the session's own name
     // (its status file's `name`) instead (issue 34 item 15).
