@@ -101,9 +101,7 @@ fn real_claude_parked_with_wake_in_resumes_by_itself_and_reads_the_note() {
     assert_eq!(back.session_id.as_deref(), Some(sid.as_str()));
     // 2.1.332 also keeps the request that carried it (an `api-request-blob` record): the note
     // is the user record's.
-    let is_user = |l: &str| {
-        serde_json::from_str::<Value>(l).is_ok_and(|r| r["type"] == "user")
-    };
+    let is_user = |l: &str| serde_json::from_str::<Value>(l).is_ok_and(|r| r["type"] == "user");
     let line = poll(SECS(60), || {
         std::fs::read_to_string(&transcript).ok().and_then(|t| {
             t.lines()
