@@ -142,7 +142,8 @@ fn claude_real_cli_in_tmux() {
         .iter()
         .filter_map(|r| r["kind"].as_str().map(String::from))
         .collect();
-    for k in ["text", "title", "tool", "tool_result"] {
+    // 2.1.332 asks the model for no title (it names the session itself, in its status file).
+    for k in ["text", "tool", "tool_result"] {
         assert!(kinds.iter().any(|x| x == k), "no {k} request in {kinds:?}");
     }
     show(&sb, &pane, "claude");
