@@ -218,7 +218,7 @@ mod tests {
         assert_eq!(read(&screen), unknown());
     }
 
-    /// Claude Code 2.1.332 (the version users run beside the 2.1.197 pin): the permission-modes
+    /// Claude Code 2.1.332 (the pin since issue 30; park was first built on 2.1.197): the permission-modes
     /// notice on first start, the footer naming the mode (`⏵⏵ auto mode on (shift+tab to cycle)
     /// · ← for agents`, manual, accept edits, plan), the `◐ medium · /effort` line above the
     /// rule, a renamed session's rule ending in one `─`, a session resumed after `/clear`: at
