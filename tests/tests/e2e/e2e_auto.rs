@@ -23,12 +23,6 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-fn claude_env(sb: &Sandbox, mock: &MockServer) -> Env {
-    let mut e = sb.claude_env(mock);
-    e.push(("DISABLE_AUTOUPDATER".into(), "1".into()));
-    e
-}
-
 /// A real Claude in a new window `name` of session `w`, one turn done: (pane, session id).
 fn start(sb: &Sandbox, env: &Env, name: &str) -> (String, String) {
     let dir = sb.project_dir(name);
@@ -85,7 +79,7 @@ fn daemon_once_parks_the_least_recently_used_never_visible_pinned_or_excluded_an
     let mock = mock_server!(&sb.logs);
     seed_claude_home(&sb.home, &sb.work, CLAUDE_API_KEY).unwrap();
     install_shims(&sb, None);
-    let env = claude_env(&sb, &mock);
+    let env = sb.claude_env(&mock);
     // Started in this order; `a` then gets a second turn, so it is the most recently used.
     let names = ["a", "b", "c", "d", "e"];
     let agents: Vec<(String, String)> = names.iter().map(|n| start(&sb, &env, n)).collect();
@@ -334,7 +328,7 @@ fn memory_pressure_parks_within_seconds_only_as_many_as_needed_bad_config_and_re
     let mock = mock_server!(&sb.logs);
     seed_claude_home(&sb.home, &sb.work, CLAUDE_API_KEY).unwrap();
     install_shims(&sb, None);
-    let env = claude_env(&sb, &mock);
+    let env = sb.claude_env(&mock);
     let names = ["x", "y", "z"];
     let agents: Vec<(String, String)> = names.iter().map(|n| start(&sb, &env, n)).collect();
 

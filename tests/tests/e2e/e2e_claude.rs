@@ -23,10 +23,7 @@ impl Claude {
     }
 
     fn env(&self) -> Env {
-        let mut e = self.sb.claude_env(&self.mock);
-        // The auto-updater spins on the closed network and would trip the CPU guard.
-        e.push(("DISABLE_AUTOUPDATER".into(), "1".into()));
-        e
+        self.sb.claude_env(&self.mock)
     }
 
     /// A shell pane in project `name` with `claude <args>` started at the prompt and one turn done.

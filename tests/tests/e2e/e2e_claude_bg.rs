@@ -45,9 +45,7 @@ impl World {
     }
 
     fn env(&self) -> Env {
-        let mut e = self.sb.claude_env(&self.mock);
-        e.push(("DISABLE_AUTOUPDATER".into(), "1".into()));
-        e
+        self.sb.claude_env(&self.mock)
     }
 
     fn shell(&self, window: &str) -> String {

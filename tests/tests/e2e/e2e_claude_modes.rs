@@ -25,10 +25,7 @@ impl Next {
     }
 
     fn env(&self) -> Env {
-        let mut e = self.sb.claude_env(&self.mock);
-        // The auto-updater spins on the closed network and would trip the CPU guard.
-        e.push(("DISABLE_AUTOUPDATER".into(), "1".into()));
-        e
+        self.sb.claude_env(&self.mock)
     }
 
     /// A shell pane in project `name` running `claude`, one turn answered; its row is idle.

@@ -63,12 +63,6 @@ struct World {
     zj: Option<(Zellij, String)>,
 }
 
-fn claude_env(sb: &Sandbox, mock: &MockServer) -> Env {
-    let mut e = sb.claude_env(mock);
-    e.push(("DISABLE_AUTOUPDATER".into(), "1".into()));
-    e
-}
-
 impl World {
     fn claude() -> World {
         let sb = Sandbox::new();
@@ -76,7 +70,7 @@ impl World {
         seed_claude_home(&sb.home, &sb.work, CLAUDE_API_KEY).unwrap();
         install_shims(&sb, None);
         let dir = sb.project_dir("api");
-        let pane = sb.new_shell_window("w", "api", &dir, &claude_env(&sb, &mock));
+        let pane = sb.new_shell_window("w", "api", &dir, &sb.claude_env(&mock));
         sb.type_line(&pane, "claude --dangerously-skip-permissions");
         sb.wait_for(&pane, CLAUDE_READY, SECS(60)).unwrap();
         submit_prompt(&sb, &pane, "hello from the crash tests", "❯");
@@ -104,7 +98,7 @@ impl World {
         let mock = mock_server!(&sb.logs);
         seed_claude_home(&sb.home, &sb.work, CLAUDE_API_KEY).unwrap();
         install_shims(&sb, None);
-        let zj = Zellij::start(&sb, "zf", &claude_env(&sb, &mock), "pane", "");
+        let zj = Zellij::start(&sb, "zf", &sb.claude_env(&mock), "pane", "");
         let id = zj.terminals().into_iter().next().expect("a terminal pane");
         let dir = sb.project_dir("api");
         zj.wait_for(&id, r"park-test\$", SECS(15)).unwrap();
@@ -581,7 +575,7 @@ fn an_agent_running_park_idle_never_parks_itself() {
     let mock = mock_server!(&sb.logs);
     seed_claude_home(&sb.home, &sb.work, CLAUDE_API_KEY).unwrap();
     install_shims(&sb, None);
-    let env = claude_env(&sb, &mock);
+    let env = sb.claude_env(&mock);
     let start = |name: &str| {
         let dir = sb.project_dir(name);
         let pane = sb.new_shell_window("w", name, &dir, &env);

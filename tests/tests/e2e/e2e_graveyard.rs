@@ -29,8 +29,7 @@ fn real_claude_transcript_deleted_after_park_is_restored_from_the_archive() {
     let mock = mock_server!(&sb.logs);
     seed_claude_home(&sb.home, &sb.work, CLAUDE_API_KEY).unwrap();
     install_shims(&sb, None);
-    let mut env = sb.claude_env(&mock);
-    env.push(("DISABLE_AUTOUPDATER".into(), "1".into()));
+    let env = sb.claude_env(&mock);
     let dir = sb.project_dir("gy");
     let pane = sb.new_shell_window("w", "gy", &dir, &env);
     sb.type_line(&pane, "claude");

@@ -14,8 +14,7 @@ fn real_claude_sessions_are_archived_recovered_and_resurrected() {
     let mock = mock_server!(&sb.logs);
     seed_claude_home(&sb.home, &sb.work, CLAUDE_API_KEY).unwrap();
     install_shims(&sb, None);
-    let mut env = sb.claude_env(&mock);
-    env.push(("DISABLE_AUTOUPDATER".into(), "1".into()));
+    let env = sb.claude_env(&mock);
     let dir = sb.project_dir("hist");
     let pane = sb.new_shell_window("w", "hist", &dir, &env);
     sb.type_line(&pane, "claude");

@@ -89,8 +89,7 @@ pub(crate) fn world_with(name: &str, layout: impl FnOnce(&Sandbox) -> String, co
     let mock = mock_server!(&sb.logs);
     seed_claude_home(&sb.home, &sb.work, CLAUDE_API_KEY).unwrap();
     install_shims(&sb, None);
-    let mut env = sb.claude_env(&mock);
-    env.push(("DISABLE_AUTOUPDATER".into(), "1".into()));
+    let env = sb.claude_env(&mock);
     let layout = layout(&sb);
     let zj = Zellij::start(&sb, name, &env, &layout, config);
     Z {
@@ -361,8 +360,7 @@ keybinds {{
 {extra}"#,
         binds(&w, &park_bin)
     );
-    let mut env = sb.claude_env(&mock);
-    env.push(("DISABLE_AUTOUPDATER".into(), "1".into()));
+    let env = sb.claude_env(&mock);
     let zj = Zellij::start(&sb, name, &env, layout, &config);
     Z {
         sb,

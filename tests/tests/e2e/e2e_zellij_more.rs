@@ -30,7 +30,6 @@ fn world(name: &str, layout: &str, config: &str, codex: Option<&CodexSeed>) -> Z
     let mock = mock_server!(&sb.logs);
     seed_claude_home(&sb.home, &sb.work, CLAUDE_API_KEY).unwrap();
     let mut env = sb.claude_env(&mock);
-    env.push(("DISABLE_AUTOUPDATER".into(), "1".into()));
     if let Some(seed) = codex {
         seed_codex_home(&sb.home, &sb.work, &mock, seed).expect("seed codex home");
         env.extend(sb.codex_env());

@@ -230,8 +230,7 @@ fn real_claude_two_parked_windows_come_back_after_the_tmux_server_is_killed() {
     seed_claude_home(&sb.home, &sb.work, CLAUDE_API_KEY).unwrap();
     install_shims(&sb, None);
     login_profile(&sb);
-    let mut env = sb.claude_env(&mock);
-    env.push(("DISABLE_AUTOUPDATER".into(), "1".into()));
+    let env = sb.claude_env(&mock);
     let (a0, a1, b0, b1) = (
         sb.project_dir("api"),
         sb.project_dir("api-tests"),

@@ -108,8 +108,7 @@ fn parking_a_window_stops_claude_its_dev_server_and_browser_and_with_servers_bri
     write_exec(&chrome, CHROME);
     std::fs::write(dir.join("vite.config.ts"), "export default {}\n").unwrap();
     std::fs::create_dir_all(dir.join("src")).unwrap();
-    let mut env = sb.claude_env(&mock);
-    env.push(("DISABLE_AUTOUPDATER".into(), "1".into()));
+    let env = sb.claude_env(&mock);
 
     let claude = sb.new_shell_window("w", "web", &dir, &env);
     // Claude first, while its pane is the whole window (its reply must fit on screen).

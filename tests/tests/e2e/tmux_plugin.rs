@@ -419,8 +419,7 @@ fn prefix_p_parks_and_unparks_a_real_claude_pane_from_the_popup() {
     let mock = mock_server!(&sb.logs);
     seed_claude_home(&sb.home, &sb.work, CLAUDE_API_KEY).unwrap();
     install_shims(&sb, None);
-    let mut env = sb.claude_env(&mock);
-    env.push(("DISABLE_AUTOUPDATER".into(), "1".into()));
+    let env = sb.claude_env(&mock);
     let dir = sb.project_dir("real");
     let pane = sb.new_shell_window("w", "real", &dir, &env);
     sb.type_line(&pane, "claude");

@@ -62,8 +62,7 @@ fn real_claude_parked_with_wake_in_resumes_by_itself_and_reads_the_note() {
     let mock = mock_server!(&sb.logs);
     seed_claude_home(&sb.home, &sb.work, CLAUDE_API_KEY).unwrap();
     install_shims(&sb, None);
-    let mut env = sb.claude_env(&mock);
-    env.push(("DISABLE_AUTOUPDATER".into(), "1".into()));
+    let env = sb.claude_env(&mock);
     let dir = sb.project_dir("wake");
     let pane = sb.new_shell_window("w", "wake", &dir, &env);
     sb.type_line(&pane, "claude");
