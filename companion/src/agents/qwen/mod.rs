@@ -108,11 +108,14 @@ pub fn identify(a: &AgentProc, start_ticks: u64, platform: &dyn Platform) -> Ide
                 a.main
             ))
         }
-        // Before 0.24 there is no registry, and argv names the session only until `/clear`.
+        // Before 0.24 there is no registry, and argv names the session only until `/clear`. A
+        // 0.24 that is still starting has not made the folder yet either: say both.
         None => {
-            return Identity::untargetable(
-                "Qwen Code older than 0.24 keeps no per-process session record: upgrade Qwen Code (npm i -g @qwen-code/qwen-code) to park it",
-            )
+            return Identity::untargetable(format!(
+                "Qwen Code: no session record yet ({}/sessions/{}.json): it is still starting, or it is older than 0.24, which keeps none (upgrade: npm i -g @qwen-code/qwen-code)",
+                config.display(),
+                a.main
+            ))
         }
     };
     let Some(cwd) = cwd else {
@@ -400,11 +403,12 @@ mod tests {
         let home = d.path().to_path_buf();
         let p = One { home: home.clone() };
         let a = proc_of(&home);
-        // No registry dir at all: an old Qwen.
+        // No registry dir at all: a Qwen still starting, or an old one; the reason says both.
         let id = identify(&a, 5123, &p);
         assert!(id.session_id.is_none());
+        let why = id.reason.as_deref().unwrap();
         assert!(
-            id.reason.as_deref().unwrap().contains("older than 0.24"),
+            why.contains("still starting") && why.contains("older than 0.24"),
             "{id:?}"
         );
 
