@@ -205,6 +205,10 @@ pub enum Cmd {
         /// (typed at a bare shell prompt in the pane each ran in).
         #[arg(long)]
         with_servers: bool,
+        /// When its pane runs another agent now (one started in the parked slot), resume it in a
+        /// new pane of the same tab (tmux: a new window, named as the old one) instead of refusing.
+        #[arg(long)]
+        new_pane: bool,
     },
     /// Show everything park knows about a target, and the command that resumes it.
     Show { target: String },
@@ -359,4 +363,5 @@ pub struct UnparkOpts {
     pub note: Vec<String>,
     pub wake_reason: Option<String>,
     pub with_servers: bool,
+    pub new_pane: bool,
 }

@@ -89,6 +89,7 @@ pub fn unpark_cmd(ctx: &Ctx, targets: &[String], o: UnparkOpts) -> ExitStatus {
         notes: o.note,
         wake_reason: o.wake_reason,
         with_servers: o.with_servers,
+        new_pane: o.new_pane,
     };
     let rep = match unpark_batch::run(ctx, &req, &TermUi { json: o.json }) {
         Ok(r) => r,

@@ -296,6 +296,7 @@ fn run_cmd(ctx: &Ctx, cmd: Cmd) -> ExitStatus {
             note,
             wake_reason,
             with_servers,
+            new_pane,
         } => batch::unpark_cmd(
             ctx,
             &targets,
@@ -307,6 +308,7 @@ fn run_cmd(ctx: &Ctx, cmd: Cmd) -> ExitStatus {
                 note,
                 wake_reason,
                 with_servers,
+                new_pane,
             },
         ),
         Cmd::Show { target } => show(ctx, &target),

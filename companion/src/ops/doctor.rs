@@ -471,7 +471,7 @@ fn entry(e: &Entry, x: &EntryFacts, by_session: &[(String, Vec<&str>)], out: &mu
                 id,
                 format!("zellij pane {} cannot be shown to be its slot: {why}", e.place.pane),
                 Some(format!(
-                    "park unpark {id} (resumes it in a new tab; park never types into a pane it cannot match)"
+                    "park unpark {id} (resumes it in a new pane of its tab; park never types into a pane it cannot match)"
                 )),
             ));
         }

@@ -441,7 +441,7 @@ pub(crate) fn mark_parked_pane(ctx: &Ctx, e: &Entry, pane: &str) {
     // own tag in it lets `store::slot` find this pane again, never another ❄ pane.
     let _ = ctx.mux.set_title(pane, &crate::store::slot::pill_title(e));
     // zellij saves its layout only every `serialization_interval`: without this, a crash in the
-    // next minute brings the pane back unmarked (`pane-unmatched`, resumed in a new tab).
+    // next minute brings the pane back unmarked (`pane-unmatched`, resumed in a new pane).
     ctx.mux.checkpoint(pane);
 }
 

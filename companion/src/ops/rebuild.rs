@@ -7,7 +7,9 @@
 //!   again when it is gone); others are listed with the variable that selects their server.
 //! * zellij resurrects its own sessions but renumbers their panes: a zellij entry is never rebuilt
 //!   as a tab; it is re-pointed at the one pane that carries its mark in the recorded tab and cwd
-//!   (`store::slot`) and resumed there, or skipped with the reason (no such pane, or several).
+//!   (`store::slot`) and resumed there, or skipped with the reason (no such pane, or several). A
+//!   held pane ("Waiting to run": Enter would start a fresh agent in the slot) is revived with ESC
+//!   whether or not it kept its id; with `--no-resume` it gets its prompt and the way back typed.
 //! * An entry counts as lost only when its pane is gone ([`group::lost`]); a window that still partly
 //!   exists is never duplicated. The plan is computed, shown (`--dry-run` stops there), and acted on
 //!   under one `rebuild` lock, so two rebuilds never make two windows for one session.
@@ -264,7 +266,7 @@ pub fn all_back(out: &RebuildOutput) -> bool {
 }
 
 /// zellij resurrects its own sessions, renumbering every pane: each parked zellij entry whose
-/// recorded pane is no longer its slot is found by its mark ([`crate::rows::slots::locate`]), re-pointed under
+/// recorded pane is no longer its slot — or still is, but held ("Waiting to run") — is found by its mark ([`crate::rows::slots::locate`]), re-pointed under
 /// its session lock and resumed there through the normal unpark path. One that cannot be shown to
 /// be in exactly one pane is skipped with the reason, never guessed.
 fn relocate(
@@ -297,20 +299,23 @@ fn relocate(
     };
     let mut out = vec![];
     for e in entries {
-        let p = match crate::rows::slots::locate(ctx, e, &s.panes, all) {
+        let (p, moved) = match crate::rows::slots::locate(ctx, e, &s.panes, all) {
+            // A held pane that kept its id is still a trap: Enter runs its saved command, a fresh
+            // agent in the parked slot. It is revived (or resumed) like a renumbered one.
+            crate::store::slot::Slot::Here(p) if p.dead => (p, false),
             crate::store::slot::Slot::Here(_) => continue,
             crate::store::slot::Slot::Missing(why) => {
                 skipped.push(Skipped {
                     entry: e.id.clone(),
                     server: e.place.server.clone(),
                     reason: format!(
-                        "{why}; `park unpark {}` resumes it in a new tab of `{}`",
-                        e.id, e.place.session
+                        "{why}; `park unpark {}` resumes it in a new pane of tab `{}` (session `{}`)",
+                        e.id, e.place.window_name, e.place.session
                     ),
                 });
                 continue;
             }
-            crate::store::slot::Slot::Moved(p) => p,
+            crate::store::slot::Slot::Moved(p) => (p, true),
         };
         let mut r = Relocated {
             entry: e.id.clone(),
@@ -329,16 +334,20 @@ fn relocate(
             out.push(r);
             continue;
         }
-        match crate::ops::park::edit_parked(ctx, &e.id, |x| {
-            crate::rows::slots::repoint_in_memory(x, &p);
-            Ok(())
-        }) {
-            Ok(_) => r.outcome = SlotResult::Rebuild(RebuildOutcome::Rebuilt),
-            Err(why) => {
-                r.outcome = SlotResult::Rebuild(RebuildOutcome::Refused);
-                r.reason = Some(why);
-                out.push(r);
-                continue;
+        if !moved {
+            r.outcome = SlotResult::Rebuild(RebuildOutcome::Rebuilt);
+        } else {
+            match crate::ops::park::edit_parked(ctx, &e.id, |x| {
+                crate::rows::slots::repoint_in_memory(x, &p);
+                Ok(())
+            }) {
+                Ok(_) => r.outcome = SlotResult::Rebuild(RebuildOutcome::Rebuilt),
+                Err(why) => {
+                    r.outcome = SlotResult::Rebuild(RebuildOutcome::Refused);
+                    r.reason = Some(why);
+                    out.push(r);
+                    continue;
+                }
             }
         }
         if !no_resume {
@@ -456,7 +465,7 @@ fn build_one(ctx: &Ctx, p: &WindowPlan, o: &Opts) -> WindowOutcome {
 /// `park unpark <entry>`, which re-checks everything under the locks).
 fn resume_in(ctx: &Ctx, s: &Scan, pane: &str, eid: &str) -> park_protocol::ActionResult {
     wait_for_shell(ctx, pane);
-    unpark::unpark_remote(ctx, s, &LiveSet::from_scan(s), eid, eid, false)
+    unpark::unpark_remote(ctx, s, &LiveSet::from_scan(s), eid, eid, false, false)
 }
 
 /// The recorded cwd if it still exists, else park's home's parent (the pane must open somewhere;

@@ -46,6 +46,8 @@ pub struct Request {
     pub wake_reason: Option<String>,
     /// Also restart the dev servers its window's park stopped.
     pub with_servers: bool,
+    /// A slot another agent runs in now: resume in a new pane of its tab instead of refusing.
+    pub new_pane: bool,
 }
 
 impl Request {
@@ -58,6 +60,7 @@ impl Request {
             notes: vec![],
             wake_reason: None,
             with_servers: false,
+            new_pane: false,
         }
     }
 }
@@ -234,6 +237,7 @@ fn unpark_named(ctx: &Ctx, targets: &[String], req: &Request, ui: &dyn Ui) -> Re
                 UnparkItem {
                     entry: e.id.clone(),
                     target: t.clone(),
+                    new_pane: req.new_pane,
                 },
                 e.clone(),
                 prompt,
@@ -246,6 +250,7 @@ fn unpark_named(ctx: &Ctx, targets: &[String], req: &Request, ui: &dyn Ui) -> Re
         .map(|(_, it, _, _)| UnparkItem {
             entry: it.entry.clone(),
             target: it.target.clone(),
+            new_pane: it.new_pane,
         })
         .collect();
     let out = wave::unpark_all(ctx, &s, &live, &items, req.dry_run);
@@ -296,7 +301,7 @@ fn moved_from(
     }
     Some(if now.place.pane.is_empty() {
         format!(
-            "the session parked in {p} ({}) has no pane that can be shown to be its slot now (a resurrected or closed session); `park unpark {}` resumes it in a new tab",
+            "the session parked in {p} ({}) has no pane that can be shown to be its slot now (a resurrected or closed session); `park unpark {}` resumes it in a new pane of its tab",
             was.agent.as_str(),
             was.id
         )
@@ -426,7 +431,7 @@ fn resurrect(
                 continue;
             }
         }
-        let mut res = unpark::unpark_remote(ctx, s, live, &e.id, t, false);
+        let mut res = unpark::unpark_remote(ctx, s, live, &e.id, t, false, false);
         // Refused before anything was started: the claimed entry was only a vehicle; drop it
         // so the tombstone does not suddenly read as parked.
         if res.outcome == Outcome::Refused {
@@ -495,6 +500,7 @@ fn unpark_all(ctx: &Ctx, req: &Request, ui: &dyn Ui) -> Result<Report, Stop> {
         .map(|e| UnparkItem {
             entry: e.id.clone(),
             target: e.id.clone(),
+            new_pane: req.new_pane,
         })
         .collect();
     let mut results = wave::unpark_all(ctx, &s, &live, &items, req.dry_run);

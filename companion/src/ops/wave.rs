@@ -148,6 +148,8 @@ fn park_wave(
 pub(crate) struct UnparkItem {
     pub entry: String,
     pub target: String,
+    /// `--new-pane`: a slot another agent took is left to it (see `unpark::send_resume`).
+    pub new_pane: bool,
 }
 
 /// Resumes `items` with starts at least [`START_GAP`] apart and the verdicts awaited concurrently;
@@ -171,7 +173,7 @@ pub(crate) fn unpark_all(
                     std::thread::sleep(START_GAP - since);
                 }
             }
-            match unpark::send_resume(ctx, s, live, &it.entry, &it.target, dry_run) {
+            match unpark::send_resume(ctx, s, live, &it.entry, &it.target, dry_run, it.new_pane) {
                 Sent::Done(r) => {
                     progress.tick(&r);
                     slots.push(Ok(r));

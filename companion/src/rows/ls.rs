@@ -131,7 +131,7 @@ fn entry_row(e: &Entry) -> Row {
             EntryState::Parked if e.place.pane.is_empty() && e.place.kind == "zellij" => {
                 Some(format!(
                     "no zellij pane can be shown to be its slot (a resurrected or closed \
-                     session); `park unpark {}` resumes it in a new tab",
+                     session); `park unpark {}` resumes it in a new pane of its tab",
                     e.id
                 ))
             }

@@ -919,11 +919,35 @@ tab name="other" { pane; }"#
 #[test]
 fn the_strip_turns_a_resurrected_held_parked_pane_into_its_prompt_by_itself() {
     let strip = r#"pane size=1 borderless=true { plugin location="park"; }"#;
-    let z = plugin_world_with(
+    strip_revives_a_held_parked_pane(
         "zr",
         &format!(
             "tab name=\"work\" focus=true {{ {strip}; pane; }}\ntab name=\"other\" {{ {strip}; pane; }}"
         ),
+        true,
+    );
+}
+
+/// The same with one tab: the `zellij run` pane keeps its id through the resurrection, so the
+/// entry's recorded pane still is its slot — and still held, Enter there a fresh agent. It is
+/// revived all the same (it was skipped as "already in its slot").
+#[test]
+fn a_resurrected_held_parked_pane_that_kept_its_id_gets_its_prompt_back_too() {
+    let strip = r#"pane size=1 borderless=true { plugin location="park"; }"#;
+    strip_revives_a_held_parked_pane(
+        "zk",
+        &format!("tab name=\"work\" focus=true {{ {strip}; pane; }}"),
+        false,
+    );
+}
+
+/// A pane-owned Claude parked, the session killed and resurrected with the placeholder held; the
+/// strips alone must turn it into a prompt with the way back typed once. `renumbered`: whether
+/// the layout makes zellij give the pane another id (asserted, so each case tests its path).
+fn strip_revives_a_held_parked_pane(name: &str, layout: &str, renumbered: bool) {
+    let z = plugin_world_with(
+        name,
+        layout,
         |_, _| String::new(),
         "session_serialization true\nserialization_interval 1",
     );
@@ -955,6 +979,7 @@ fn the_strip_turns_a_resurrected_held_parked_pane_into_its_prompt_by_itself() {
     })
     .unwrap_or_else(|| panic!("no pane carries {mark:?}: {:#?}", zj.panes()));
     let new_b = format!("terminal_{}", slot["id"]);
+    assert_eq!(new_b != b, renumbered, "{b} came back as {new_b}");
     // No park command from here on: the strips do it.
     let screen = zj
         .wait_for(&new_b, r"park unpark \.\s*$", SECS(30))
@@ -1220,27 +1245,39 @@ fn a_fresh_agent_in_a_parked_slot_is_named_and_the_way_forward_works() {
     let f = doctor_finding(sb, zj, "slot-taken");
     assert!(f["message"].as_str().unwrap().contains(&fresh), "{f}");
 
-    let (c, out) = zaction(sb, zj, &["unpark", &sid]);
-    let why = out.results[0].reason.clone().unwrap_or_default();
-    assert_eq!(
-        (c, out.results[0].outcome.as_str()),
-        (1, "refused"),
-        "{why}"
-    );
-    assert!(
-        why.contains(&fresh) && why.contains(&format!("park park {h}")),
-        "{why}"
-    );
-    // The way forward: park the fresh one too, then the parked one resumes in a new pane.
-    let r = park_when_quiet(sb, zj, &h);
-    assert_eq!(r.outcome.as_str(), "parked", "{:?}", r.reason);
-    let (c, out) = zaction(sb, zj, &["unpark", &sid]);
+    // Refused, dry run or not (a dry run promised a resume the real one refused), naming the
+    // fresh one and both ways forward.
+    for dry in [true, false] {
+        let mut args = vec!["unpark", sid.as_str()];
+        if dry {
+            args.push("--dry-run");
+        }
+        let (c, out) = zaction(sb, zj, &args);
+        let why = out.results[0].reason.clone().unwrap_or_default();
+        assert_eq!(
+            (c, out.results[0].outcome.as_str()),
+            (1, "refused"),
+            "dry run {dry}: {why}"
+        );
+        assert!(
+            why.contains(&fresh)
+                && why.contains(" --new-pane` resumes it in a new pane of tab")
+                && why.contains(&format!("park park {h}")),
+            "{why}"
+        );
+    }
+    // The client looks at another tab now: the new pane still opens in the slot's own tab.
+    let tab = zls(sb, zj).rows[0].window.clone();
+    zj.cli(&["action", "new-tab", "--name", "elsewhere"])
+        .unwrap();
+    let (c, out) = zaction(sb, zj, &["unpark", &sid, "--new-pane"]);
     let why = out.results[0].reason.clone().unwrap_or_default();
     assert_eq!(
         (c, out.results[0].outcome.as_str()),
         (0, "unparked"),
         "{why}"
     );
+    assert!(why.contains("runs another agent"), "{why}");
     let back = poll(SECS(60), || {
         zls(sb, zj)
             .rows
@@ -1249,7 +1286,17 @@ fn a_fresh_agent_in_a_parked_slot_is_named_and_the_way_forward_works() {
     })
     .expect("the parked session runs again");
     assert_ne!(back.pane, h, "in a new pane, not the fresh one's slot");
+    assert_eq!(back.window, tab, "in the slot's tab, not the focused one");
     assert_eq!(claude_pids_for(&sb.home, &sid).len(), 1);
-    // The fresh one stays parked in its slot.
-    assert_eq!(entries(sb).len(), 1);
+    assert_eq!(
+        claude_pids_for(&sb.home, &fresh).len(),
+        1,
+        "the fresh one runs on"
+    );
+    assert!(entries(sb).is_empty(), "nothing parked");
+    assert!(
+        !zj.title(&id).unwrap_or_default().starts_with('❄'),
+        "the slot's mark is gone: {:?}",
+        zj.title(&id)
+    );
 }

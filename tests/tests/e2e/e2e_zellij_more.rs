@@ -515,7 +515,7 @@ fn zellij_plugin_w_parks_every_agent_of_the_tab() {
 
 /// zellij saves its layout only every `serialization_interval` (60 s by default, an hour here): a
 /// pane parked since the last save would come back from a crash without its mark
-/// (`pane-unmatched`, resumed in a new tab). park asks a session that saves itself for a save as
+/// (`pane-unmatched`, resumed in a new pane). park asks a session that saves itself for a save as
 /// soon as the pane is marked, so the crash brings the mark back and the session resumes there.
 #[test]
 fn zellij_a_pane_parked_just_before_a_crash_comes_back_marked_and_resumes_there() {

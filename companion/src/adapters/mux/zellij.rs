@@ -449,9 +449,20 @@ impl Zellij {
     /// session was up). The refusal comes before the action is sent, so retrying it can never
     /// run an action twice; any other failure is returned at once.
     fn call(&self, session: &str, args: &[&str]) -> Result<String, MuxError> {
+        self.call_near(session, args, None)
+    }
+
+    /// [`Zellij::call`] as if run from pane `near` (`ZELLIJ_PANE_ID`): `new-pane
+    /// --near-current-pane` opens in that pane's tab, not the tab a client has focused.
+    fn call_near(
+        &self,
+        session: &str,
+        args: &[&str],
+        near: Option<u32>,
+    ) -> Result<String, MuxError> {
         let mut tries = 0;
         loop {
-            match self.call_once(session, args) {
+            match self.call_once(session, args, near) {
                 Err(MuxError::Command(e))
                     if tries < DISCOVERY_TRIES
                         && (refused_before_sending(&e)
@@ -465,8 +476,17 @@ impl Zellij {
         }
     }
 
-    fn call_once(&self, session: &str, args: &[&str]) -> Result<String, MuxError> {
-        let mut child = Command::new(self.bin_for(session))
+    fn call_once(
+        &self,
+        session: &str,
+        args: &[&str],
+        near: Option<u32>,
+    ) -> Result<String, MuxError> {
+        let mut cmd = Command::new(self.bin_for(session));
+        if let Some(id) = near {
+            cmd.env("ZELLIJ_PANE_ID", id.to_string());
+        }
+        let mut child = cmd
             .env("ZELLIJ_SOCKET_DIR", &self.root)
             .env_remove("ZELLIJ")
             .arg("--session")
@@ -899,30 +919,66 @@ impl Mux for Zellij {
         &self,
         _server: &str,
         session: &str,
-        // A pane in the focused tab, not a tab: park names a parked pane with its ❄ mark, and a
-        // tab name here would be renamed by no one.
-        _name: &str,
+        // A pane, not a tab: park names a parked pane with its ❄ mark, and a tab name here would
+        // be renamed by no one. The pane opens in the tab of that name when it still exists (from
+        // one of its panes: `--near-current-pane`), else in the tab a client has focused.
+        tab: &str,
         cwd: &str,
         env: &[(String, String)],
         argv: &[String],
     ) -> Result<String, MuxError> {
-        let mut a: Vec<String> = vec![
-            "action".into(),
-            "new-pane".into(),
-            "--cwd".into(),
-            cwd.into(),
-            "--".into(),
-            "env".into(),
-        ];
+        let listed = |me: &Self| {
+            me.query(session, &["action", "list-panes", "--json", "--all"])
+                .ok()
+                .and_then(|json| parse_list(&json, session, "").ok())
+        };
+        let before = listed(self);
+        let near = before
+            .iter()
+            .flatten()
+            .find(|p| p.window_name == tab && !tab.is_empty())
+            .map(|p| p.pane_index);
+        let mut a: Vec<String> = vec!["action".into(), "new-pane".into()];
+        if near.is_some() {
+            a.push("--near-current-pane".into());
+        }
+        a.extend(["--cwd".into(), cwd.into(), "--".into(), "env".into()]);
         a.extend(env.iter().map(|(k, v)| format!("{k}={v}")));
         a.extend(argv.iter().cloned());
         let refs: Vec<&str> = a.iter().map(|s| s.as_str()).collect();
-        let out = self.query(session, &refs)?;
-        let id = out
+        // Never sent twice (a second pane would be a second resume): a lost answer (ZELLIJ-TMUX
+        // §0) is read from the listing instead, the one pane that was not there before.
+        let out = self.call_near(session, &refs, near)?;
+        let said = out
             .trim()
             .strip_prefix("terminal_")
-            .and_then(|n| n.parse::<u32>().ok())
-            .ok_or_else(|| MuxError::Command(format!("zellij new-pane said {:?}", out.trim())))?;
+            .and_then(|n| n.parse::<u32>().ok());
+        let id = match (said, &before) {
+            (Some(id), _) => id,
+            (None, Some(before)) if out.trim().is_empty() => {
+                let new: Vec<u32> = listed(self)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|p| p.pane_index)
+                    .filter(|id| !before.iter().any(|b| b.pane_index == *id))
+                    .collect();
+                match new.as_slice() {
+                    [one] => *one,
+                    _ => {
+                        return Err(MuxError::Command(format!(
+                            "zellij new-pane gave no answer and {} new panes are listed",
+                            new.len()
+                        )))
+                    }
+                }
+            }
+            _ => {
+                return Err(MuxError::Command(format!(
+                    "zellij new-pane said {:?}",
+                    out.trim()
+                )))
+            }
+        };
         Ok(handle(id, session))
     }
 }

@@ -13,8 +13,9 @@ pub(crate) fn unpark_remote(
     eid: &str,
     target: &str,
     dry_run: bool,
+    new_pane: bool,
 ) -> ActionResult {
-    match send_resume(ctx, batch_scan, batch_live, eid, target, dry_run) {
+    match send_resume(ctx, batch_scan, batch_live, eid, target, dry_run, new_pane) {
         Sent::Done(r) => r,
         Sent::Started(p) => finish(ctx, &p),
     }
@@ -59,6 +60,9 @@ pub(crate) fn send_resume(
     eid: &str,
     target: &str,
     dry_run: bool,
+    // A slot another agent runs in now is left to it and the session resumes in a new pane of
+    // the slot's tab; without it that is a refusal naming the way.
+    new_pane: bool,
 ) -> Sent {
     use Sent::Done;
     let key = match ctx.ledger.load(eid) {
@@ -136,14 +140,6 @@ pub(crate) fn send_resume(
             Some(format!("pane map unavailable: {err}")),
         ));
     }
-    if dry_run {
-        return Done(res(
-            target,
-            &e,
-            Outcome::WouldUnpark,
-            Some(resume_command_line(&e)),
-        ));
-    }
     // A pane with the recorded handle but no pill, no placeholder and not the entry's mark is
     // another pane (tmux reuses `%N` after a server restart; zellij renumbers every pane when it
     // resurrects a session): never type into it. The slot is found by its mark instead, or the
@@ -167,6 +163,62 @@ pub(crate) fn send_resume(
             Slot::Missing(_) => None,
         }
     };
+    // Another agent runs in the slot now (a fresh one started there: Enter at a resurrected
+    // zellij pane's "Waiting to run"). Never typed into; this session is untouched. With
+    // `--new-pane` the slot is left to that one and the session resumes in a new pane of its
+    // tab, the slot's ❄ mark taken off; without it, the refusal names both ways forward.
+    let taken = pane.as_ref().and_then(|p| {
+        s.found
+            .iter()
+            .find(|f| f.pane.as_ref().is_some_and(|fp| fp.id == p.id))
+            .map(|f| (p.clone(), f))
+    });
+    let mut left_to: Option<String> = None;
+    let pane = match taken {
+        Some((p, f)) if !new_pane => {
+            return Done(res(
+                target,
+                &e,
+                Outcome::Refused,
+                Some(format!(
+                    "pane {} is running another {} (pid {}, session {}); never typing into it. This session is untouched: `park unpark {} --new-pane` resumes it in a new pane of tab `{}`, or `park park {}` parks that one first",
+                    p.id,
+                    f.proc.agent.as_str(),
+                    f.proc.main,
+                    f.ident.session_id.as_deref().unwrap_or("unknown"),
+                    e.id,
+                    e.place.window_name,
+                    p.id,
+                )),
+            ));
+        }
+        Some((p, _)) => {
+            left_to = Some(p.id);
+            None
+        }
+        None => pane,
+    };
+    if dry_run {
+        let line = resume_command_line(&e);
+        return Done(res(
+            target,
+            &e,
+            Outcome::WouldUnpark,
+            Some(match &left_to {
+                Some(p) => format!(
+                    "in a new pane of tab `{}` (pane {p} runs another agent): {line}",
+                    e.place.window_name
+                ),
+                None => line,
+            }),
+        ));
+    }
+    if let Some(slot) = &left_to {
+        // Its mark and pill go: the pane is the other agent's now.
+        let mut old = e.clone();
+        old.place.pane = slot.clone();
+        teardown(ctx, &old);
+    }
     enum How {
         Enter,
         Type(String),
@@ -198,34 +250,6 @@ pub(crate) fn send_resume(
         let _ = ctx.mux.leave_mode(&p.id);
     }
     let how = match &pane {
-        Some(p)
-            if s.found
-                .iter()
-                .any(|f| f.pane.as_ref().is_some_and(|fp| fp.id == p.id)) =>
-        {
-            // Name the one running there and the way forward: a fresh agent in a parked slot
-            // (Enter at a resurrected zellij pane's "Waiting to run") leaves this session
-            // untouched, and parking that one frees the slot's claim.
-            let f = s
-                .found
-                .iter()
-                .find(|f| f.pane.as_ref().is_some_and(|fp| fp.id == p.id))
-                .expect("matched above");
-            return Done(res(
-                target,
-                &e,
-                Outcome::Refused,
-                Some(format!(
-                    "pane {} is running another {} (pid {}, session {}); never typing into it. This session is untouched: `park park {}` parks that one too, then `park unpark {}` resumes this one in a new pane",
-                    p.id,
-                    f.proc.agent.as_str(),
-                    f.proc.main,
-                    f.ident.session_id.as_deref().unwrap_or("unknown"),
-                    p.id,
-                    e.id
-                )),
-            ));
-        }
         Some(p) if is_placeholder(ctx, p.pid, &e.id) => How::Enter,
         Some(p) => {
             let screen = ctx.mux.capture(&p.id, false).unwrap_or_default();
@@ -311,8 +335,13 @@ pub(crate) fn send_resume(
                         .map(|p| format!("{}:{} ({})", p.session, p.window_index, p.window_name))
                         .unwrap_or_else(|| e.place.session.clone());
                     opened = Some(format!(
-                        "its pane {} was gone: resumed in a new {} {new_pane} of {at}",
+                        "its pane {} {}: resumed in a new {} {new_pane} of {at}",
                         e.place.pane,
+                        if left_to.is_some() {
+                            "runs another agent"
+                        } else {
+                            "was gone"
+                        },
                         if crate::adapters::mux::is_zellij_server(&e.place.server) {
                             "pane"
                         } else {
