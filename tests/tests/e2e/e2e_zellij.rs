@@ -1007,6 +1007,26 @@ fn strip_revives_a_held_parked_pane(name: &str, layout: &str, renumbered: bool) 
         "re-pointed at its renumbered pane"
     );
     assert_eq!(entries(sb).len(), 1, "still parked, once");
+    // Enter on the typed line resumes it there, and the pane's ❄ name (its saved layout's, in a
+    // resurrected session) goes with the park (issue 35 item 2: it stayed).
+    zj.cli(&["action", "write", "--pane-id", &new_b, "13"])
+        .unwrap();
+    poll(SECS(60), || {
+        zls(sb, &zj)
+            .rows
+            .into_iter()
+            .find(|r| r.session_id.as_deref() == Some(sid.as_str()) && r.state == RowState::Live)
+    })
+    .expect("resumed by Enter on the typed line");
+    let title = poll(SECS(10), || {
+        zj.title(&new_b).filter(|t| !t.starts_with('❄'))
+    });
+    assert!(
+        title.is_some(),
+        "the mark outlived the unpark: {:?}",
+        zj.title(&new_b)
+    );
+    assert_eq!(claude_pids_for(&sb.home, &sid).len(), 1);
 }
 
 /// Dev servers in a zellij tab, with the same rules as a tmux window: parking the whole tab
