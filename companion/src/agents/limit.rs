@@ -329,3 +329,114 @@ pub(crate) mod test_kit {
         s.parse::<Zoned>().unwrap().timestamp()
     }
 }
+
+/// Every agent's limit reader is total: any text — the phrasing of every agent's limit screen cut
+/// and shuffled, garbled bytes, the far ends of time — reads to a limit or to none, never a panic.
+/// One test over [`park_protocol::Agent::ALL`], so a new agent's reader is fuzzed by being listed.
+#[cfg(test)]
+mod totality {
+    use super::test_kit::at;
+    use jiff::tz::TimeZone;
+    use jiff::Timestamp;
+
+    const PIECES: &[&str] = &[
+        "You've hit your ",
+        "You\u{2019}ve hit your usage limit",
+        "limit reached",
+        "Claude AI usage limit reached|",
+        "\u{b7}",
+        "\u{2219}",
+        " resets ",
+        " reset at ",
+        "ry again ",
+        " in ",
+        "at ",
+        "Dec ",
+        "31st",
+        ", 2026",
+        " 12",
+        ":5",
+        "9",
+        "pm",
+        "AM",
+        "\u{202f}",
+        " (",
+        "UTC",
+        "Europe/Berlin",
+        ")",
+        "\n",
+        "\r\n",
+        "  ⎿  ",
+        "■ ",
+        "● ",
+        "❯ ",
+        "\u{fffd}",
+        "é",
+        "🦊",
+        "99999999999999999999",
+        "h",
+        "days",
+        ".",
+        ",",
+    ];
+
+    /// Each agent's limit line up to where its reset is read (what the fuzz appends to).
+    const PREFIXES: &[&str] = &[
+        "  ⎿  You've hit your session limit \u{b7} resets ",
+        "You've hit your limit \u{b7} resets ",
+        "■ You've hit your usage limit. Try again ",
+        "You've hit your usage limit. Try again at ",
+    ];
+
+    /// Whole lines at the edges of what a reset can say.
+    const EDGES: &[&str] = &[
+        "  ⎿  You've hit your limit \u{b7} resets 11:59pm",
+        "  ⎿  You've hit your limit \u{b7} resets 12am (Pacific/Kiritimati)",
+        "  ⎿  You've hit your limit \u{b7} resets Dec 31, 11pm",
+        "  ⎿  Claude AI usage limit reached|999999999999",
+        "You've hit your usage limit. Try again in 999999 days.",
+        "You've hit your usage limit. Try again at Dec 31st, 9999 11:59 PM.",
+    ];
+
+    #[test]
+    fn every_agents_limit_reader_is_total_on_any_text() {
+        let readers: Vec<_> = crate::agents::all()
+            .iter()
+            .filter_map(|k| k.spec().limit_screen.map(|r| (k.spec().name, r)))
+            .collect();
+        assert!(readers.len() >= 2, "no limit readers found");
+        let now = at("2026-12-05T10:00:00+00:00[UTC]");
+        for (name, read) in readers {
+            let mut seed = 7u64;
+            let mut next = || {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                (seed >> 33) as usize
+            };
+            for _ in 0..800 {
+                let mut s = String::new();
+                for _ in 0..next() % 16 {
+                    s.push_str(PIECES[next() % PIECES.len()]);
+                }
+                let _ = read(&s, &now);
+                // Garbled bytes, as a lossy decode would hand them over.
+                let bytes: Vec<u8> = (0..next() % 64).map(|_| next() as u8).collect();
+                let g = String::from_utf8_lossy(&bytes);
+                for p in PREFIXES {
+                    let _ = read(&format!("{p}{s}"), &now);
+                    let _ = read(&format!("{p}{g}"), &now);
+                }
+            }
+            // The far ends of jiff's range must not overflow into a panic.
+            for edge in [Timestamp::MIN, Timestamp::MAX] {
+                let now = edge.to_zoned(TimeZone::UTC);
+                for line in EDGES {
+                    let _ = read(line, &now);
+                }
+            }
+            let long = format!("{}{}", PREFIXES[1], "9".repeat(200_000));
+            assert_eq!(read(&long, &now), None, "{name}");
+        }
+    }
+}
