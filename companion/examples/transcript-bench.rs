@@ -68,6 +68,7 @@ fn entry(agent: Agent, sid: &str, transcript: &std::path::Path) -> Entry {
         fresh_from: None,
         wake: None,
         agent_version: None,
+        shell_path: None,
     }
 }
 

@@ -120,36 +120,96 @@ pub fn archive_live(ctx: &Ctx, targets: &[String]) -> ExitStatus {
 }
 
 /// The session id a note target names: an archived/parked session, else a live one (archived now).
+/// A title is a search over all of them at once, as [`target::resolve`] searches live and parked
+/// agents: one that matches more than one session is refused with every match listed (a single
+/// archived or parked match was taken while running agents matched the title too).
 fn note_target(ctx: &Ctx, raw: &str) -> Result<String, (ExitStatus, String)> {
     let parsed = target::parse(raw).map_err(|e| (ExitStatus::Usage, e))?;
     let (rows, _) = park::rows::archived::rows(ctx);
-    match park::rows::archived::resolve(&parsed, &rows, raw) {
-        Ok(hits) if hits.len() == 1 => return Ok(hits[0].session_id.clone()),
-        Ok(hits) => {
-            return Err((
-                ExitStatus::Refused,
-                format!(
-                    "{raw:?} names {} sessions; a note belongs to one (name it by session id)",
-                    hits.len()
-                ),
-            ))
-        }
+    let archived = match park::rows::archived::resolve(&parsed, &rows, raw) {
+        Ok(hits) => hits,
         Err(e) if e.contains(" matches ") => return Err((ExitStatus::Refused, e)),
-        Err(_) => {}
+        Err(_) => vec![],
+    };
+    if archived.len() > 1 {
+        return Err((
+            ExitStatus::Refused,
+            format!(
+                "{raw:?} names {} sessions; a note belongs to one (name it by session id)",
+                archived.len()
+            ),
+        ));
+    }
+    // A pane, a window or a session id names the archived session exactly; only a title (or a
+    // name that may be one) is weighed against the running agents too.
+    if archived.len() == 1 && !target::needs_live(&parsed) {
+        return Ok(archived[0].session_id.clone());
     }
     let s = ctx
         .scan(false)
         .map_err(|stop| (crate::cli::term::report(stop), "process scan failed".into()))?;
     let here = park::adapters::mux::here(ctx.platform.as_ref()).map(|h| h.pane);
-    let idx = target::resolve_live(&parsed, &s.found, here.as_deref())
-        .map_err(|e| (ExitStatus::Refused, format!("{raw}: {e}")))?;
-    if idx.len() != 1 {
-        return Err((
-            ExitStatus::Refused,
-            format!("{raw:?} names {} agents; a note belongs to one", idx.len()),
+    let entries = ctx.ledger.all().0;
+    let named = match target::every_match(&parsed, &s.found, &entries, here.as_deref()) {
+        Ok(n) => n,
+        Err(_) if !archived.is_empty() => target::Named {
+            live: vec![],
+            parked: vec![],
+        },
+        Err(e) => return Err((ExitStatus::Refused, format!("{raw}: {e}"))),
+    };
+    // One session, whatever holds it: a parked session has a tombstone, and so has an agent
+    // running again.
+    let mut sids: Vec<String> = archived.iter().map(|r| r.session_id.clone()).collect();
+    let mut list: Vec<String> = archived
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {:?} ({})",
+                r.entry.as_deref().unwrap_or(&r.session_id),
+                r.title,
+                park::rows::archived::state_word(r.state)
+            )
+        })
+        .collect();
+    let mut live = vec![];
+    for i in named.live {
+        let f = &s.found[i];
+        if let Some(sid) = f.ident.session_id.as_deref() {
+            if sids.iter().any(|x| x == sid) {
+                continue;
+            }
+            sids.push(sid.to_string());
+        }
+        live.push(i);
+        list.push(format!(
+            "{} {:?} (running)",
+            f.pane.as_ref().map(|p| p.id.as_str()).unwrap_or("?"),
+            f.title
         ));
     }
-    archive_found(ctx, &s, idx[0]).map_err(|e| (ExitStatus::Refused, e))
+    for e in named.parked {
+        if !sids.contains(&e.session_id) {
+            sids.push(e.session_id.clone());
+            list.push(format!("{} {:?} (parked)", e.id, e.place.title));
+        }
+    }
+    match (archived.as_slice(), live.as_slice(), list.len()) {
+        ([one], [], 1) => Ok(one.session_id.clone()),
+        ([], [i], 1) => archive_found(ctx, &s, *i).map_err(|e| (ExitStatus::Refused, e)),
+        (_, _, 1) => Ok(sids[0].clone()),
+        (_, _, 0) => Err((
+            ExitStatus::Refused,
+            format!("{raw}: no running agent, parked or archived session matches"),
+        )),
+        (_, _, n) => Err((
+            ExitStatus::Refused,
+            format!(
+                "{raw}: matches {n} agents: {} (a note belongs to one: name it by its pane or session id)",
+                list.join(", ")
+            ),
+        )),
+    }
 }
 
 fn edit_in_editor(current: &str) -> Result<String, String> {

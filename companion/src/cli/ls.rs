@@ -103,8 +103,9 @@ pub fn render_text(out: &LsOutput, w: usize, home: Option<&str>) -> String {
         t.push_str(&cut(&l, w));
         t.push('\n');
     }
+    // Warnings too are read whole: wrapped like the reasons.
     for wn in &out.warnings {
-        t.push_str(&format!("warning: {wn}\n"));
+        t.push_str(&wrap(&format!("warning: {wn}"), w, 0));
     }
     t
 }
@@ -326,6 +327,27 @@ mod tests {
             if w >= 100 {
                 assert_eq!(at("aaaaaaaa"), at("bbbbbbbb"), "{w}:\n{t}");
             }
+        }
+    }
+
+    /// `warning: …` lines ran past the terminal's width (the terminal wrapped them anywhere):
+    /// wrapped like the reasons, whole and within the width.
+    #[test]
+    fn warnings_are_wrapped_to_the_width() {
+        let mut o = out(vec![row("%1", "s", 1, "w")]);
+        o.warnings = vec![
+            "the ledger entry claude-5b0c6a1e-2f3d-4c5b-9a8e-7d6c5b4a3f01 is unreadable \
+             (/home/u/.local/state/park/ledger/claude-5b0c6a1e.json: expected value at line 1 \
+             column 1); `park doctor` explains"
+                .into(),
+        ];
+        for w in [60, 80, 120] {
+            let t = render_text(&o, w, None);
+            for l in t.lines() {
+                assert!(width(l) <= w, "{w}: {} columns: {l:?}", width(l));
+            }
+            assert!(t.contains("warning: the ledger entry"), "{t}");
+            assert!(t.contains("`park doctor`") && t.contains("explains"), "{t}");
         }
     }
 

@@ -33,14 +33,18 @@ use term::report;
 fn set_cmd(ctx: &Ctx, op: SetOp) -> ExitStatus {
     let home = &ctx.ledger.home;
     let r = match op {
-        SetOp::Add { name, targets } => set_members_exist(ctx, &targets).and_then(|later| {
-            park::store::sets::add(home, &name, &targets).map(|m| {
+        SetOp::Add { name, targets } => {
+            let (kept, later) = match set_members_exist(ctx, &targets) {
+                Ok(k) => k,
+                Err(stop) => return report(stop.of("set add")),
+            };
+            park::store::sets::add(home, &name, &kept).map(|m| {
                 println!("@{name}: {}", m.join(" "));
                 for t in later {
                     println!("note: {t} names nothing now; the set keeps it for when it does");
                 }
             })
-        }),
+        }
         SetOp::Rm { name, targets } => park::store::sets::remove(home, &name, &targets),
         SetOp::Ls { json } => park::store::sets::list(home).map(|sets| {
             if json {
@@ -60,54 +64,50 @@ fn set_cmd(ctx: &Ctx, op: SetOp) -> ExitStatus {
     }
 }
 
-/// Sets are validated when added: a pane (`%7`, `terminal_3@s`) must be a pane of a reachable
-/// multiplexer or a parked entry's pane, since a pane id that does not exist now is a typo or a
-/// pane that will never come back under that id; `.` is refused (a set is used from other panes).
-/// A session, window or title may be for later: returned, to say so.
-fn set_members_exist(ctx: &Ctx, targets: &[String]) -> Result<Vec<String>, String> {
+/// Sets are validated when added ([`target::set_member`]): a pane must exist, a title several
+/// agents share is refused (exit 1, the matches listed, as every verb refuses it), and `.` is
+/// refused (a set is used from other panes). Returns the members as the set keeps them (a bare
+/// zellij `terminal_3` with this session) and those that name nothing now but may later.
+fn set_members_exist(ctx: &Ctx, targets: &[String]) -> Result<(Vec<String>, Vec<String>), Stop> {
+    let mut kept = vec![];
     let mut later = vec![];
     // One scan and one ledger read for all members, only when a member needs them.
     let mut world: Option<(park::scan::Scan, Vec<park::model::entry::Entry>)> = None;
+    let here = park::adapters::mux::here(ctx.platform.as_ref()).map(|h| h.pane);
     for t in targets {
         let parsed = match target::parse(t) {
             Ok(target::Target::Here) => {
-                return Err(format!(
+                return Err(Stop::usage(format!(
                     "{t}: a set is used from other panes, so `.` would name a different pane each time: name the pane (%N)"
-                ))
+                )))
             }
             Ok(p @ (target::Target::Pane(_) | target::Target::Window(..) | target::Target::Word(_))) => p,
             // Session ids, and strings that do not parse (the store says why).
-            _ => continue,
+            _ => {
+                kept.push(t.clone());
+                continue;
+            }
         };
         if world.is_none() {
-            world = Some((
-                ctx.scan(false).map_err(|e| e.to_string())?,
-                ctx.ledger.all().0,
-            ));
+            world = Some((ctx.scan(false)?, ctx.ledger.all().0));
         }
         let (s, entries) = world.as_ref().expect("set above");
-        let any_pane = match &parsed {
-            target::Target::Pane(p) => {
-                s.panes.iter().any(|x| x.id == *p) || entries.iter().any(|e| e.place.pane == *p)
+        match target::set_member(t, &parsed, &s.panes, &s.found, entries, here.as_deref()) {
+            Ok(m) => {
+                if !m.now {
+                    later.push(m.kept.clone());
+                }
+                kept.push(m.kept);
             }
-            target::Target::Window(se, w) => s.panes.iter().any(|p| {
-                p.session == *se
-                    && (w.parse::<u32>().ok() == Some(p.window_index) || p.window_name == *w)
-            }),
-            target::Target::Word(w) => s.panes.iter().any(|p| p.session == *w),
-            _ => true,
-        };
-        if any_pane || target::resolve(&parsed, &s.found, entries, None).is_ok() {
-            continue;
+            Err(target::Miss::Ambiguous(why)) => {
+                return Err(Stop::refused(format!("{t}: {why}; nothing was added")))
+            }
+            Err(target::Miss::Nothing(why)) => {
+                return Err(Stop::usage(format!("{t}: {why}; nothing was added")))
+            }
         }
-        if matches!(parsed, target::Target::Pane(_)) {
-            return Err(format!(
-                "{t}: no such pane (not a pane of this multiplexer and no parked session's pane); nothing was added"
-            ));
-        }
-        later.push(t.clone());
     }
-    Ok(later)
+    Ok((kept, later))
 }
 
 /// `park status [--json] [--tmux]`, recognised without clap.

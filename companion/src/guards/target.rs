@@ -115,6 +115,29 @@ pub fn resolve<'a>(
     entries: &'a [Entry],
     here: Option<&str>,
 ) -> Result<Named<'a>, Miss> {
+    resolve_as(t, found, entries, here, true)
+}
+
+/// Every live agent and parked entry a target names, a title shared by several included: for
+/// lists whose safe meaning is "each of these" (the autopilot's `exclude`), and for callers that
+/// weigh the matches against more than these (a note also looks at archived sessions). Never for
+/// a verb that acts on what a title names: that is [`resolve`], which refuses.
+pub fn every_match<'a>(
+    t: &Target,
+    found: &[Found],
+    entries: &'a [Entry],
+    here: Option<&str>,
+) -> Result<Named<'a>, Miss> {
+    resolve_as(t, found, entries, here, false)
+}
+
+fn resolve_as<'a>(
+    t: &Target,
+    found: &[Found],
+    entries: &'a [Entry],
+    here: Option<&str>,
+    refuse_ambiguous: bool,
+) -> Result<Named<'a>, Miss> {
     let live_where = |keep: &dyn Fn(&Found) -> bool| -> Vec<usize> {
         found
             .iter()
@@ -203,7 +226,8 @@ pub fn resolve<'a>(
                         .collect(),
                 };
                 let n = hits.live.len() + hits.parked.len();
-                if n > 1 && !crate::support::fault::disabled("target-ambiguous") {
+                if refuse_ambiguous && n > 1 && !crate::support::fault::disabled("target-ambiguous")
+                {
                     return Err(Miss::Ambiguous(ambiguous(&hits, found)));
                 }
                 hits
@@ -291,6 +315,73 @@ pub fn resolve_parked<'a>(
 /// them); other targets name parked entries by exact fields.
 pub fn needs_live(t: &Target) -> bool {
     matches!(t, Target::Word(_))
+}
+
+/// What a set member names when `park set add` checks it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Member {
+    /// How the set keeps it: as given, but a bare zellij `terminal_3` with the session it meant
+    /// here (a set is used from other panes, where it would mean another session's pane).
+    pub kept: String,
+    /// It names a pane, a window, a session or an agent now (else it is kept for later).
+    pub now: bool,
+}
+
+/// Checks one `park set add` member against the pane map, the live agents and the parked
+/// entries. A pane (`%7`, `terminal_3@s`, or a bare `terminal_3` of the session park runs in)
+/// must exist now: a pane id that does not exist is a typo or a pane that will never come back
+/// under that id. A title that matches several agents is refused, listing them, as every verb
+/// refuses it. A session, window or title that names nothing yet may be for later (`now` false).
+pub fn set_member(
+    raw: &str,
+    t: &Target,
+    panes: &[crate::adapters::mux::Pane],
+    found: &[Found],
+    entries: &[Entry],
+    here: Option<&str>,
+) -> Result<Member, Miss> {
+    let qualified;
+    let t = match t {
+        Target::Pane(p) if crate::adapters::mux::zellij::is_bare_handle(p) => {
+            match crate::adapters::mux::zellij::qualify(p, here) {
+                Some(full) => {
+                    qualified = Target::Pane(full);
+                    &qualified
+                }
+                None => {
+                    return Err(Miss::Nothing(format!(
+                        "`{p}` means a pane of the zellij session park runs in: run it inside zellij, or name the session ({p}@<session>)"
+                    )))
+                }
+            }
+        }
+        _ => t,
+    };
+    let kept = match t {
+        Target::Pane(p) if p != raw => p.clone(),
+        _ => raw.to_string(),
+    };
+    let any_pane = match t {
+        Target::Pane(p) => {
+            panes.iter().any(|x| x.id == *p) || entries.iter().any(|e| e.place.pane == *p)
+        }
+        Target::Window(se, w) => panes
+            .iter()
+            .any(|p| pane_matches_window(&p.session, p.window_index, &p.window_name, se, w)),
+        Target::Word(w) => panes.iter().any(|p| p.session == *w),
+        _ => true,
+    };
+    if any_pane {
+        return Ok(Member { kept, now: true });
+    }
+    match resolve(t, found, entries, here) {
+        Ok(_) => Ok(Member { kept, now: true }),
+        Err(m @ Miss::Ambiguous(_)) => Err(m),
+        Err(_) if matches!(t, Target::Pane(_)) => Err(Miss::Nothing(
+            "no such pane (not a pane of this multiplexer and no parked session's pane)".into(),
+        )),
+        Err(_) => Ok(Member { kept, now: false }),
+    }
 }
 
 /// What `--idle`/`--all` would park: (index into `found`, why skipped if it is not selected).
@@ -458,5 +549,86 @@ mod resolve_tests {
             resolve_live(&parse(".").unwrap(), &found, None),
             Err(Miss::Nothing(w)) if w.contains("inside a tmux pane")
         ));
+    }
+}
+
+#[cfg(test)]
+mod set_member_tests {
+    use super::*;
+    use crate::adapters::mux::Pane;
+
+    fn pane(id: &str, session: &str) -> Pane {
+        Pane {
+            id: id.into(),
+            session: session.into(),
+            ..Pane::default()
+        }
+    }
+
+    fn agent(id: &str, title: &str) -> Found {
+        let mut f = crate::scan::tests::found_with_tree(vec![(100, 1)]);
+        f.title = title.into();
+        f.pane = Some(Pane {
+            title: title.into(),
+            ..pane(id, "main")
+        });
+        f
+    }
+
+    fn check(
+        raw: &str,
+        panes: &[Pane],
+        found: &[Found],
+        here: Option<&str>,
+    ) -> Result<Member, Miss> {
+        set_member(raw, &parse(raw).unwrap(), panes, found, &[], here)
+    }
+
+    /// Issue 34 item 1 for `set add`: a title two agents share was kept "for later" (exit 0); it
+    /// is refused with both listed, as every verb refuses it.
+    #[test]
+    fn a_shared_title_is_refused_and_lists_the_matches() {
+        let panes = [pane("%1", "main"), pane("%2", "main")];
+        let found = [agent("%1", "✳ Claude Code"), agent("%2", "✳ Claude Code")];
+        match check("Claude", &panes, &found, None) {
+            Err(Miss::Ambiguous(why)) => {
+                assert!(why.contains("%1") && why.contains("%2"), "{why}")
+            }
+            other => panic!("{other:?}"),
+        }
+        // One match names it now; no match is kept for later; a missing pane is refused.
+        assert!(check("Claude", &panes, &found[..1], None).unwrap().now);
+        assert!(!check("nothing-yet", &panes, &found, None).unwrap().now);
+        assert!(matches!(
+            check("%9", &panes, &found, None),
+            Err(Miss::Nothing(_))
+        ));
+    }
+
+    /// Issue 34 item 13 in zellij: `terminal_3` (zellij's own spelling, a pane of this session)
+    /// was refused as "no such pane" because it was never qualified with the session park runs in.
+    #[test]
+    fn a_bare_zellij_pane_of_this_session_qualifies() {
+        let panes = [
+            pane("terminal_3@main", "main"),
+            pane("terminal_0@main", "main"),
+        ];
+        let m = check("terminal_3", &panes, &[], Some("terminal_0@main")).unwrap();
+        assert_eq!(
+            m,
+            Member {
+                kept: "terminal_3@main".into(),
+                now: true
+            }
+        );
+        // Not a pane of this session, or not run inside zellij: refused, saying why.
+        assert!(matches!(
+            check("terminal_7", &panes, &[], Some("terminal_0@main")),
+            Err(Miss::Nothing(_))
+        ));
+        let Err(Miss::Nothing(why)) = check("terminal_3", &panes, &[], None) else {
+            panic!()
+        };
+        assert!(why.contains("terminal_3@<session>"), "{why}");
     }
 }

@@ -94,6 +94,11 @@ pub struct Entry {
     /// The agent's version at park time (from its package), when it could be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_version: Option<String>,
+    /// The agent's `PATH` at park time: what its shell exported after a login shell's profile
+    /// ran. A shell a rebuild gives back runs that profile again, so the way back typed there is
+    /// judged by it, as the park's own prefill is (`Ctx::typed_name_seen`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shell_path: Option<String>,
 }
 
 pub fn valid_entry_id(id: &str) -> bool {
@@ -168,6 +173,7 @@ impl Entry {
             fresh_from: None,
             wake: None,
             agent_version: None,
+            shell_path: None,
         }
     }
 }

@@ -35,24 +35,29 @@ pub struct Evaluation {
 }
 
 /// Which agents an `exclude` list names: (index into `found`, the entry that named it); an entry
-/// that cannot be read (an unknown set) excludes every agent, saying why.
-fn excluded(ctx: &Ctx, s: &Scan, exclude: &[String]) -> Vec<(usize, String)> {
+/// that cannot be read (an unknown set) excludes every agent, saying why. A title several agents
+/// share excludes each of them: what an exclusion list means is "leave these alone", and a title
+/// that is ambiguous for a verb that acts on one is not a reason to park any of them.
+fn excluded(
+    home: &std::path::Path,
+    found: &[crate::scan::Found],
+    exclude: &[String],
+) -> Vec<(usize, String)> {
     let mut out = vec![];
     for raw in exclude {
-        let targets = match crate::store::sets::expand(&ctx.ledger.home, std::slice::from_ref(raw))
-        {
+        let targets = match crate::store::sets::expand(home, std::slice::from_ref(raw)) {
             Ok(t) => t,
             Err(e) => {
                 let why = format!("{raw}: {e}");
-                return (0..s.found.len()).map(|i| (i, why.clone())).collect();
+                return (0..found.len()).map(|i| (i, why.clone())).collect();
             }
         };
         for t in targets {
             let Ok(parsed) = crate::guards::target::parse(&t) else {
                 continue;
             };
-            if let Ok(idx) = crate::guards::target::resolve_live(&parsed, &s.found, None) {
-                out.extend(idx.into_iter().map(|i| (i, raw.clone())));
+            if let Ok(n) = crate::guards::target::every_match(&parsed, found, &[], None) {
+                out.extend(n.live.into_iter().map(|i| (i, raw.clone())));
             }
         }
     }
@@ -73,7 +78,7 @@ pub fn evaluate(ctx: &Ctx, cfg: &Auto) -> Result<Evaluation, Stop> {
     let s = ctx.scan(true)?;
     let visible = ctx.mux.visible(&s.panes);
     let pins = crate::store::pins::Pins::read(&ctx.ledger.home);
-    let excl = excluded(ctx, &s, &cfg.exclude);
+    let excl = excluded(&ctx.ledger.home, &s.found, &cfg.exclude);
     let tps = ctx.platform.clock_ticks_per_sec();
     let limit_parked = if cfg.limit_reset {
         crate::store::autolog::limit_parks(&ctx.ledger.home)
@@ -355,5 +360,49 @@ fn record(ctx: &Ctx, r: &AutoReport) {
             park_protocol::human_bytes(freed)
         );
         ctx.mux.notify(&text);
+    }
+}
+
+#[cfg(test)]
+mod excluded_tests {
+    use super::excluded;
+
+    fn titled(pane: &str, title: &str) -> crate::scan::Found {
+        let mut f = crate::scan::tests::found_with_tree(vec![(100, 1)]);
+        f.title = title.into();
+        f.pane = Some(crate::adapters::mux::Pane {
+            id: pane.into(),
+            session: "work".into(),
+            title: title.into(),
+            ..Default::default()
+        });
+        f
+    }
+
+    /// `exclude = ["<title>"]` with a title two agents share excluded neither (the target was
+    /// "ambiguous"), so the autopilot parked both: it excludes every match.
+    #[test]
+    fn an_exclusion_title_shared_by_several_agents_excludes_them_all() {
+        let home = tempfile::tempdir().unwrap();
+        let found = vec![
+            titled("%1", "✳ Claude Code"),
+            titled("%2", "✳ Claude Code"),
+            titled("%3", "api"),
+        ];
+        let mut got = excluded(home.path(), &found, &["Claude Code".into()]);
+        got.sort();
+        assert_eq!(
+            got,
+            vec![
+                (0, "Claude Code".to_string()),
+                (1, "Claude Code".to_string())
+            ]
+        );
+        // One match, and none, as before.
+        assert_eq!(
+            excluded(home.path(), &found, &["api".into()]),
+            vec![(2, "api".to_string())]
+        );
+        assert!(excluded(home.path(), &found, &["nothing-like-it".into()]).is_empty());
     }
 }

@@ -146,6 +146,7 @@ pub fn entry_for(f: &Found, pane: &Pane, server: &str, sid: &str, group: Option<
         fresh_from: None,
         wake: None,
         agent_version: f.version.clone(),
+        shell_path: crate::adapters::platform::env_get(&f.proc.env, "PATH").map(str::to_string),
     }
 }
 
@@ -566,18 +567,31 @@ pub fn is_our_prefill(last: &str, typed: &str, eid: &str) -> bool {
 
 /// Types `park unpark .` (not run) at the pane's prompt when it shows a bare shell prompt: the way
 /// back of a parked pane whose prefill is gone (a resurrected zellij pane is a fresh shell).
-pub fn prefill_at_prompt(ctx: &Ctx, pane: &str) {
+pub fn prefill_at_prompt(ctx: &Ctx, pane: &str, e: &Entry) {
     for _ in 0..40 {
         if let Some(p) = find_pane(ctx, pane) {
             if shell_prompt_ready(ctx, &p) {
-                let _ = ctx
-                    .mux
-                    .send_text(&p.id, &format!("{} unpark .", ctx.typed_name(p.pid)));
+                let _ = ctx.mux.send_text(&p.id, &prefill_line(ctx, p.pid, e));
                 return;
             }
         }
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// The way back typed at a fresh shell of `e`'s pane (process `shell_pid`): judged by the PATH
+/// the parked agent ran with, as the park's own prefill is ([`leave_pane_usable`]), since a login
+/// shell's PATH cannot be read from outside it (its profile may set it afresh). An entry that
+/// kept none (parked by an older park) is judged by the shell alone.
+pub(crate) fn prefill_line(ctx: &Ctx, shell_pid: u32, e: &Entry) -> String {
+    let seen: Option<Vec<(String, String)>> = e
+        .shell_path
+        .as_ref()
+        .map(|p| vec![("PATH".into(), p.clone())]);
+    format!(
+        "{} unpark .",
+        ctx.typed_name_seen(shell_pid, seen.as_deref())
+    )
 }
 
 /// The pane's foreground is its interactive shell (whatever its screen shows).
@@ -810,5 +824,68 @@ mod tests {
     fn the_full_reset_is_the_modes_reset_after_leaving_the_alternate_screen() {
         assert_eq!(TERMINAL_RESET, format!("\x1b[?1049l{MODES_RESET}"));
         assert!(!MODES_RESET.contains("1049"));
+    }
+
+    /// Issue 34 item 12, a rebuild's side: a pane a rebuild gives back (a revived placeholder, a
+    /// resurrected zellij pane) is a fresh login shell whose PATH cannot be read from outside, so
+    /// it was typed `/full/path/park unpark .` even when the parked agent's PATH, the one that
+    /// shell's profile sets, finds this park. The entry keeps that PATH; the short form is typed.
+    #[test]
+    fn a_fresh_login_shell_is_typed_what_the_parked_agents_path_finds() {
+        use std::os::unix::fs::PermissionsExt;
+        use std::os::unix::process::CommandExt;
+        let d = tempfile::tempdir().unwrap();
+        let bin = d.path().join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let exe = bin.join("park");
+        std::fs::write(&exe, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let home = d.path().join("park-home");
+        let ctx = Ctx {
+            platform: crate::adapters::platform::native(),
+            mux: Box::new(crate::adapters::mux::set::MuxSet::from_env()),
+            ledger: crate::store::ledger::Ledger::new(home.clone()),
+            exe: exe.clone(),
+        };
+        // A login shell as tmux starts one (`-sh`), whose inherited PATH, from before its
+        // profile ran, does not find this park; it names this ledger.
+        let mut shell = std::process::Command::new("sleep")
+            .arg0("-sh")
+            .arg("30")
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("PARK_HOME", &home)
+            .spawn()
+            .unwrap();
+        let pid = shell.id();
+        for _ in 0..100 {
+            if ctx
+                .platform
+                .process(pid)
+                .is_some_and(|p| p.argv.first().map(String::as_str) == Some("-sh"))
+            {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let mut e = Entry::sample(
+            park_protocol::Agent::Claude,
+            "5b0c6a1e-2f3d-4c5b-9a8e-7d6c5b4a3f01",
+        );
+        e.shell_path = Some(format!("/usr/bin:{}:/bin", bin.display()));
+        let short = prefill_line(&ctx, pid, &e);
+        // An entry that kept no PATH (parked by an older park): the full path, as before.
+        e.shell_path = None;
+        let long = prefill_line(&ctx, pid, &e);
+        let _ = shell.kill();
+        let _ = shell.wait();
+        assert_eq!(short, "park unpark .");
+        assert_eq!(long, format!("{} unpark .", exe.display()));
+        // The park keeps the agent's PATH in the entry for that.
+        let mut f = crate::scan::tests::found_with_tree(vec![(100, 1)]);
+        f.proc.env = vec![("PATH".into(), "/opt/mine/bin:/usr/bin".into())];
+        let pane = Pane::default();
+        let e = entry_for(&f, &pane, "", "5b0c6a1e-2f3d-4c5b-9a8e-7d6c5b4a3f01", None);
+        assert_eq!(e.shell_path.as_deref(), Some("/opt/mine/bin:/usr/bin"));
     }
 }

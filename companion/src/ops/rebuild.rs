@@ -364,7 +364,7 @@ fn relocate(
                     r.reason = Some(format!("held pane not revived: {why}"));
                 }
             }
-            crate::ops::park::prefill_at_prompt(ctx, &p.id);
+            crate::ops::park::prefill_at_prompt(ctx, &p.id, e);
         }
         out.push(r);
     }

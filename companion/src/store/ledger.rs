@@ -271,6 +271,7 @@ pub mod tests {
             fresh_from: None,
             wake: None,
             agent_version: None,
+            shell_path: None,
         }
     }
 

@@ -2626,6 +2626,7 @@ fn entry_strategy() -> BoxedStrategy<Entry> {
                     fresh_from: None,
                     wake: None,
                     agent_version: None,
+                    shell_path: None,
                 }
             },
         )

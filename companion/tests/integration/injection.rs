@@ -395,6 +395,7 @@ fn baseline(agent: Agent) -> Entry {
         fresh_from: None,
         wake: None,
         agent_version: None,
+        shell_path: None,
     }
 }
 

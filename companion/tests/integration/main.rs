@@ -9,6 +9,7 @@
 #[path = "../support/shapes.rs"]
 mod shapes;
 
+mod cli_checks;
 mod fuzz;
 mod fuzz_deep;
 mod guards;

@@ -59,6 +59,7 @@ fn entry(agent: Agent, sid: &str, transcript: &Path) -> Entry {
         fresh_from: None,
         wake: None,
         agent_version: None,
+        shell_path: None,
     }
 }
 

@@ -1229,6 +1229,10 @@ fn a_title_shared_by_live_and_parked_agents_is_refused_by_every_verb() {
             vec!["forget", word],
             vec!["pin", word],
             vec!["wake", "now", word],
+            // A set member is checked as a target: a shared title was kept "for later" (exit 0).
+            vec!["set", "add", "grp", word],
+            // A note picked the one archived (parked) match without looking at the live ones.
+            vec!["note", word, "a note"],
         ] {
             let o = park(sb, &verb);
             assert_eq!(code(&o), 1, "{verb:?} must refuse: {}", text(&o));
@@ -1239,6 +1243,16 @@ fn a_title_shared_by_live_and_parked_agents_is_refused_by_every_verb() {
             );
         }
     }
+    // `note` looked at the archived (and parked) sessions first and took a single match there
+    // without looking at the running agents: `t` is in the parked session's title (`t3-…`) and
+    // in both running ones' (`t1-…`, `t2-…`).
+    let o = park(sb, &["note", "t", "a note"]);
+    assert_eq!(code(&o), 1, "note must refuse: {}", text(&o));
+    assert!(
+        text(&o).contains("matches 3 agents") && text(&o).contains(&p1) && text(&o).contains(&eid),
+        "{}",
+        text(&o)
+    );
     // Nothing happened: both live agents run, the parked one is still parked and unpinned.
     let rows = ls(sb).rows;
     for p in [&p1, &p2] {
@@ -1250,11 +1264,27 @@ fn a_title_shared_by_live_and_parked_agents_is_refused_by_every_verb() {
         .unwrap();
     assert_eq!(parked.state, RowState::Parked);
     assert!(!rows.iter().any(|r| r.pinned));
+    let o = park(sb, &["set", "ls"]);
+    assert!(
+        !text(&o).contains("@grp"),
+        "nothing was added: {}",
+        text(&o)
+    );
     // Named exactly, each still works: the pane, the entry id.
     let (c, oc, why) = outcome(sb, &["park", &p1, "--dry-run"]);
     assert_eq!((c, oc.as_str()), (0, "would-park"), "{why:?}");
     let (c, oc, _) = outcome(sb, &["park", &eid]);
     assert_eq!((c, oc.as_str()), (0, "already-parked"));
+    // Item 5: `show` of a parked, pinned session says it is pinned, as `ls` does.
+    let o = park(sb, &["pin", &eid]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let o = park(sb, &["show", &eid]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(text(&o).contains("pinned: true"), "{}", text(&o));
+    assert!(ls(sb)
+        .rows
+        .iter()
+        .any(|r| r.pinned && r.session_id.as_deref() == Some(sid3.as_str())));
     // Item 9: a miss names the target once.
     let o = park(sb, &["wake", "now", "%99"]);
     assert_eq!(code(&o), 1, "{}", text(&o));

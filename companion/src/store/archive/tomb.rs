@@ -117,6 +117,7 @@ impl Tombstone {
             fresh_from: None,
             wake: None,
             agent_version: None,
+            shell_path: None,
         }
     }
 }
