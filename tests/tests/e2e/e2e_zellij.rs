@@ -226,6 +226,17 @@ fn real_claude_in_zellij_parks_and_resumes_in_the_same_pane() {
         SECS(15),
     )
     .unwrap();
+    // A set keeps it as `terminal_N@<session>`: a set is used from other panes and sessions.
+    zj.cli(&["action", "write", "--pane-id", &id, "21"])
+        .unwrap();
+    zj.type_line(&id, &format!("park set add here {id}"));
+    let sets = poll(SECS(15), || {
+        std::fs::read_to_string(sb.park_home.join("sets.json"))
+            .ok()
+            .filter(|s| s.contains("here"))
+    })
+    .expect("set add wrote the set");
+    assert!(sets.contains(&format!("\"{h}\"")), "{sets}");
     let status = std::fs::read_to_string(sb.park_home.join("status")).unwrap();
     assert!(status.contains("\"parked\":1"), "{status}");
 
