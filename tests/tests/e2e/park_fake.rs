@@ -1432,6 +1432,13 @@ fn a_fresh_agent_in_a_parked_pane_is_named_and_the_way_forward_works() {
     let (c, out) = action(sb, &["unpark", &sid]);
     let r = &out.results[0];
     assert_eq!((c, r.outcome.as_str()), (0, "unparked"), "{r:?}");
+    let why = r.reason.clone().unwrap_or_default();
+    assert!(
+        why.contains(&format!(
+            "its pane {pane} holds something else now: resumed in a new window"
+        )),
+        "the old pane is there, not gone: {why}"
+    );
     let back = poll(SECS(15), || {
         ls(sb)
             .rows
