@@ -4,6 +4,7 @@
 //! Contract: pure functions of the state; every line fits `cols` display columns.
 
 use crate::state::{Mode, Perm, Plugin};
+use park_protocol::picker::text::{self, Place};
 use park_protocol::picker::{busy, Line, Mode as PMode};
 use park_protocol::{human_bytes, Row, RowState};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
@@ -17,6 +18,10 @@ const YELLOW: &str = "\u{1b}[33m";
 const BLUE: &str = "\u{1b}[34m";
 const CYAN: &str = "\u{1b}[36m";
 const RESET: &str = "\u{1b}[0m";
+
+/// The columns before a row's title: cursor, pane (`terminal_12@session` is long), agent, state,
+/// idle, memory.
+const FIXED: usize = 2 + 18 + 7 + 16 + 6 + 14;
 
 pub const NEEDS: &str = "park needs ReadApplicationState, ChangeApplicationState, RunCommands, ReadCliPipes: reopen the plugin and answer y (or add them to permissions.kdl)";
 
@@ -41,6 +46,28 @@ pub fn fit(s: &str, w: usize) -> String {
         used += 1;
     }
     out.push_str(&" ".repeat(w.saturating_sub(used)));
+    out
+}
+
+/// `s`, which may hold SGR escapes, cut to at most `w` display columns (escapes kept, a reset
+/// after a cut): below its fixed columns' width a row would otherwise run past the pane.
+fn clip(s: &str, w: usize) -> String {
+    let mut out = String::new();
+    let (mut used, mut esc) = (0, false);
+    for c in s.chars() {
+        if esc || c == '\u{1b}' {
+            esc = c != 'm';
+            out.push(c);
+            continue;
+        }
+        let cw = c.width().unwrap_or(0);
+        if used + cw > w {
+            out.push_str(RESET);
+            break;
+        }
+        out.push(c);
+        used += cw;
+    }
     out
 }
 
@@ -110,20 +137,16 @@ fn row_line(p: &Plugin, r: &Row, selected: bool, w: usize) -> String {
         RowState::Untargetable | RowState::Background => format!("{} rss", human_bytes(r.bytes)),
         RowState::Live => format!("frees ~{}", human_bytes(r.anon_bytes)),
     };
-    let fixed = 2 + 18 + 7 + 16 + 6 + 14;
-    let rest = w.saturating_sub(fixed);
+    let rest = w.saturating_sub(FIXED);
     let tail = if r.state == RowState::Untargetable {
         format!(
             "{RED}{}{RESET}",
             fit(r.reason.as_deref().unwrap_or(""), rest)
         )
     } else {
-        let wt = rest * 55 / 100;
-        format!(
-            "{}  {DIM}{}{RESET}",
-            fit(&r.title, wt),
-            fit(&r.cwd, rest.saturating_sub(wt + 2))
-        )
+        // Capped as the tmux picker's are: past them a title only pushes the totals away.
+        let (wt, wc) = text::text_columns(w, FIXED);
+        format!("{}  {DIM}{}{RESET}", fit(&r.title, wt), fit(&r.cwd, wc))
     };
     let body = format!(
         "{}{BOLD}{}{RESET}{}{color}{}{RESET}{}{}{tail}",
@@ -134,6 +157,7 @@ fn row_line(p: &Plugin, r: &Row, selected: bool, w: usize) -> String {
         fit(&format!("{:>5}", idle(r.idle_seconds)), 6),
         fit(&mem, 14),
     );
+    let body = clip(&body, w);
     if selected {
         // Reverse video survives the inner resets only if re-applied after each.
         format!(
@@ -195,7 +219,9 @@ pub fn picker(p: &Plugin, rows: usize, cols: usize) -> Vec<String> {
                 } else {
                     String::new()
                 };
-                let lw = cols.saturating_sub(UnicodeWidthStr::width(total.as_str()) + 1);
+                // Beside the rows' text, not at the far edge of a wide pane.
+                let lw = text::content_width(cols, FIXED)
+                    .saturating_sub(UnicodeWidthStr::width(total.as_str()) + 1);
                 format!(
                     "{BLUE}{BOLD}{}{RESET} {GREEN}{total}{RESET}",
                     fit(&g.label(), lw)
@@ -236,21 +262,20 @@ pub fn picker(p: &Plugin, rows: usize, cols: usize) -> Vec<String> {
                 fit(m, cols)
             ),
             (None, Some(why)) => format!("{DIM}{}{RESET}", fit(&format!("↳ {why}"), cols)),
-            _ => String::new(),
+            // The cursor row's mark, spelled out.
+            (None, None) => match app
+                .current()
+                .and_then(|r| text::legend(std::slice::from_ref(r)))
+            {
+                Some(l) => format!("{DIM}{}{RESET}", fit(&format!("↳ {l}"), cols)),
+                None => String::new(),
+            },
         },
     };
     out.push(prompt);
-    let help = match &app.mode {
-        PMode::Filter => "type to filter · ⏎ keep · Esc clear",
-        PMode::ConfirmBulk { target, .. } if target == park_protocol::picker::SUGGESTED => {
-            "y park the suggested agents · any other key cancels"
-        }
-        PMode::ConfirmBulk { .. } => "y park the tab · any other key cancels",
-        PMode::Normal => {
-            "↑↓ move · ⏎ park/unpark · w tab · p pin · a suggested · f focus · / filter · r rescan · q quit"
-        }
-    };
-    out.push(format!("{DIM}{}{RESET}", fit(help, cols)));
+    // The longest help that fits: at 80 columns the full one lost `r rescan · q quit`.
+    let help = text::help(&app.mode, cols, Place::Tab);
+    out.push(format!("{DIM}{}{RESET}", fit(&help, cols)));
     out.truncate(rows.max(1));
     out
 }
@@ -309,6 +334,53 @@ mod tests {
             assert!(UnicodeWidthStr::width(l.as_str()) <= 100, "{l:?}");
         }
         assert!(text.last().unwrap().contains("⏎ park/unpark"));
+    }
+
+    /// Issue 34 item 10, as the tmux picker fixed it: at 80 columns the footer was cut before
+    /// `r rescan · q quit`; at 200 the tab totals sat at the pane's far edge and titles ran on;
+    /// the `?` mark had no legend.
+    #[test]
+    fn the_footer_fits_totals_stay_by_the_rows_titles_are_capped_and_marks_are_explained() {
+        let long = "Refactor the whole tokenizer so that every error carries its span and a hint for the user";
+        let mut p = picker_with_rows();
+        let mut rows = fixture();
+        rows[0].title = long.into();
+        rows[0].cwd = "/home/u/projects/clients/acme/backend/services/api-gateway".into();
+        rows[0].suggested = true;
+        p.app.set_rows(rows, vec![]);
+        for w in [60usize, 80, 200] {
+            let text: Vec<String> = picker(&p, 20, w).iter().map(|l| plain(l)).collect();
+            let help = text.last().unwrap();
+            assert!(
+                help.contains("q quit") && help.contains("r ") && !help.contains('…'),
+                "{w}: {help}"
+            );
+            for l in &text {
+                assert!(UnicodeWidthStr::width(l.as_str()) <= w, "{w}: {l:?}");
+            }
+        }
+        let text: Vec<String> = picker(&p, 20, 200).iter().map(|l| plain(l)).collect();
+        let header = text.iter().find(|l| l.contains("parkable")).unwrap();
+        let row = text.iter().find(|l| l.contains("%1")).unwrap();
+        let col = |l: &str, needle: &str| UnicodeWidthStr::width(&l[..l.find(needle).unwrap()]);
+        let row_end = UnicodeWidthStr::width(row.trim_end());
+        assert!(
+            col(header, "parkable") < row_end + 4,
+            "totals beside the rows, not at column {}: {header}",
+            col(header, "parkable")
+        );
+        let title = &row[row.find("Refactor").unwrap()..];
+        let title = &title[..title.find("  ").unwrap()];
+        assert!(
+            UnicodeWidthStr::width(title) <= text::W_TITLE_MAX && title.ends_with('…'),
+            "the title is capped: {title:?}"
+        );
+        assert!(row.contains("? idle"), "{row}");
+        let prompt = &text[text.len() - 2];
+        assert!(
+            prompt.contains("↳ ? the autopilot suggests parking it"),
+            "the cursor row's mark is spelled out: {text:?}"
+        );
     }
 
     #[test]

@@ -15,6 +15,8 @@ use crate::{human_bytes, ActionOutput, Row, RowState, Status};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+pub mod text;
+
 /// How often the picker rescans on its own while it runs (never while a toggle is in flight).
 pub const BACKGROUND_RESCAN: Duration = Duration::from_secs(30);
 /// After a toggle whose pane has no settled row yet (an agent still starting), rescan this soon;

@@ -774,7 +774,10 @@ pub fn gather(ctx: &crate::ctx::Ctx) -> Facts {
     };
     let lost = match listed {
         Ok(p) => Some(p),
-        Err(crate::adapters::mux::MuxError::Unreachable(..)) => Some(vec![]),
+        Err(
+            crate::adapters::mux::MuxError::Unreachable(..)
+            | crate::adapters::mux::MuxError::Absent(..),
+        ) => Some(vec![]),
         Err(_) => None,
     }
     .map(|panes| {

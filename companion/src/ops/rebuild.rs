@@ -203,7 +203,7 @@ pub fn run(ctx: &Ctx, o: &Opts) -> Result<RebuildOutput, Stop> {
     // cannot be trusted, and guessing which windows are gone would duplicate live ones.
     let panes = match ctx.mux.list_panes() {
         Ok(p) => p,
-        Err(MuxError::Unreachable(..)) => vec![],
+        Err(MuxError::Unreachable(..) | MuxError::Absent(..)) => vec![],
         Err(e) => {
             return Err(
                 Stop::refused(format!("{e}; refusing to guess which windows are gone"))

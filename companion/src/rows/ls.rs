@@ -236,6 +236,15 @@ pub fn rows(ctx: &Ctx, s: &Scan) -> LsOutput {
     }
     // A parked row shows the pane its slot is in now (zellij renumbers panes when it resurrects
     // a session), or none when no pane can be shown to be its slot.
+    if let Some(e) = &s.pane_error {
+        if !crate::scan::pane_map_is_news(
+            s.tmux_absent,
+            entries.iter().map(|e| e.place.server.as_str()),
+        ) {
+            let w = crate::scan::pane_map_warning(e);
+            warnings.retain(|x| *x != w);
+        }
+    }
     let entries = crate::rows::slots::as_placed(ctx, s, &entries);
     let down = crate::rows::slots::sessions_down(ctx, &entries);
     // Said first: with the session gone, the pane map's own complaint (often about a tmux

@@ -71,6 +71,9 @@ pub struct Scan {
     pub table: ProcTable,
     pub panes: Vec<Pane>,
     pub pane_error: Option<String>,
+    /// The pane map failed only because tmux, never asked for, runs no server (and zellij lists
+    /// no pane): see [`pane_map_is_news`].
+    pub tmux_absent: bool,
     pub server: Option<String>,
     pub found: Vec<Found>,
     pub caller: Caller,
@@ -143,12 +146,14 @@ pub fn scan_with(
         (snap.join(), found)
     });
     let mut warnings = vec![];
+    let mut tmux_absent = false;
     let (panes, pane_error, mut screens) = match snapshot {
         Ok(crate::adapters::mux::Snapshot {
             panes: Ok(p),
             screens,
         }) => (p, None, screens),
         Ok(crate::adapters::mux::Snapshot { panes: Err(e), .. }) => {
+            tmux_absent = matches!(e, crate::adapters::mux::MuxError::Absent(..));
             (vec![], Some(e.to_string()), Default::default())
         }
         Err(_) => (
@@ -225,9 +230,7 @@ pub fn scan_with(
         ))
         .collect();
     if let Some(e) = &pane_error {
-        warnings.push(format!(
-            "pane map unavailable ({e}): nothing will be parked"
-        ));
+        warnings.push(pane_map_warning(e));
     }
     found.sort_by(|a, b| {
         pane_sort_key(a.pane.as_ref())
@@ -238,6 +241,7 @@ pub fn scan_with(
         table,
         panes,
         pane_error,
+        tmux_absent,
         server,
         found,
         caller: Caller {
@@ -248,6 +252,24 @@ pub fn scan_with(
         },
         warnings,
     })
+}
+
+/// The warning a scan carries when the pane map could not be read.
+pub fn pane_map_warning(error: &str) -> String {
+    format!("pane map unavailable ({error}): nothing will be parked")
+}
+
+/// Whether the pane map's failure is worth a warning beside the parked entries on `servers`: not
+/// when tmux was never asked for and simply runs no server while every entry is a zellij one
+/// (issue 35 item 4: a dead zellij session is said with the way back; a second warning about a
+/// tmux nobody uses was noise).
+pub fn pane_map_is_news<'a>(tmux_absent: bool, mut servers: impl Iterator<Item = &'a str>) -> bool {
+    let mut any = false;
+    let all_zellij = servers.all(|s| {
+        any = true;
+        crate::adapters::mux::zellij::is_server(s)
+    });
+    !(tmux_absent && any && all_zellij)
 }
 
 /// Running agents' versions, read beside their executables or scripts (never by running them),
@@ -807,6 +829,21 @@ mod caller_env_tests {
 pub(crate) mod tests {
     use super::*;
     use crate::adapters::platform::ProcInfo;
+
+    /// Issue 35 item 4: the pane map's tmux complaint is dropped only where tmux was not asked
+    /// for, runs no server, and every parked entry is a zellij one.
+    #[test]
+    fn a_tmux_nobody_uses_is_no_news_beside_zellij_entries() {
+        let z = "zellij:/tmp/zellij-0";
+        let t = "/tmp/tmux-0/default";
+        assert!(!pane_map_is_news(true, [z, z].into_iter()));
+        assert!(
+            pane_map_is_news(false, [z].into_iter()),
+            "tmux was asked for"
+        );
+        assert!(pane_map_is_news(true, [z, t].into_iter()), "a tmux entry");
+        assert!(pane_map_is_news(true, std::iter::empty()), "nothing parked");
+    }
 
     fn p(pid: u32, ppid: u32, argv: &[&str]) -> ProcInfo {
         ProcInfo {

@@ -263,3 +263,33 @@ fn real_json_outputs_validate_against_the_published_schemas() {
         .iter()
         .any(|r| r["wake"].as_str().is_some_and(|w| w.starts_with("at "))));
 }
+
+/// Issue 35 item 6b: `park unpark` (and `park park`) with no target is a usage error (exit 2)
+/// whose text lists the target forms, zellij's among them (`terminal_3`, `terminal_3@session`,
+/// `session:tab`), not only tmux's.
+#[test]
+fn a_verb_with_no_target_lists_the_tmux_and_zellij_target_forms() {
+    for verb in ["unpark", "park"] {
+        let o = std::process::Command::new(park_bin())
+            .arg(verb)
+            .env(
+                "PARK_HOME",
+                std::env::temp_dir().join("park-cli-surface-unused"),
+            )
+            .env_remove("TMUX")
+            .env_remove("TMUX_PANE")
+            .env_remove("ZELLIJ_PANE_ID")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "park {verb}: {err}");
+        for form in [
+            "%3 in tmux",
+            "terminal_3 or terminal_3@session in zellij",
+            "session:window or session:tab",
+            "`.` for this one",
+        ] {
+            assert!(err.contains(form), "park {verb}: no {form:?} in {err}");
+        }
+    }
+}

@@ -6,7 +6,7 @@
 //! the fake agent only where a busy or drafting agent is needed (or speed, for the probe).
 
 use crate::common::*;
-use crate::e2e_zellij::{chat, plugin_wasm, zaction, zpark, zrow, zwait_row, Z};
+use crate::e2e_zellij::{chat, park_when_quiet, plugin_wasm, zaction, zpark, zrow, zwait_row, Z};
 use park_e2e::*;
 use park_protocol::{ActionOutput, Row, RowState, Status};
 use std::path::PathBuf;
@@ -598,4 +598,84 @@ keybinds {{
     }}
 }}"#
     )
+}
+
+// ---------------------------------------------------------------- zellij with no tmux
+
+/// `park ARGS` as a zellij-only user runs it: tmux neither asked for (no `PARK_TMUX_SOCKET`, no
+/// `$TMUX`) nor running (`TMUX_TMPDIR` is an empty directory); with `here`, from that pane
+/// (`ZELLIJ_PANE_ID`, `ZELLIJ_SESSION_NAME`, as zellij sets them in it).
+fn park_without_tmux(z: &Z, here: Option<&str>, args: &[&str]) -> std::process::Output {
+    let none = z.sb.root.join("no-tmux");
+    std::fs::create_dir_all(&none).unwrap();
+    let mut env = z.zj.park_env();
+    env.push(("PARK_TMUX_SOCKET".into(), String::new()));
+    env.push(("TMUX_TMPDIR".into(), none.to_string_lossy().into_owned()));
+    if let Some(id) = here {
+        env.push((
+            "ZELLIJ_PANE_ID".into(),
+            id.trim_start_matches("terminal_").into(),
+        ));
+        env.push(("ZELLIJ_SESSION_NAME".into(), z.zj.session.clone()));
+    }
+    let refs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    park_env(&z.sb, args, &refs)
+}
+
+/// Issue 35 items 9b, 9c and 4 in zellij with no tmux at all: `park park .` from a pane with no
+/// agent says why once (it said `.: refused: .: no running agent matches`); `park park nosuch:0`
+/// says the session `nosuch` does not exist and names the sessions there are (it said "no running
+/// agent matches"); with the session dead, `park ls` names it with the way back and no warning
+/// talks about tmux (a second one said "pane map unavailable (tmux is not reachable …)").
+#[test]
+fn zellij_without_tmux_says_what_dot_and_a_missing_session_mean_and_never_blames_tmux() {
+    let z = world("zt", "pane", "", None);
+    let id = z.zj.terminals()[0].clone();
+    z.zj.wait_for(&id, r"park-test\$", SECS(15)).unwrap();
+
+    let o = park_without_tmux(&z, Some(&id), &["park", "."]);
+    let t = text(&o);
+    assert_eq!(code(&o), 1, "{t}");
+    assert_eq!(t.matches("refused").count(), 1, "said once: {t}");
+    assert!(
+        !t.contains(".: refused: .:") && !t.contains("tmux"),
+        "the reason, once, without repeating `.`: {t}"
+    );
+
+    let o = park_without_tmux(&z, None, &["park", "nosuch:0"]);
+    let t = text(&o);
+    assert_eq!(code(&o), 1, "{t}");
+    assert!(
+        t.contains("no session \"nosuch\"") && t.contains("sessions: zt"),
+        "names the missing session and the ones there are: {t}"
+    );
+    assert!(
+        !t.contains("no running agent matches") && !t.contains("tmux"),
+        "{t}"
+    );
+
+    let (sid, _) = claude_in(&z, &id, "t1");
+    let r = park_when_quiet(&z.sb, &z.zj, &z.zj.handle(&id));
+    assert_eq!(r.outcome.as_str(), "parked", "{:?}", r.reason);
+    z.zj.kill_server();
+    let o = park_without_tmux(&z, None, &["ls", "--json"]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let l: park_protocol::LsOutput = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(
+        l.rows
+            .iter()
+            .any(|r| r.session_id.as_deref() == Some(sid.as_str())),
+        "{l:?}"
+    );
+    let attach = format!("zellij attach {}", z.zj.session);
+    assert!(
+        l.warnings.first().is_some_and(|w| w.contains(&attach)),
+        "{:?}",
+        l.warnings
+    );
+    assert!(
+        l.warnings.iter().all(|w| !w.contains("tmux")),
+        "no warning about a tmux nobody uses: {:?}",
+        l.warnings
+    );
 }

@@ -190,7 +190,10 @@ fn park_zellij_install_writes_the_wasm_idempotently_and_refuses_non_wasm() {
 }
 
 /// Without --wasm: the wasm beside the binary (`<exe>/../share/park/park.wasm`) is installed; with
-/// none there (and none built in), the refusal says how to get one and writes nothing.
+/// none there (and none built in), the refusal says how to get one and writes nothing. A park with
+/// a plugin built in (`PARK_EMBED_WASM`, as scripts/install builds it, e.g. under `PARK_BIN`)
+/// installs that one even with another beside it, and `--wasm` before both (issue 35 item 7a:
+/// that case returned asserting nothing).
 #[test]
 fn park_zellij_install_takes_the_wasm_beside_the_binary_else_says_how_to_get_one() {
     let park = park_bin();
@@ -201,10 +204,33 @@ fn park_zellij_install_takes_the_wasm_beside_the_binary_else_says_how_to_get_one
     park_e2e::harness::util::copy_exe(&park, &exe);
     let h = r.join("home");
     std::fs::create_dir_all(&h).unwrap();
+    let installed = h.join("data/park/park.wasm");
+    let shipped = b"\0asm\x01\0\0\0shipped";
     let o = zellij(&exe, &h, &["install"]);
     if o.status.success() {
-        // A park built with PARK_EMBED_WASM (scripts/install's build): it has its own copy.
-        assert!(String::from_utf8_lossy(&o.stderr).contains("built into park"));
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("built into park"),
+            "{}",
+            said(&o)
+        );
+        let embedded = std::fs::read(&installed).unwrap();
+        assert!(embedded.starts_with(b"\0asm") && embedded.len() > 8);
+        std::fs::remove_file(&installed).unwrap();
+        std::fs::create_dir_all(r.join("pfx/share/park")).unwrap();
+        std::fs::write(r.join("pfx/share/park/park.wasm"), shipped).unwrap();
+        let o = zellij(&exe, &h, &["install"]);
+        assert!(
+            o.status.success() && String::from_utf8_lossy(&o.stderr).contains("built into park"),
+            "the built-in plugin comes before one beside park: {}",
+            said(&o)
+        );
+        assert_eq!(std::fs::read(&installed).unwrap(), embedded);
+        let flag = r.join("flag.wasm");
+        let given = b"\0asm\x01\0\0\0given";
+        std::fs::write(&flag, given).unwrap();
+        let o = zellij(&exe, &h, &["install", "--wasm", flag.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", said(&o));
+        assert_eq!(std::fs::read(&installed).unwrap(), given, "--wasm first");
         return;
     }
     assert_eq!(o.status.code(), Some(1), "{}", said(&o));
@@ -224,17 +250,13 @@ fn park_zellij_install_takes_the_wasm_beside_the_binary_else_says_how_to_get_one
         exe.with_file_name("park.wasm").display()
     );
     assert!(err.contains(&looked) && !err.contains("/../"), "{err}");
-    assert!(!h.join("data/park/park.wasm").exists());
+    assert!(!installed.exists());
     std::fs::create_dir_all(r.join("pfx/share/park")).unwrap();
-    let shipped = b"\0asm\x01\0\0\0shipped";
     std::fs::write(r.join("pfx/share/park/park.wasm"), shipped).unwrap();
     let o = zellij(&exe, &h, &["install"]);
     assert!(o.status.success(), "{}", said(&o));
     assert!(String::from_utf8_lossy(&o.stderr).contains("beside park"));
-    assert_eq!(
-        std::fs::read(h.join("data/park/park.wasm")).unwrap(),
-        shipped
-    );
+    assert_eq!(std::fs::read(&installed).unwrap(), shipped);
 }
 
 /// `cargo install --path companion` works from the repo (debug profile, its own target dir so it
@@ -347,4 +369,73 @@ fn park_zellij_kdl_prints_a_config_and_a_layout_real_zellij_takes() {
     let broken = layout.replacen("children", "children\n        not_a_layout_node", 1);
     let (ok, text) = zellij_check(h, &config, &broken);
     assert!(!ok && text.contains("not_a_layout_node"), "{text}");
+}
+
+/// The quoted keys of every `bind "…" "…" { … }` line of `kdl` that is not a comment.
+fn bound_keys(kdl: &str) -> Vec<String> {
+    kdl.lines()
+        .map(str::trim)
+        .filter_map(|l| l.strip_prefix("bind "))
+        .flat_map(|l| {
+            let keys = &l[..l.find('{').unwrap_or(l.len())];
+            keys.split('"')
+                .skip(1)
+                .step_by(2)
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// A key as zellij reads it: `Alt Shift p` is the key `Alt P` (Alt+Shift+p sends it);
+/// modifiers in one order.
+fn key_id(k: &str) -> String {
+    let mut words: Vec<&str> = k.split_whitespace().collect();
+    let Some(last) = words.pop() else {
+        return String::new();
+    };
+    let mut last = last.to_string();
+    if let Some(i) = words.iter().position(|w| *w == "Shift") {
+        if last.len() == 1 && last.chars().all(|c| c.is_ascii_lowercase()) {
+            words.remove(i);
+            last = last.to_ascii_uppercase();
+        }
+    }
+    words.sort_unstable();
+    words.push(&last);
+    words.join(" ")
+}
+
+/// Issue 35 item 7c: the keys `park zellij kdl` binds are free in real zellij 0.45.1's default
+/// keybindings (`zellij setup --dump-config`, every mode), read from zellij itself rather than a
+/// list written down once. The check does see zellij's own keys: `Alt p` and `Alt P` (`Alt Shift
+/// p`), the keys park first bound, are taken there.
+#[test]
+fn the_printed_kdl_binds_keys_real_zellijs_default_config_leaves_free() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let o = zellij(&park_bin(), h, &["kdl"]);
+    assert!(o.status.success(), "{}", said(&o));
+    let ours = bound_keys(&String::from_utf8_lossy(&o.stdout));
+    assert_eq!(ours.len(), 2, "the picker key and park-focused: {ours:?}");
+    let d = Command::new(park_e2e::zellij_bin())
+        .args(["setup", "--dump-config"])
+        .env_clear()
+        .env("HOME", h)
+        .env("PATH", std::env::var("PATH").unwrap())
+        .current_dir(h)
+        .output()
+        .unwrap();
+    assert!(d.status.success(), "{}", said(&d));
+    let dump = String::from_utf8_lossy(&d.stdout);
+    let taken: BTreeSet<String> = bound_keys(&dump).iter().map(|k| key_id(k)).collect();
+    for k in ["Alt p", "Alt P", "Alt n"] {
+        assert!(taken.contains(&key_id(k)), "{k} not seen in:\n{dump}");
+    }
+    for k in &ours {
+        assert!(
+            !taken.contains(&key_id(k)),
+            "park's KDL binds {k}, which zellij 0.45.1 binds by default"
+        );
+    }
 }

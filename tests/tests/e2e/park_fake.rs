@@ -1391,3 +1391,98 @@ fn a_corrupt_entry_is_shown_and_named_and_nothing_is_changed() {
     );
     assert_eq!(entries(sb).len(), 1);
 }
+
+/// Issue 35 item 9b, tmux side: `park park .` run in a pane with no agent says why once, without
+/// repeating the target (`.: refused: .: no running agent matches`).
+#[test]
+fn park_dot_in_a_pane_with_no_agent_says_why_once() {
+    let s = Setup::new();
+    let sb = &s.sb;
+    let pane = sb.new_shell_window("w", "empty", &sb.work, &[] as &[(&str, &str)]);
+    let sock = sb.tmux(&["display", "-p", "#{socket_path}"]).unwrap();
+    let tmux_env = format!("{},1,0", sock.trim());
+    let o = park_env(
+        sb,
+        &["park", "."],
+        &[("TMUX", &tmux_env), ("TMUX_PANE", &pane)],
+    );
+    let t = text(&o);
+    assert_eq!(code(&o), 1, "{t}");
+    assert_eq!(t.matches("refused").count(), 1, "said once: {t}");
+    assert!(
+        !t.contains(".: refused: .:") && t.contains("no running agent in this pane"),
+        "the reason, once, without repeating `.`: {t}"
+    );
+}
+
+/// Issue 35 item 3, tmux side: a fresh agent started in a parked pane (the prefill cleared,
+/// `claude` typed) is named by `park unpark` of the parked session, which types nothing into it
+/// and says the way forward; that way works: park the fresh one too, then the parked one resumes
+/// in a new window, and the fresh one stays parked in the old pane.
+#[test]
+fn a_fresh_agent_in_a_parked_pane_is_named_and_the_way_forward_works() {
+    let s = Setup::new();
+    let sb = &s.sb;
+    let (pane, sid) = s.agent_in_shell("slot", "", &[]);
+    let (c, oc, why) = outcome(sb, &["park", &pane]);
+    assert_eq!((c, oc.as_str()), (0, "parked"), "{why:?}");
+    sb.wait_for(&pane, r"park unpark \.\s*$", SECS(5)).unwrap();
+    sb.send_keys(&pane, &["C-u"]);
+    sb.type_line(&pane, "claude");
+    sb.wait_for(&pane, CLAUDE_READY, SECS(15)).unwrap();
+    sb.type_line(&pane, "a fresh start");
+    sb.wait_for(&pane, "PARKTEST-OK", SECS(15)).unwrap();
+    let fresh = poll(SECS(10), || {
+        ls(sb).rows.into_iter().find(|r| {
+            r.pane == pane
+                && r.state == RowState::Live
+                && r.status == Status::Idle
+                && r.session_id.as_deref() != Some(sid.as_str())
+        })
+    })
+    .expect("the fresh agent's idle row");
+    let fresh_sid = fresh.session_id.clone().expect("its session id");
+
+    let (c, out) = action(sb, &["unpark", &sid]);
+    let r = &out.results[0];
+    let why = r.reason.clone().unwrap_or_default();
+    assert_eq!((c, r.outcome.as_str()), (1, "refused"), "{why}");
+    assert!(
+        why.contains(&fresh_sid) && why.contains("never typing into it"),
+        "names the fresh agent: {why}"
+    );
+    assert!(
+        why.contains(&format!("park park {pane}")),
+        "says the way forward: {why}"
+    );
+    assert_eq!(row(sb, &pane).unwrap().pid, fresh.pid, "nothing typed");
+
+    let (c, oc, why) = outcome(sb, &["park", &pane]);
+    assert_eq!((c, oc.as_str()), (0, "parked"), "the fresh one: {why:?}");
+    let (c, out) = action(sb, &["unpark", &sid]);
+    let r = &out.results[0];
+    assert_eq!((c, r.outcome.as_str()), (0, "unparked"), "{r:?}");
+    let why = r.reason.clone().unwrap_or_default();
+    assert!(
+        why.contains(&format!(
+            "its pane {pane} holds something else now: resumed in a new window"
+        )),
+        "the old pane is there, not gone: {why}"
+    );
+    let back = poll(SECS(15), || {
+        ls(sb)
+            .rows
+            .into_iter()
+            .find(|r| r.session_id.as_deref() == Some(sid.as_str()) && r.state == RowState::Live)
+    })
+    .expect("the parked session runs again");
+    assert_ne!(back.pane, pane, "in a new window, not the fresh one's pane");
+    let rows = ls(sb).rows;
+    assert!(
+        rows.iter()
+            .any(|r| r.session_id.as_deref() == Some(fresh_sid.as_str())
+                && r.state == RowState::Parked
+                && r.pane == pane),
+        "the fresh one stays parked in the old pane: {rows:?}"
+    );
+}

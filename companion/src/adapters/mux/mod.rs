@@ -19,6 +19,11 @@ use thiserror::Error;
 pub enum MuxError {
     #[error("{0} is not reachable: {1}")]
     Unreachable(&'static str, String),
+    /// tmux was not asked for (no `$TMUX`, no `PARK_TMUX_SOCKET`), runs no server, and zellij
+    /// lists no pane either: said as [`MuxError::Unreachable`], but a view whose parked entries are
+    /// all zellij ones need not say it (their sessions' state is the news).
+    #[error("{0} is not reachable: {1}")]
+    Absent(&'static str, String),
     #[error("pane listing is partial: {0}")]
     Partial(String),
     #[error("{0}")]

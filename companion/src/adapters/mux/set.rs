@@ -4,7 +4,7 @@
 //! Contract: the merged listing is an error when either side's listing is (a partial map is never a
 //! map), with one exception kept from the tmux-only days' behaviour: when tmux was not asked for
 //! explicitly (no `$TMUX`, no `PARK_TMUX_SOCKET`) and simply has no server, zellij's panes alone are
-//! the map.
+//! the map. With no zellij pane either, the error says so ([`MuxError::Absent`]).
 
 use super::tmux::Tmux;
 use super::zellij::{self, Zellij};
@@ -109,6 +109,9 @@ impl MuxSet {
                 Ok(t)
             }
             Err(MuxError::Unreachable(..)) if !z.is_empty() && !self.tmux.explicit() => Ok(z),
+            Err(MuxError::Unreachable(m, why)) if !self.tmux.explicit() => {
+                Err(MuxError::Absent(m, why))
+            }
             Err(e) => Err(e),
         }
     }
@@ -407,6 +410,39 @@ mod tests {
         assert_eq!(
             MuxKind::parse(MuxKind::Zellij.as_str()),
             Some(MuxKind::Zellij)
+        );
+    }
+
+    /// Issue 35 item 4: with no tmux server nobody asked for and no zellij pane (a dead zellij
+    /// session), the listing's error says tmux was absent, not asked for; asked for, it is the
+    /// plain `Unreachable` a tmux user needs to see.
+    #[test]
+    fn an_unasked_tmux_with_no_server_is_absent_not_unreachable() {
+        let set = |sel: &[&str]| MuxSet {
+            tmux: Tmux::with_args(sel),
+            zellij: Zellij::from_env(Box::new(t(&[]))),
+        };
+        let down = || Err(MuxError::Unreachable("tmux", "no server running".into()));
+        let zpane = Pane {
+            id: "terminal_1@s".into(),
+            ..Default::default()
+        };
+        assert!(matches!(
+            set(&[]).merge(down(), vec![]),
+            Err(MuxError::Absent("tmux", _))
+        ));
+        assert!(matches!(
+            set(&["-L", "work"]).merge(down(), vec![]),
+            Err(MuxError::Unreachable("tmux", _))
+        ));
+        assert_eq!(
+            set(&[]).merge(down(), vec![zpane.clone()]).unwrap(),
+            [zpane]
+        );
+        assert_eq!(
+            set(&[]).merge(down(), vec![]).unwrap_err().to_string(),
+            "tmux is not reachable: no server running",
+            "said as before"
         );
     }
 }

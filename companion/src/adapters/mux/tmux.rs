@@ -54,6 +54,14 @@ impl Tmux {
         Tmux { sel: server_args() }
     }
 
+    /// A tmux selected by `sel` (`["-L", label]`, or none for the default server).
+    #[cfg(test)]
+    pub(crate) fn with_args(sel: &[&str]) -> Self {
+        Tmux {
+            sel: sel.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
     /// The socket path tmux would use for this selection, whether or not a server runs there:
     /// `-S path` as is, `-L label` (or none: `default`) under `$TMUX_TMPDIR` (else `/tmp`)
     /// `/tmux-<uid>/`, resolved the way tmux resolves it.

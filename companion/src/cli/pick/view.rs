@@ -6,6 +6,7 @@
 //! padded to the full width so the cursor highlight spans it.
 
 use super::app::{self, busy, App, Line as AppLine, Mode};
+use park_protocol::picker::text;
 use park_protocol::{human_bytes, Row, RowState};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -21,22 +22,14 @@ const W_STATE: usize = 15;
 const W_IDLE: usize = 6;
 const W_MEM: usize = 13;
 const FIXED: usize = W_MARK + W_PANE + W_AGENT + W_STATE + W_IDLE + W_MEM;
-/// Past these a title or a path only pushes the group totals away from the rows (200 columns).
-const W_TITLE_MAX: usize = 48;
-const W_CWD_MAX: usize = 40;
-
-/// The widths of the title and cwd columns at `w` columns: 55/45 of what the fixed columns
-/// leave, each capped.
+/// The widths of the title and cwd columns at `w` columns (shared with the zellij picker).
 pub fn text_columns(w: usize) -> (usize, usize) {
-    let rest = w.saturating_sub(FIXED);
-    let t = (rest * 55 / 100).min(W_TITLE_MAX);
-    (t, rest.saturating_sub(t + 2).min(W_CWD_MAX))
+    text::text_columns(w, FIXED)
 }
 
 /// Where a row's text ends at `w` columns: the group totals are drawn up to here.
 pub fn content_width(w: usize) -> usize {
-    let (t, c) = text_columns(w);
-    w.min(FIXED + t + 2 + c)
+    text::content_width(w, FIXED)
 }
 
 /// A row's state word as both `ls` and the picker show it (the mark in front), and its colour.
@@ -65,21 +58,7 @@ pub fn mem_text(r: &Row) -> String {
     }
 }
 
-/// The legend of the marks, for a view that shows any.
-pub fn legend(rows: &[Row]) -> Option<String> {
-    let pinned = rows.iter().any(|r| r.pinned);
-    let suggested = rows
-        .iter()
-        .any(|r| r.suggested && !r.pinned && r.state == RowState::Live);
-    let mut parts = vec![];
-    if pinned {
-        parts.push("📌 pinned: the autopilot never parks it");
-    }
-    if suggested {
-        parts.push("? the autopilot suggests parking it (park auto status says why)");
-    }
-    (!parts.is_empty()).then(|| parts.join(" · "))
-}
+pub use park_protocol::picker::text::legend;
 
 /// Width of `park ls`'s session-id column (8 characters and a space).
 pub const W_ID: usize = 9;
@@ -371,35 +350,9 @@ fn prompt_line(app: &App, w: usize) -> Line<'static> {
     }
 }
 
-/// The key help of the list, longest first.
-const NORMAL_HELP: &[&str] = &[
-    "↑↓ move · ⏎ park/unpark · w window · p pin · a suggested · f focus · / filter · r rescan · q quit",
-    "⏎ park/unpark · w window · p pin · a suggested · f focus · / filter · r rescan · q quit",
-    "⏎ park/unpark · w window · p pin · a suggested · f focus · / find · r rescan · q quit",
-    "⏎ toggle · w window · p pin · a suggested · f focus · / find · r rescan · q quit",
-    "⏎ toggle · w win · p pin · a sugg · f focus · / find · r scan · q quit",
-    "⏎ toggle · w win · p pin · a sugg · f · / · r scan · q quit",
-    "⏎ toggle · w · p · a · f · / · r rescan · q quit",
-    "⏎ w p a f / r q",
-];
-
 fn help_line(app: &App, w: usize) -> Line<'static> {
-    let h = match &app.mode {
-        Mode::Filter => "type to filter (pane, title, cwd, session) · ⏎ keep · Esc clear",
-        Mode::ConfirmBulk { target, .. } if target == app::SUGGESTED => {
-            "y park the suggested agents · any other key cancels"
-        }
-        Mode::ConfirmBulk { .. } => "y park the window · any other key cancels",
-        // The longest that fits; every key stays, the words shrink (80 columns cut `r rescan ·
-        // q quit` off the full one).
-        Mode::Normal => NORMAL_HELP
-            .iter()
-            .copied()
-            .find(|h| width(h) <= w)
-            .unwrap_or(NORMAL_HELP[NORMAL_HELP.len() - 1]),
-    };
     Line::from(Span::styled(
-        fit(h, w),
+        fit(&text::help(&app.mode, w, text::Place::Window), w),
         Style::default().fg(Color::DarkGray),
     ))
 }

@@ -26,7 +26,8 @@ pub struct Started {
     entry: Entry,
     target: String,
     restored: Option<String>,
-    /// The parked pane was gone and the resume went to a new window: where, to say so.
+    /// The parked pane was gone (or holds something else) and the resume went to a new window:
+    /// where, to say so.
     opened: Option<String>,
 }
 
@@ -334,14 +335,18 @@ pub(crate) fn send_resume(
                         .and_then(|ps| ps.into_iter().find(|p| p.id == new_pane))
                         .map(|p| format!("{}:{} ({})", p.session, p.window_index, p.window_name))
                         .unwrap_or_else(|| e.place.session.clone());
+                    // A pane with its id may still be there, holding something else (a fresh
+                    // agent parked in its slot, or a pane that reuses its id): not "gone".
+                    let was = if left_to.is_some() {
+                        "runs another agent"
+                    } else if s.panes.iter().any(|p| p.id == e.place.pane) {
+                        "holds something else now"
+                    } else {
+                        "was gone"
+                    };
                     opened = Some(format!(
-                        "its pane {} {}: resumed in a new {} {new_pane} of {at}",
+                        "its pane {} {was}: resumed in a new {} {new_pane} of {at}",
                         e.place.pane,
-                        if left_to.is_some() {
-                            "runs another agent"
-                        } else {
-                            "was gone"
-                        },
                         if crate::adapters::mux::is_zellij_server(&e.place.server) {
                             "pane"
                         } else {
