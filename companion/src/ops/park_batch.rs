@@ -792,6 +792,8 @@ mod tests {
         options: HashMap<(String, String), String>,
         /// Each respawn that took.
         respawns: Vec<Respawn>,
+        /// How many captures still catch a frame half drawn (the agent's output, no composer).
+        half_frames: u32,
     }
 
     #[derive(Debug, Clone)]
@@ -869,11 +871,18 @@ mod tests {
                 return Err(MuxError::Command(format!("can't find pane: {pane}")));
             }
             // At rest: empty composer, no turn in flight.
-            Ok(include_str!(concat!(
+            let idle = include_str!(concat!(
                 env!("CARGO_MANIFEST_DIR"),
                 "/tests/fixtures/claude/idle-after-2.txt"
-            ))
-            .to_string())
+            ));
+            let mut st = self.0.st();
+            if st.half_frames > 0 {
+                st.half_frames -= 1;
+                // The top of the frame drawn, the composer not yet.
+                let lines: Vec<&str> = idle.lines().collect();
+                return Ok(lines[..lines.len() / 3].join("\n"));
+            }
+            Ok(idle.to_string())
         }
         fn send_text(&self, pane: &str, text: &str) -> Result<(), MuxError> {
             self.0.record(format!("send-text {pane} {text}"));
@@ -1256,6 +1265,22 @@ mod tests {
 
     /// The fake platform is only as good as what it hides: no process of the machine but the
     /// test's children is in its table, and none shows an environment once it has exited.
+    /// A capture that caught the agent's frame half drawn (no composer yet) is taken again before
+    /// it counts: read once, it was "state unknown" and the park refused for nothing (seen with
+    /// OpenCode, which redraws its whole frame).
+    #[test]
+    fn a_half_drawn_frame_is_read_again_before_a_park_is_refused() {
+        let mut w = World::new();
+        let mux = w.mux();
+        mux.st().half_frames = 2;
+        let ctx = w.ctx(&mux);
+        let results = run(&ctx, &window(true, false), &Scripted::default()).unwrap();
+        let got: Vec<Outcome> = results.iter().map(|r| r.outcome).collect();
+        assert_eq!(got, [Outcome::Parked, Outcome::Parked], "{results:#?}");
+        assert_eq!(mux.st().half_frames, 0, "the half frames were read");
+        let _ = w.ended();
+    }
+
     #[test]
     fn the_fake_world_holds_only_the_test_children() {
         let w = World::new();

@@ -202,6 +202,9 @@ pub fn scan_with(
             }
         }
     }
+    if with_screens {
+        reread_half_frames(mux, &found, &mut screens);
+    }
     for f in found.iter_mut() {
         let screen_text = f.pane.as_ref().and_then(|p| screens.remove(&p.id));
         with_pane(f, &table, screen_text.as_deref(), with_screens, platform);
@@ -384,6 +387,47 @@ fn paneless(
         cwd_present: false,
         version: None,
     })
+}
+
+/// How often, and how far apart, a screen that shows neither the agent's composer nor a dialog
+/// is captured again before it counts: a TUI that redraws its whole frame (OpenCode) can be caught
+/// half drawn, and that frame reads as unknown — a park refused for nothing.
+const REREADS: u32 = 2;
+const REREAD_GAP: std::time::Duration = std::time::Duration::from_millis(120);
+
+/// Captures again, up to [`REREADS`] times, the screens whose reading is unknown (no composer, no
+/// dialog); a later frame that shows the composer or a dialog replaces the first. A screen that
+/// stays unknown stays as first read.
+fn reread_half_frames(
+    mux: &dyn Mux,
+    found: &[Found],
+    screens: &mut std::collections::HashMap<String, String>,
+) {
+    let unsure = |screens: &std::collections::HashMap<String, String>| -> Vec<(String, bool)> {
+        found
+            .iter()
+            .filter_map(|f| {
+                let p = f.pane.as_ref()?;
+                let spec = agents::of(f.proc.agent).spec();
+                let r = (spec.read_screen)(screens.get(&p.id)?);
+                (!r.composer_seen && r.waiting.is_none())
+                    .then(|| (p.id.clone(), spec.screen_escapes))
+            })
+            .collect()
+    };
+    let mut want = unsure(screens);
+    for _ in 0..REREADS {
+        if want.is_empty() {
+            return;
+        }
+        std::thread::sleep(REREAD_GAP);
+        for ((id, _), text) in want.iter().zip(mux.capture_many(&want)) {
+            if let Some(t) = text {
+                screens.insert(id.clone(), t);
+            }
+        }
+        want = unsure(screens);
+    }
 }
 
 /// The rest, once the agent is bound to its pane (`f.pane`) and its screen is read.
