@@ -210,7 +210,12 @@ fn two_sessions(name: &'static str) {
         .collect();
     for pane in [&a, &b] {
         let (c, oc, why) = w.park_when_quiet(pane);
-        assert_eq!((c, oc.as_str()), (0, "parked"), "{pane}: {why:?}");
+        assert_eq!(
+            (c, oc.as_str()),
+            (0, "parked"),
+            "{pane}: {why:?}\n{}",
+            sb.capture(pane)
+        );
     }
     assert_eq!(w.entries_in(&dir).len(), 2, "one entry per session");
     for (pane, sid) in [(&a, &sa), (&b, &sbid)] {
