@@ -287,6 +287,26 @@ pub fn bare_shell_prompt(plain: &str) -> bool {
     p.contains(['@', ':', '/', '~', '\\', ']', ')']) || re(&WORD, r"^[A-Za-z][\w.-]*$").is_match(p)
 }
 
+/// True when the screen's last non-empty line is a bare shell prompt followed only by what is
+/// left of a terminal's reply to a query a killed TUI sent (the shell's line editor eats the
+/// `ESC [ ?` and shows the rest): `997;1n` (a colour-scheme report, zellij's answer to
+/// Copilot's `CSI ? 996 n`), `1;2c` (device attributes), `12;40R` (cursor position). Nobody
+/// typed it: the agent had the terminal until it died. Clearing the line (Ctrl-U) leaves the bare
+/// prompt the prefill waits for.
+pub fn prompt_with_terminal_reply(plain: &str) -> bool {
+    let lines = plain_lines(plain);
+    let Some(last) = lines.iter().rev().find(|l| !is_blank(l)) else {
+        return false;
+    };
+    static REPLY: OnceLock<Regex> = OnceLock::new();
+    let t = last.trim_end();
+    let Some(m) = re(&REPLY, r"[\[?>]*\d+(;\d+)*[cnR]$").find(t) else {
+        return false;
+    };
+    let prompt = &t[..m.start()];
+    prompt.ends_with(' ') && bare_shell_prompt(prompt)
+}
+
 /// What the agents' screen-reader tests share: their real captures, the usual readings and a
 /// screen-like input strategy.
 #[cfg(test)]
@@ -427,6 +447,30 @@ mod tests {
             "",
         ] {
             assert!(!bare_shell_prompt(p), "{p:?}");
+        }
+    }
+
+    #[test]
+    fn a_late_terminal_reply_at_the_prompt_is_told_from_typed_text() {
+        for p in [
+            "park-test$ 997;1n",
+            "root@vm:/tmp/x# 1;2c",
+            "user@host:~$ ?997;1n",
+            "$ 12;40R",
+        ] {
+            assert!(prompt_with_terminal_reply(p), "{p:?}");
+            assert!(!bare_shell_prompt(p), "{p:?}");
+        }
+        for p in [
+            "park-test$ ",
+            "park-test$ ls 1n",
+            "park-test$ echo 997;1n",
+            "costs 5$ 1;2c",
+            "  ← for agents · ? for shortcuts",
+            "997;1n",
+            "",
+        ] {
+            assert!(!prompt_with_terminal_reply(p), "{p:?}");
         }
     }
 

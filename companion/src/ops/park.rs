@@ -518,6 +518,7 @@ fn leave_pane_usable(
     // Prefill only at a bare shell prompt; wait briefly for the shell to redraw it.
     for _ in 0..40 {
         if let Some(p) = find_pane(ctx, &pane.id) {
+            clear_late_terminal_reply(ctx, &p);
             if shell_prompt_ready(ctx, &p) {
                 if p.in_mode {
                     let _ = ctx.mux.leave_mode(&p.id);
@@ -646,6 +647,23 @@ pub(crate) fn shell_prompt_ready(ctx: &Ctx, p: &Pane) -> bool {
         .capture(&p.id, false)
         .map(|s| crate::agents::screen::bare_shell_prompt(&s))
         .unwrap_or(false)
+}
+
+/// A parked pane's prompt that holds only the late reply of the terminal to a query the killed
+/// agent sent (zellij answers Copilot's colour-scheme query `CSI ? 996 n` with `…997;1n`, which
+/// can arrive after the agent died and land in the shell's line) has that line cleared, so the
+/// prefill that waits for a bare prompt is not lost to it. Nothing else is ever cleared.
+fn clear_late_terminal_reply(ctx: &Ctx, p: &Pane) {
+    if !shell_in_foreground(ctx, p) {
+        return;
+    }
+    let stray = ctx
+        .mux
+        .capture(&p.id, false)
+        .is_ok_and(|s| crate::agents::screen::prompt_with_terminal_reply(&s));
+    if stray {
+        let _ = ctx.mux.send_keys(&p.id, &["C-e", "C-u"]);
+    }
 }
 
 /// Records each window a window- or session-level target parks as a group (layout, every pane in

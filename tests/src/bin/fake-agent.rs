@@ -60,7 +60,9 @@
 //!   `eat-ram=<MB>` (that much anonymous memory touched at start), `slow-exit=<ms>` (delay before a
 //!   signalled graceful exit), `sticky-busy` (the status file always says `busy`), `no-status-file`, `fail-resume` (a `--resume` start exits 1 after 300 ms, like an agent missing its API key),
 //!   `slow-start=<ms>` (the status file names the session without a `status` and the screen is
-//!   left untouched for that long, then the keys typed meanwhile are discarded).
+//!   left untouched for that long, then the keys typed meanwhile are discarded), `late-reply` (on
+//!   its way out it leaves `ESC [ ? 997 ; 1 n` in the terminal's input, through tmux: the late
+//!   answer of a terminal to a colour-scheme query, as zellij gives Copilot's; the shell reads it).
 //!   An unknown item exits 2. `FAKE_AGENT_CPU=1` burns one core in a thread.
 //! * Graceful exit (SIGTERM, SIGHUP, stdin hang-up, Ctrl-C, `/exit`): SIGKILL and reap the tool
 //!   children (`[bg]` shells, as Claude kills its tools, and the dev server), append `last-prompt`,
@@ -257,6 +259,8 @@ struct Modes {
     /// `slow-start=<ms>`: a start that takes this long before the screen is drawn, as Claude's
     /// does under load (see `App::start_slowly`).
     slow_start_ms: Option<u64>,
+    /// `late-reply`: a terminal's reply to a query is left in the input for the shell.
+    late_reply: bool,
 }
 
 impl Modes {
@@ -284,6 +288,7 @@ impl Modes {
                 "no-status-file" => m.no_status_file = true,
                 "fail-resume" => m.fail_resume = true,
                 "slow-start" => m.slow_start_ms = Some(num()?),
+                "late-reply" => m.late_reply = true,
                 _ => return Err(format!("fake-agent: unknown FAKE_AGENT_MODE item {item:?}")),
             }
         }
@@ -1093,6 +1098,19 @@ impl App {
         } else {
             "\r\n"
         });
+        if self.modes.late_reply {
+            // Into the pane's input queue while the tty is still raw (no echo; restore_tty does
+            // not flush it): nobody reads it before the shell's line editor does, as a reply that
+            // arrives after the agent died.
+            if let Some(pane) = std::env::var_os("TMUX_PANE") {
+                let _ = std::process::Command::new("tmux")
+                    .arg("send-keys")
+                    .arg("-t")
+                    .arg(pane)
+                    .args(["-l", "\x1b[?997;1n"])
+                    .status();
+            }
+        }
         self.restore_tty();
         if has_transcript {
             out(&format!(

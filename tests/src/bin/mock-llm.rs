@@ -47,6 +47,10 @@
 //!     `is_background: true` for a Chat Completions or Gemini shell tool that has it (Codex
 //!     already keeps long commands running as a background terminal, so it is the same as
 //!     `[tool CMD]`).
+//!   - `[asktool CMD]`: like `[tool CMD]`; for Codex the call asks to run outside the sandbox
+//!     (`sandbox_permissions: require_escalated` with a justification), which Codex's only
+//!     asking policy (`-a on-request`) puts to the user, as other agents' default modes do for
+//!     any shell command.
 //!
 //!   Gemini's last user content starts with the CLI's `<session_context>` block on the first
 //!   prompt; it is left out of the directives and the log. Gemini log lines also carry `model`
@@ -492,13 +496,15 @@ struct Directives {
     big_kib: usize,
     tool: Option<String>,
     background: bool,
+    /// `[asktool CMD]`: Codex asks to run CMD outside its sandbox.
+    escalate: bool,
 }
 
 fn directives(text: &str) -> Directives {
     static SLOW: OnceLock<Regex> = OnceLock::new();
     static TOOL: OnceLock<Regex> = OnceLock::new();
     let slow = SLOW.get_or_init(|| Regex::new(r"\[slow (\d+)\]").unwrap());
-    let tool = TOOL.get_or_init(|| Regex::new(r"\[(bg)?tool ([^\]]+)\]").unwrap());
+    let tool = TOOL.get_or_init(|| Regex::new(r"\[(bg|ask)?tool ([^\]]+)\]").unwrap());
     let slow_secs = slow
         .captures(text)
         .and_then(|c| c[1].parse().ok())
@@ -509,15 +515,23 @@ fn directives(text: &str) -> Directives {
         .captures(text)
         .and_then(|c| c[1].parse().ok())
         .unwrap_or(0);
-    let (tool, background) = match tool.captures(text) {
-        Some(c) => (Some(c[2].to_string()), c.get(1).is_some()),
-        None => (None, false),
+    let (tool, background, escalate) = match tool.captures(text) {
+        Some(c) => {
+            let kind = c.get(1).map(|k| k.as_str());
+            (
+                Some(c[2].to_string()),
+                kind == Some("bg"),
+                kind == Some("ask"),
+            )
+        }
+        None => (None, false, false),
     };
     Directives {
         slow_secs,
         big_kib,
         tool,
         background,
+        escalate,
     }
 }
 
@@ -587,7 +601,7 @@ fn title_from(prompt: &str, words: usize, max_chars: usize) -> String {
     static SESSION: OnceLock<Regex> = OnceLock::new();
     let tag = TAG.get_or_init(|| Regex::new(r"<[^>]+>").unwrap());
     let directive =
-        DIRECTIVE.get_or_init(|| Regex::new(r"\[(slow|tool|bgtool|big) [^\]]*\]").unwrap());
+        DIRECTIVE.get_or_init(|| Regex::new(r"\[(slow|tool|bgtool|asktool|big) [^\]]*\]").unwrap());
     // Codex wraps the prompt in instructions ending with "User prompt: ...".
     let after = AFTER.get_or_init(|| Regex::new(r"(?s)User prompt:\s*(.*)").unwrap());
     // Claude puts the conversation in `<session>...</session>`, followed by instructions.
@@ -896,7 +910,12 @@ fn openai_responses(
         Some(cmd) => json!({
             "type": "function_call", "id": format!("fc_mock_{}", rand_hex(12)), "status": "completed",
             "call_id": format!("call_mock_{}", rand_hex(12)), "name": "exec_command",
-            "arguments": json!({"cmd": cmd}).to_string()}),
+            "arguments": if d.escalate {
+                json!({"cmd": cmd, "sandbox_permissions": "require_escalated",
+                       "justification": "the test asks for it"})
+            } else {
+                json!({"cmd": cmd})
+            }.to_string()}),
         None => json!({
             "type": "message", "id": format!("msg_mock_{}", rand_hex(16)), "role": "assistant",
             "status": "completed", "content": [{"type": "output_text", "text": text, "annotations": []}]}),

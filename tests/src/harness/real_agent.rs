@@ -6,14 +6,20 @@
 //! The screens are driven through [`Term`], which both a tmux pane ([`Sandbox`]) and a zellij pane
 //! ([`Zellij`]) implement, so the same agent recipe runs in either multiplexer.
 //!
-//! Implemented for Qwen Code, Copilot CLI, Gemini CLI, OpenCode and Kilo. Claude Code and Codex
-//! keep their own deeper harnesses (`claude.rs`, `codex.rs`) and modules.
+//! Implemented for every agent park supports: Claude Code, Codex (its plain `--no-daemon` TUI;
+//! daemon mode stays in `e2e_codex`), Qwen Code, Copilot CLI, Gemini CLI, OpenCode and Kilo. The
+//! agents' offline recipes (seeded HOME, environment, record paths) stay in their own files
+//! (`claude.rs`, `codex.rs`, ...); what a module of their own tests is only what is theirs.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use regex::Regex;
 
+use crate::harness::claude::{
+    claude_session_files, claude_transcript, seed_claude_home, CLAUDE_API_KEY, CLAUDE_READY,
+};
+use crate::harness::codex::{codex_rollouts, seed_codex_home, CodexSeed};
 use crate::harness::copilot::{copilot_events, copilot_locks, seed_copilot_home, Copilot};
 use crate::harness::gemini::{gemini_chat_with, gemini_chats, seed_gemini_home, Gemini};
 use crate::harness::mock::MockServer;
@@ -108,6 +114,10 @@ pub struct Spec {
     /// Flags park replays on unpark, as typed, and as the argv pairs they must come back as.
     pub flags: &'static str,
     pub flag_pairs: &'static [(&'static str, &'static str)],
+    /// Flags without a value park replays on unpark (typed in `flags` or in `program`).
+    pub flag_words: &'static [&'static str],
+    /// A park frees at least this many MiB (the agent's tree's memory); any park frees some.
+    pub freed_mb: u64,
     /// How the resume names the session in argv (`--resume`, `-s`).
     pub resume_flag: &'static str,
     /// A flag park replays whose value the hostile test sets to a command substitution.
@@ -201,6 +211,17 @@ pub trait RealAgent: Send + Sync {
         text: &str,
     ) -> Option<bool>;
 
+    /// Whether the resumed process's `argv` names session `sid` the way park resumes it
+    /// (`--resume <sid>`, `-s <sid>`; Codex: the `resume` subcommand, the id last).
+    fn resumes(&self, argv: &[String], sid: &str) -> bool {
+        argv.windows(2)
+            .any(|p| p[0] == self.spec().resume_flag && p[1] == sid)
+    }
+
+    /// After the resumed session's next turn: its records name no writer but the resumed process
+    /// `pid` (where the records name writers), and the turn went to the session's one record file.
+    fn assert_sole_writer(&self, _sb: &Sandbox, _dir: &Path, _pid: u32, _sid: &str) {}
+
     /// How many sessions the agent's records hold for project `dir`; `None` where not countable.
     fn sessions_in(&self, _sb: &Sandbox, _dir: &Path) -> Option<usize> {
         None
@@ -252,6 +273,8 @@ fn with_tmpdir(sb: &Sandbox, mut env: Env) -> Env {
 /// Every agent the contract runs, by name.
 pub fn real_agent(name: &str) -> Box<dyn RealAgent> {
     match name {
+        "claude" => Box::new(ClaudeAgent),
+        "codex" => Box::new(CodexAgent),
         "qwen" => Box::new(QwenAgent(Qwen::locate())),
         "copilot" => Box::new(CopilotAgent(Copilot::locate())),
         "gemini" => Box::new(GeminiAgent(Gemini::locate())),
@@ -267,6 +290,237 @@ pub fn skipped(name: &str) -> Option<String> {
     match name {
         "qwen" => Qwen::try_locate().err().filter(|e| e.contains("skipped")),
         _ => None,
+    }
+}
+
+// ---- Claude Code ----
+
+pub struct ClaudeAgent;
+
+/// `--permission-mode default`: 2.1.332 starts in auto mode, whose classifier would answer the
+/// guards case's permission prompt itself.
+static CLAUDE: Spec = Spec {
+    // A no-break space after the prompt sign.
+    draft: r"(?m)^❯.",
+    guard_live: true,
+    guard_source: Some("status-file"),
+    rebinds_on_new: true,
+    name: "claude",
+    program: "claude --permission-mode default",
+    ready: CLAUDE_READY,
+    echo: "❯",
+    start: Duration::from_secs(60),
+    reply: Duration::from_secs(60),
+    pause_ms: 4000,
+    busy: "esc to interrupt",
+    permission: "Do you want to proceed",
+    new_session: "/clear",
+    flags: "--dangerously-skip-permissions --model opus",
+    flag_pairs: &[("--model", "opus"), ("--permission-mode", "default")],
+    flag_words: &["--dangerously-skip-permissions"],
+    freed_mb: 50,
+    resume_flag: "--resume",
+    hostile_flag: "--model",
+    min_tree: 1,
+    live_source: Some("status-file"),
+    resumed_source: Some("status-file"),
+    turn_source: Some("status-file"),
+    integrate: false,
+    settling: &["CPU", "turn in flight"],
+};
+
+impl ClaudeAgent {
+    /// Live processes whose status file (`~/.claude/sessions/<pid>.json`) names `sid`.
+    fn holders(home: &Path, sid: &str) -> Vec<u32> {
+        claude_session_files(home)
+            .into_iter()
+            .filter(|(p, v)| {
+                crate::harness::procs::pid_alive(*p)
+                    && v.get("sessionId").and_then(|s| s.as_str()) == Some(sid)
+            })
+            .map(|(p, _)| p)
+            .collect()
+    }
+
+    fn transcript(home: &Path, dir: &Path, sid: &str) -> PathBuf {
+        let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        claude_transcript(home, &dir, sid)
+    }
+}
+
+impl RealAgent for ClaudeAgent {
+    fn spec(&self) -> &Spec {
+        &CLAUDE
+    }
+    fn seed(&self, sb: &Sandbox, _mock: &MockServer) {
+        seed_claude_home(&sb.home, &sb.work, CLAUDE_API_KEY).expect("seed claude home");
+    }
+    fn env(&self, sb: &Sandbox, mock: &MockServer) -> Env {
+        sb.claude_env(mock)
+    }
+    fn assert_records(&self, sb: &Sandbox, dir: &Path, pid: u32, sid: &str, said: &str) {
+        // One live process says it runs `sid`, and it is this one's tree.
+        let t = tree(pid);
+        let holders = Self::holders(&sb.home, sid);
+        assert!(
+            holders.len() == 1 && t.contains(&holders[0]),
+            "{sid}: status files of {holders:?}, tree {t:?}"
+        );
+        let path = Self::transcript(&sb.home, dir, sid);
+        assert!(read(&path).contains(said), "{said:?} in {}", path.display());
+    }
+    fn assert_sole_writer(&self, sb: &Sandbox, dir: &Path, pid: u32, sid: &str) {
+        self.assert_records(sb, dir, pid, sid, "");
+    }
+    fn record_len(&self, sb: &Sandbox, dir: &Path, sid: &str, _said: &str) -> usize {
+        read(&Self::transcript(&sb.home, dir, sid)).lines().count()
+    }
+    fn record_has(&self, sb: &Sandbox, dir: &Path, sid: &str, _: &str, text: &str) -> Option<bool> {
+        Some(read(&Self::transcript(&sb.home, dir, sid)).contains(text))
+    }
+    fn sessions_in(&self, sb: &Sandbox, dir: &Path) -> Option<usize> {
+        let any = Self::transcript(&sb.home, dir, "x");
+        let n = std::fs::read_dir(any.parent()?)
+            .ok()?
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".jsonl"))
+            .count();
+        Some(n)
+    }
+    fn moved_on(&self, sb: &Sandbox, pid: u32, old: &str) -> Option<bool> {
+        let t = tree(pid);
+        let now: Vec<String> = claude_session_files(&sb.home)
+            .into_iter()
+            .filter(|(p, _)| t.contains(p))
+            .filter_map(|(_, v)| v.get("sessionId")?.as_str().map(str::to_string))
+            .collect();
+        Some(now.len() == 1 && now[0] != old)
+    }
+}
+
+// ---- Codex (the plain TUI: `--no-daemon`; daemon mode is e2e_codex's) ----
+
+pub struct CodexAgent;
+
+/// `-a on-request` (0.171 knows only it and `never`): Codex asks when the model asks to run a
+/// command outside the sandbox, which the guards case's `[asktool …]` does.
+static CODEX: Spec = Spec {
+    draft: r"(?m)^› ",
+    guard_live: true,
+    guard_source: Some("rollout-fd"),
+    rebinds_on_new: false,
+    name: "codex",
+    program: "codex --no-daemon -a on-request",
+    ready: "Ask Codex to do anything",
+    echo: "›",
+    start: Duration::from_secs(90),
+    reply: Duration::from_secs(90),
+    pause_ms: 4000,
+    busy: "esc to interrupt",
+    permission: "Would you like to run the following command",
+    new_session: "/new",
+    flags: "-s workspace-write",
+    flag_pairs: &[("-s", "workspace-write"), ("-a", "on-request")],
+    flag_words: &["--no-daemon"],
+    freed_mb: 0,
+    resume_flag: "resume",
+    hostile_flag: "-m",
+    min_tree: 2,
+    live_source: Some("rollout-fd"),
+    resumed_source: Some("rollout-fd"),
+    turn_source: Some("rollout-fd"),
+    integrate: false,
+    settling: &["CPU", "turn in flight"],
+};
+
+impl CodexAgent {
+    /// The rollout file(s) of thread `sid`.
+    fn rollouts(home: &Path, sid: &str) -> Vec<PathBuf> {
+        codex_rollouts(home)
+            .into_iter()
+            .filter(|p| p.to_string_lossy().contains(sid))
+            .collect()
+    }
+
+    fn rollout_text(home: &Path, sid: &str) -> String {
+        Self::rollouts(home, sid)
+            .first()
+            .map(|p| read(p))
+            .unwrap_or_default()
+    }
+
+    /// The rollouts the processes of `pid`'s tree hold open.
+    fn held(home: &Path, pid: u32) -> Vec<PathBuf> {
+        let all = codex_rollouts(home);
+        let mut out: Vec<PathBuf> = tree(pid)
+            .into_iter()
+            .flat_map(|p| {
+                std::fs::read_dir(format!("/proc/{p}/fd"))
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .filter_map(|e| std::fs::read_link(e.path()).ok())
+                    .collect::<Vec<_>>()
+            })
+            .filter(|l| all.contains(l))
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// The `cwd` of a rollout's `session_meta` (its first line).
+    fn cwd_of(rollout: &Path) -> Option<String> {
+        let text = read(rollout);
+        let v: serde_json::Value = serde_json::from_str(text.lines().next()?).ok()?;
+        v.pointer("/payload/cwd")?.as_str().map(str::to_string)
+    }
+}
+
+impl RealAgent for CodexAgent {
+    fn spec(&self) -> &Spec {
+        &CODEX
+    }
+    fn seed(&self, sb: &Sandbox, mock: &MockServer) {
+        seed_codex_home(&sb.home, &sb.work, mock, &CodexSeed::default()).expect("seed codex home");
+    }
+    fn env(&self, sb: &Sandbox, _mock: &MockServer) -> Env {
+        sb.codex_env()
+    }
+    fn resumes(&self, argv: &[String], sid: &str) -> bool {
+        argv.iter().any(|a| a == "resume") && argv.last().map(String::as_str) == Some(sid)
+    }
+    fn assert_records(&self, sb: &Sandbox, _dir: &Path, pid: u32, sid: &str, said: &str) {
+        // The tree holds the thread's one rollout open, and it holds what was said.
+        let mine = Self::rollouts(&sb.home, sid);
+        assert_eq!(mine.len(), 1, "one rollout for {sid}: {mine:?}");
+        assert_eq!(
+            Self::held(&sb.home, pid),
+            mine,
+            "the rollout {pid}'s tree holds"
+        );
+        assert!(
+            read(&mine[0]).contains(said),
+            "{said:?} in {}",
+            mine[0].display()
+        );
+    }
+    fn assert_sole_writer(&self, sb: &Sandbox, dir: &Path, pid: u32, sid: &str) {
+        self.assert_records(sb, dir, pid, sid, "");
+    }
+    fn record_len(&self, sb: &Sandbox, _dir: &Path, sid: &str, _said: &str) -> usize {
+        Self::rollout_text(&sb.home, sid).lines().count()
+    }
+    fn record_has(&self, sb: &Sandbox, _: &Path, sid: &str, _: &str, text: &str) -> Option<bool> {
+        Some(Self::rollout_text(&sb.home, sid).contains(text))
+    }
+    fn sessions_in(&self, sb: &Sandbox, dir: &Path) -> Option<usize> {
+        Some(
+            codex_rollouts(&sb.home)
+                .iter()
+                .filter(|p| Self::cwd_of(p).is_some_and(|c| same_dir(&c, dir)))
+                .count(),
+        )
     }
 }
 
@@ -291,6 +545,8 @@ static QWEN: Spec = Spec {
     new_session: "/clear",
     flags: "--approval-mode default",
     flag_pairs: &[("--approval-mode", "default")],
+    flag_words: &[],
+    freed_mb: 0,
     resume_flag: "--resume",
     hostile_flag: "-m",
     min_tree: 3,
@@ -383,6 +639,8 @@ static COPILOT: Spec = Spec {
     new_session: "/clear",
     flags: "--allow-tool 'shell(echo)' --model gpt-4.1",
     flag_pairs: &[("--allow-tool", "shell(echo)"), ("--model", "gpt-4.1")],
+    flag_words: &[],
+    freed_mb: 0,
     resume_flag: "--resume",
     hostile_flag: "--disable-mcp-server",
     min_tree: 2,
@@ -461,6 +719,8 @@ static GEMINI: Spec = Spec {
     new_session: "/clear",
     flags: "--approval-mode auto_edit",
     flag_pairs: &[("--approval-mode", "auto_edit")],
+    flag_words: &[],
+    freed_mb: 0,
     resume_flag: "--resume",
     hostile_flag: "--policy",
     min_tree: 2,
@@ -552,6 +812,8 @@ impl OpencodeAgent {
             new_session: "/new",
             flags: "--model mock/mock-model",
             flag_pairs: &[("--model", "mock/mock-model")],
+            flag_words: &[],
+            freed_mb: 0,
             resume_flag: "-s",
             hostile_flag: "--mdns-domain",
             min_tree: 1,

@@ -1,26 +1,29 @@
-//! The contract every real agent keeps with park (issue 30 §2), run for each agent park supports
-//! beyond Claude Code and Codex (whose deeper modules are `e2e_claude*`, `e2e_codex`,
-//! `e2e_zellij*`): Qwen Code, Copilot CLI, Gemini CLI, OpenCode and Kilo, each the REAL CLI at its
-//! pinned version against `mock-llm`, driven through [`RealAgent`] (`tests/src/harness/real_agent.rs`).
+//! The contract every real agent keeps with park (issue 30 §2), run for every agent park supports:
+//! Claude Code, Codex (its plain `--no-daemon` TUI), Qwen Code, Copilot CLI, Gemini CLI, OpenCode
+//! and Kilo, each the REAL CLI at its pinned version against `mock-llm`, driven through
+//! [`RealAgent`] (`tests/src/harness/real_agent.rs`).
 //!
 //! The cases, one `#[test]` per agent and case (`contract::<agent>::<case>`):
 //! * `two_sessions`: two sessions in one cwd keep their own ids (each its own process's records,
 //!   never the newest session of the directory), park and come back each to its own pane; a
 //!   hostile flag value is one argv element and never runs;
-//! * `round_trip`: park kills the whole tree, keeps the pane with `park unpark .` typed, records
-//!   one entry and archives the conversation; unpark resumes the same session in the same pane
-//!   with the whitelisted flags replayed, and the session's own records grow with the next turn;
-//! * `guards`: a draft, a turn in flight and a permission prompt are refused; nothing is killed
-//!   or recorded;
-//! * `rollback`: `/clear` (OpenCode, Kilo: `/new`) between the scan and the kill: the re-check
+//! * `round_trip`: park kills the whole tree, frees its memory, keeps the pane usable (off the
+//!   alternate screen, cursor shown, `park unpark .` typed), records one entry with the agent's
+//!   version and archives the conversation; unpark resumes the same session in the same pane with
+//!   the whitelisted flags replayed and the pill cleared, and the session's own records grow with
+//!   the next turn, written by the resumed process alone;
+//! * `guards`: a draft (quoted back), a turn in flight (busy) and a permission prompt are
+//!   refused; nothing is killed or recorded;
+//! * `rollback`: `/clear` (Codex, OpenCode, Kilo: `/new`) between the scan and the kill: the re-check
 //!   sees the session change, rolls the claim back, and kills nothing;
 //! * `zellij_round_trip`: the round trip in a real zellij 0.45 session (`terminal_N@session`,
 //!   the ❄ title, the prefill, the same session back in the same pane).
 //!
 //! Each case has its own [`World`] (sandbox, mock, seeded HOME, tmux server): see there why the
-//! cases of one agent cannot share one. Claude Code and Codex are not run here: their modules
-//! test the same contract deeper (background sessions, daemon mode, drift, resurrection) through
-//! their own harnesses, and in zellij already.
+//! cases of one agent cannot share one. What an agent's own module (`e2e_claude*`, `e2e_codex`,
+//! `e2e_gemini`, `e2e_opencode`, `e2e_zellij*`) keeps is only what is that agent's: Claude's
+//! placeholder pane, named sessions, damaged transcripts and background sessions, Codex's daemon
+//! mode and writer lock, Gemini's chat-file loss, ...
 //!
 //! Run: `bash scripts/setup && cargo test -p park-e2e --test e2e contract:: -- --test-threads=3`
 
@@ -149,6 +152,18 @@ fn has_pair(argv: &[String], a: &str, b: &str) -> bool {
     argv.windows(2).any(|p| p[0] == a && p[1] == b)
 }
 
+/// The resumed process `argv` names session `sid` and carries every whitelisted flag of `s`.
+fn assert_resume_argv(agent: &dyn RealAgent, argv: &[String], sid: &str) {
+    let s = agent.spec();
+    assert!(agent.resumes(argv, sid), "resume argv: {argv:?}");
+    for (f, v) in s.flag_pairs {
+        assert!(has_pair(argv, f, v), "{f} {v} replayed: {argv:?}");
+    }
+    for f in s.flag_words {
+        assert!(argv.iter().any(|a| a == f), "{f} replayed: {argv:?}");
+    }
+}
+
 /// No `PWNED` file anywhere a hostile flag value could have created one.
 fn assert_not_pwned(sb: &Sandbox, dir: &Path) {
     let pwned: Vec<_> = [dir.to_path_buf(), sb.home.clone(), sb.work.clone()]
@@ -195,7 +210,12 @@ fn two_sessions(name: &'static str) {
         .collect();
     for pane in [&a, &b] {
         let (c, oc, why) = w.park_when_quiet(pane);
-        assert_eq!((c, oc.as_str()), (0, "parked"), "{pane}: {why:?}");
+        assert_eq!(
+            (c, oc.as_str()),
+            (0, "parked"),
+            "{pane}: {why:?}\n{}",
+            sb.capture(pane)
+        );
     }
     assert_eq!(w.entries_in(&dir).len(), 2, "one entry per session");
     for (pane, sid) in [(&a, &sa), (&b, &sbid)] {
@@ -243,7 +263,7 @@ fn round_trip(name: &'static str) {
     let pid = live.pid.expect("row pid");
     let tree0 = tree(pid);
     assert!(tree0.len() >= s.min_tree, "{name}'s processes: {tree0:?}");
-    assert!(live.bytes > 0, "{live:?}");
+    assert!(live.bytes > 0 && live.uss_bytes > 0, "{live:?}");
     a_.assert_records(sb, &dir, pid, &sid, said);
     let before = a_.record_len(sb, &dir, &sid, said);
     assert!(before > 0, "{sid}: no records");
@@ -269,7 +289,26 @@ fn round_trip(name: &'static str) {
     let parked = row(sb, &pane).expect("a row for the parked pane");
     assert_eq!(parked.state, RowState::Parked, "{parked:?}");
     assert_eq!(parked.session_id.as_deref(), Some(sid.as_str()));
+    assert_eq!(
+        parked.agent_version, live.agent_version,
+        "the version is recorded at park time"
+    );
+    assert!(
+        parked
+            .freed_bytes
+            .is_some_and(|b| b > 0 && b >= s.freed_mb * 1024 * 1024),
+        "freed at least {} MiB: {:?}",
+        s.freed_mb,
+        parked.freed_bytes
+    );
+    // The pane is usable: off the alternate screen, cursor shown, the way back typed.
     ok(sb.wait_for(&pane, r"park-test\$ park unpark \.\s*$", SECS(10)));
+    assert_eq!(sb.display(&pane, "#{alternate_on}").as_deref(), Some("0"));
+    assert_eq!(
+        sb.display(&pane, "#{cursor_flag}").as_deref(),
+        Some("1"),
+        "cursor visible again"
+    );
     let md = read_text(
         &sb.park_home
             .join("archive")
@@ -294,16 +333,12 @@ fn round_trip(name: &'static str) {
     assert!(!tree0.contains(&new_pid), "a new process runs the session");
     let argv = argv_of(new_pid);
     w.log(&format!("resumed argv: {argv:?}"));
-    assert!(
-        has_pair(&argv, s.resume_flag, &sid),
-        "resume argv: {argv:?}"
-    );
-    for (f, v) in s.flag_pairs {
-        assert!(has_pair(&argv, f, v), "{f} {v} replayed: {argv:?}");
-    }
+    assert_resume_argv(a_.as_ref(), &argv, &sid);
     assert!(!argv.iter().any(|a| a == "--fork"), "{argv:?}");
     poll(SECS(20), || w.entries_in(&dir).is_empty().then_some(()))
         .unwrap_or_else(|| panic!("the verifier did not clear the entry: {:?}", entries(sb)));
+    let pill = sb.tmux(&["show", "-p", "-q", "-t", &pane, "-v", "@park_pill"]);
+    assert_eq!(pill.unwrap().trim(), "", "the pill is cleared");
     show_pane(sb, &pane, "unparked");
 
     // The conversation goes on in the same records, and no other session appears.
@@ -317,6 +352,7 @@ fn round_trip(name: &'static str) {
     .unwrap_or_else(|| panic!("the turn after the unpark never reached {sid}'s records"));
     let again = w.wait_live(&pane, Status::Idle, s.turn_source);
     assert_eq!(again.session_id.as_deref(), Some(sid.as_str()));
+    a_.assert_sole_writer(sb, &dir, new_pid, &sid);
     if let Some(k) = a_.sessions_in(sb, &dir) {
         assert_eq!(k, 1, "no second session in {}", dir.display());
     }
@@ -333,7 +369,7 @@ fn guards(name: &'static str) {
     let live = w.wait_live(&pane, Status::Idle, s.live_source);
     let keep = a_.core_tree(live.pid.expect("row pid"));
     assert!(keep.len() >= s.min_tree, "{name}'s processes: {keep:?}");
-    let refused = |what: &str, status: Status| {
+    let refused = |what: &str, status: Status, because: &str| {
         let r = wait_row(sb, &pane, SECS(60), |r| {
             r.status == status
                 && r.session_id.is_some()
@@ -347,6 +383,10 @@ fn guards(name: &'static str) {
             "{what}: {why:?} {r:?}\n{}",
             sb.capture(&pane)
         );
+        assert!(
+            why.as_deref().is_some_and(|w| w.contains(because)),
+            "{what}: refused for {because:?}: {why:?}"
+        );
         let dead: Vec<_> = keep.iter().filter(|&&p| !pid_alive(p)).collect();
         assert!(dead.is_empty(), "{what}: killed {dead:?}");
         assert!(w.entries_in(&dir).is_empty(), "{what}: recorded");
@@ -355,20 +395,20 @@ fn guards(name: &'static str) {
 
     sb.type_text(&pane, "an unsent thought");
     ok(sb.wait_for(&pane, &format!("{}an unsent thought", s.draft), SECS(10)));
-    refused("draft", Status::Draft);
+    refused("draft", Status::Draft, "an unsent thought");
     sb.send_keys(&pane, &["C-u"]);
     ok(sb.wait_for(&pane, s.ready, SECS(10)));
 
     a_.send(sb, &pane, "think slowly [slow 20]");
     ok(sb.wait_for(&pane, s.busy, SECS(30)));
-    refused("turn in flight", Status::Busy);
+    refused("turn in flight", Status::Busy, "busy");
     let re = format!("(?s){}", vec![REPLY_RE; n + 1].join(".*"));
     ok(sb.wait_for(&pane, &re, s.reply));
 
     let made = format!("made-by-{name}");
-    a_.send(sb, &pane, &format!("touch it [tool touch {made}]"));
+    a_.send(sb, &pane, &format!("touch it [asktool touch {made}]"));
     ok(sb.wait_for(&pane, s.permission, s.reply));
-    refused("permission prompt", Status::Waiting);
+    refused("permission prompt", Status::Waiting, "");
     show_pane(sb, &pane, "permission");
     assert!(!dir.join(&made).exists(), "the tool ran unconfirmed");
     w.finish(&[]);
@@ -504,10 +544,7 @@ fn zellij_round_trip(name: &'static str) {
     );
     let new_pid = back.pid.unwrap();
     let argv = argv_of(new_pid);
-    assert!(has_pair(&argv, s.resume_flag, &sid), "{argv:?}");
-    for (f, v) in s.flag_pairs {
-        assert!(has_pair(&argv, f, v), "{f} {v} replayed: {argv:?}");
-    }
+    assert_resume_argv(a_.as_ref(), &argv, &sid);
     assert_eq!(
         env_of(new_pid, "ZELLIJ_PANE_ID").as_deref(),
         Some(id.trim_start_matches("terminal_"))
@@ -556,4 +593,4 @@ macro_rules! contract {
     )*};
 }
 
-contract!(copilot, gemini, kilo, opencode, qwen);
+contract!(claude, codex, copilot, gemini, kilo, opencode, qwen);

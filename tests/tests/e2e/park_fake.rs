@@ -244,6 +244,22 @@ impl Setup {
     }
 }
 
+/// A terminal's late reply to a query the agent sent (zellij answers Copilot's colour-scheme
+/// query with `ESC[?997;1n`, seen arriving after the park killed it) lands in the shell's line:
+/// park clears it and still leaves `park unpark .` at a clean prompt.
+#[test]
+fn a_terminal_reply_left_for_the_shell_does_not_cost_the_prefill() {
+    let s = Setup::new();
+    let sb = &s.sb;
+    let (pane, _) = s.agent_in_shell_mode("late", "late-reply");
+    let (c, oc, why) = outcome(sb, &["park", &pane]);
+    assert_eq!((c, oc.as_str()), (0, "parked"), "{why:?}");
+    let screen = sb
+        .wait_for(&pane, r"park-test\$ park unpark \.\s*$", SECS(10))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(!screen.contains("997"), "{screen}");
+}
+
 #[test]
 fn cpu_gate_refuses_and_force_waives_only_it() {
     let s = Setup::new();
