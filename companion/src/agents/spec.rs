@@ -105,6 +105,11 @@ pub enum Main {
     /// The innermost descendant that is the agent too (a node wrapper's native child, a
     /// relaunched child), never a shared process.
     Innermost,
+    /// Down through launchers and wrappers to the first process that runs the agent's own binary
+    /// (argv[0] is the program), and no deeper: a binary that spawns copies of itself as workers
+    /// for a turn (Kilo's `.kilo` under `.kilo`, seen for a moment after a prompt) has its session
+    /// in the outer one. `Innermost` took the worker, which was gone by the time it was read.
+    Native,
 }
 
 /// Where its config dir is: `$var` (or `$var/<under_var>`), else `~/<home>`.
@@ -212,14 +217,36 @@ impl Spec {
         self.shared_process.is_some_and(|f| f(p))
     }
 
+    /// A process of its own (not a process it shares between sessions).
+    fn is_own(&self, p: &ProcInfo) -> bool {
+        !self.shares(p) && program_of(&p.argv).is_some_and(|(n, i)| self.is_program(&n, &p.argv[i]))
+    }
+
     /// The process that runs the session, from the agent's root process.
     pub fn main_pid(&self, table: &ProcTable, root: u32) -> u32 {
         match self.main {
             Main::Root => root,
-            Main::Innermost => table.innermost(root, |p| {
-                !self.shares(p)
-                    && program_of(&p.argv).is_some_and(|(n, i)| self.is_program(&n, &p.argv[i]))
-            }),
+            Main::Innermost => table.innermost(root, |p| self.is_own(p)),
+            Main::Native => {
+                let native = |p: &ProcInfo| program_of(&p.argv).is_some_and(|(_, i)| i == 0);
+                let mut cur = root;
+                // Bounded: a ppid loop in a corrupt table never hangs a scan.
+                for _ in 0..64 {
+                    if table.get(cur).is_some_and(native) {
+                        break;
+                    }
+                    match table
+                        .children(cur)
+                        .iter()
+                        .copied()
+                        .find(|c| table.get(*c).is_some_and(|p| self.is_own(p)))
+                    {
+                        Some(n) => cur = n,
+                        None => break,
+                    }
+                }
+                cur
+            }
         }
     }
 

@@ -84,11 +84,13 @@ mod tests {
         let table = ProcTable::new(vec![
             p(70, 1, &["node", "/n/.bin/kilo"]),
             p(77, 70, &["/n/@kilocode/cli/bin/.kilo"]),
+            // A copy of itself it runs for a moment during a turn (seen in CI): not the session.
+            p(79, 77, &["/n/@kilocode/cli/bin/.kilo"]),
         ]);
         assert_eq!(
             SPEC.main_pid(&table, 70),
             77,
-            "the native child runs the session"
+            "the native child runs the session, not its worker"
         );
         let env = vec![("HOME".to_string(), "/h".to_string())];
         assert_eq!(

@@ -127,8 +127,9 @@ pub const SPEC_OF_OPENCODE: Spec = Spec {
     programs: &["opencode", "opencode.exe"],
     entry_script: None,
     interactive,
-    // A node wrapper (Kilo's) runs the native binary as its child.
-    main: Main::Innermost,
+    // A node wrapper (Kilo's) runs the native binary as its child; the binary spawns copies of
+    // itself as workers during a turn, which are not the session.
+    main: Main::Native,
     config: ConfigDir::xdg_data("opencode", ".local/share/opencode"),
     flags: Whitelist {
         // One positional: the project path (the session's directory is where it resumes).
