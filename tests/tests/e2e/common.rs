@@ -331,6 +331,12 @@ pub fn outcome(sb: &Sandbox, args: &[&str]) -> (i32, String, Option<String>) {
     (c, r.outcome.to_string(), r.reason)
 }
 
+/// The refusals an agent gives for a moment after a reply, which a test that parks right after
+/// one waits out: CPU still burning, and a turn its records have not closed yet (Claude draws the
+/// reply, and its status file may say idle, before the turn's closing records are written; seen
+/// under load as "busy: transcript shows a turn in flight" right after an idle row).
+pub const SETTLING: &[&str] = &["CPU", "turn in flight"];
+
 /// `park park <pane>`, retried until `settle` passes while the refusal's reason contains one of
 /// `passing` (a TUI that just started or replied still burns CPU for a moment, under parallel
 /// load for longer; some agents show a reply before their transcript closes the turn).

@@ -42,7 +42,9 @@ impl Claude {
     }
 }
 
-/// Parks, retrying while the only refusal is the CPU corroboration (Claude settles after a reply).
+/// Parks, retrying while the refusal is one Claude gives for a moment after a reply: the CPU
+/// corroboration, or a turn its transcript has not closed yet (the reply is drawn, and the status
+/// file may say idle, before the closing records are written: seen under load).
 fn park_when_quiet(sb: &Sandbox, pane: &str) -> (i32, ActionResult, Duration) {
     let deadline = Instant::now() + SECS(30);
     loop {
@@ -50,8 +52,11 @@ fn park_when_quiet(sb: &Sandbox, pane: &str) -> (i32, ActionResult, Duration) {
         let (c, out) = action(sb, &["park", pane]);
         let took = t0.elapsed();
         let r = out.results.into_iter().next().unwrap();
-        let cpu = r.reason.as_deref().is_some_and(|w| w.contains("% CPU"));
-        if !cpu || Instant::now() > deadline {
+        let settling = r
+            .reason
+            .as_deref()
+            .is_some_and(|w| SETTLING.iter().any(|s| w.contains(s)));
+        if !settling || Instant::now() > deadline {
             return (c, r, took);
         }
         std::thread::sleep(Duration::from_millis(500));

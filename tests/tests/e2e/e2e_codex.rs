@@ -149,7 +149,7 @@ impl World {
 /// `park park <pane>`, retried while only the CPU guard refuses (a TUI that just started or
 /// replied still burns CPU for a moment; under parallel load for longer).
 fn park_when_quiet(sb: &Sandbox, pane: &str) -> (i32, String, Option<String>) {
-    park_when_settled(sb, pane, CPU_SETTLE, &["CPU"])
+    park_when_settled(sb, pane, CPU_SETTLE, SETTLING)
 }
 
 /// Waits for the pane's row to be live, idle and identified by `source`.

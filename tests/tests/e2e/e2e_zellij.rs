@@ -68,14 +68,18 @@ fn doctor_finding(sb: &Sandbox, z: &Zellij, code_: &str) -> serde_json::Value {
         .unwrap_or_else(|| panic!("no {code_} finding: {rep:#}"))
 }
 
-/// Parks, retrying while the only refusal is the CPU corroboration (Claude settles after a reply).
+/// Parks, retrying while the refusal is one Claude gives for a moment after a reply
+/// ([`SETTLING`]).
 pub(crate) fn park_when_quiet(sb: &Sandbox, z: &Zellij, pane: &str) -> park_protocol::ActionResult {
     let deadline = Instant::now() + SECS(30);
     loop {
         let (_, out) = zaction(sb, z, &["park", pane]);
         let r = out.results.into_iter().next().unwrap();
-        let cpu = r.reason.as_deref().is_some_and(|w| w.contains("% CPU"));
-        if !cpu || Instant::now() > deadline {
+        let settling = r
+            .reason
+            .as_deref()
+            .is_some_and(|w| SETTLING.iter().any(|s| w.contains(s)));
+        if !settling || Instant::now() > deadline {
             return r;
         }
         std::thread::sleep(Duration::from_millis(500));
