@@ -52,23 +52,40 @@ fn real_claude_sessions_are_archived_recovered_and_resurrected() {
             .filter(|t| t.contains("recover the quokka prompt") && t.contains("PARKTEST-OK"))
     })
     .expect("Claude writes the answered turn to its transcript");
-    let f = std::fs::File::options()
-        .write(true)
-        .open(&transcript)
-        .unwrap();
-    f.set_modified(std::time::SystemTime::now() - SECS(25 * 86_400))
-        .unwrap();
-    drop(f);
     let json = |args: &[&str], env: &[(&str, &str)]| -> (i32, serde_json::Value) {
         let mut a = args.to_vec();
         a.push("--json");
         let o = park_env(&sb, &a, env);
         (code(&o), serde_json::from_slice(&o.stdout).unwrap())
     };
-    let (c, v) = json(&["archive", "--all"], &[]);
+    // Aged, archived, archived again: the second run finds it unchanged. Claude may still append
+    // a turn's closing records after the reply is on screen and in the file (seen under load:
+    // the second run read the refreshed age as "not-due"); then the steps saw another file than
+    // the one aged, and are taken again, on the grown transcript. The check is the file's own
+    // mtime, still the aged one after both runs, never a pause.
+    let aged = std::time::SystemTime::now() - SECS(25 * 86_400);
+    let mut attempts = 0;
+    let (first, second) = loop {
+        attempts += 1;
+        let f = std::fs::File::options()
+            .write(true)
+            .open(&transcript)
+            .unwrap();
+        f.set_modified(aged).unwrap();
+        drop(f);
+        let first = json(&["archive", "--all"], &[]);
+        let second = json(&["archive", "--all"], &[]);
+        let mtime = std::fs::metadata(&transcript).unwrap().modified().unwrap();
+        let untouched = mtime < std::time::SystemTime::now() - SECS(86_400);
+        if untouched || attempts == 5 {
+            break (first, second);
+        }
+        eprintln!("Claude wrote its transcript during attempt {attempts}: again");
+    };
+    let (c, v) = first;
     assert_eq!(c, 0, "{v}");
     assert_eq!(v["archived"], 1, "{v}");
-    let (_, v) = json(&["archive", "--all"], &[]);
+    let (_, v) = second;
     assert_eq!(
         (v["archived"].as_u64(), v["unchanged"].as_u64()),
         (Some(1 - 1), Some(1)),
