@@ -43,6 +43,8 @@ pub fn pieces(bytes: &[u8]) -> Vec<Piece> {
     let mut out: Vec<Piece> = vec![];
     let mut reply: Vec<&str> = vec![];
     let mut want_argv = false;
+    // The line before was a prompt line: a `#### ` line right under it continues that prompt.
+    let mut in_prompt = false;
     let flush = |reply: &mut Vec<&str>, out: &mut Vec<Piece>| {
         let t = reply.join("\n");
         let t = t.trim();
@@ -52,6 +54,7 @@ pub fn pieces(bytes: &[u8]) -> Vec<Piece> {
         reply.clear();
     };
     for line in text.lines() {
+        let was_prompt = std::mem::replace(&mut in_prompt, false);
         if let Some(at) = line.strip_prefix(STARTED) {
             flush(&mut reply, &mut out);
             out.push(Piece::Start {
@@ -66,8 +69,9 @@ pub fn pieces(bytes: &[u8]) -> Vec<Piece> {
             want_argv = false;
             let p = p.strip_suffix("  ").unwrap_or(p);
             // A multi-line prompt is one `#### ` line per line.
+            in_prompt = true;
             match out.last_mut() {
-                Some(Piece::Prompt(prev)) => {
+                Some(Piece::Prompt(prev)) if was_prompt => {
                     prev.push('\n');
                     prev.push_str(p);
                 }
