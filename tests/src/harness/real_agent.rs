@@ -917,7 +917,7 @@ static AIDER: Spec = Spec {
     rebinds_on_new: false,
     name: "aider",
     program: "aider --chat-history-file .aider.chat.$RANDOM$RANDOM.md",
-    ready: r"(?m)^diff> ?$",
+    ready: r"(?m)^diff> *$",
     echo: "diff>",
     start: Duration::from_secs(120),
     reply: Duration::from_secs(60),
@@ -951,6 +951,18 @@ impl RealAgent for AiderAgent {
     }
     fn seed(&self, sb: &Sandbox, _mock: &MockServer) {
         seed_aider_home(&sb.home).expect("seed aider home");
+    }
+    /// Waits for the reply under this prompt's own line: a restored aider does not redraw the
+    /// turns before it, so the screen after a resume (zellij clears it) holds only the new ones.
+    fn prompt(&self, t: &dyn Term, pane: &str, prompt: &str, nth: usize) {
+        self.send(t, pane, prompt);
+        let re = format!(
+            "(?s)diff> {}\\s*\\n.*{REPLY_RE}",
+            regex::escape(prompt)
+        );
+        if let Err(e) = t.wait_for(pane, &re, self.spec().reply) {
+            panic!("aider: no reply #{nth} to {prompt:?}: {e}");
+        }
     }
     fn env(&self, sb: &Sandbox, mock: &MockServer) -> Env {
         with_tmpdir(sb, self.0.env(mock, &sb.home, sb.path_env()))
