@@ -334,7 +334,13 @@ impl Spec {
     /// then the first prompt pointing at the archived conversation `md`. An agent whose resume
     /// is [`Resume::Restore`] takes no prompt in argv (aider reads a word there as a file): it
     /// gets the archived conversation as a read-only file instead.
-    pub fn fresh_argv(&self, program: &str, flags: &[String], prompt: String, md: &str) -> Vec<String> {
+    pub fn fresh_argv(
+        &self,
+        program: &str,
+        flags: &[String],
+        prompt: String,
+        md: &str,
+    ) -> Vec<String> {
         let mut argv = vec![program.to_string()];
         argv.extend(flags.iter().cloned());
         match self.resume {

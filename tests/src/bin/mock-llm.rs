@@ -1161,8 +1161,9 @@ fn openai_chat(
             .unwrap_or_else(|| user.clone());
         title_from(&prompt, 5, 60)
     } else {
-        let canned =
-            format!("{after_tool}Hello from the mock OpenAI server (canned reply #{n}). PARKTEST-OK");
+        let canned = format!(
+            "{after_tool}Hello from the mock OpenAI server (canned reply #{n}). PARKTEST-OK"
+        );
         // A request that offers no tools at all (aider) gets the command as a shell block in
         // the text, which such an agent proposes to run itself.
         let no_tools = body

@@ -941,7 +941,9 @@ static AIDER: Spec = Spec {
 
 impl AiderAgent {
     fn text(dir: &Path, sid: &str) -> String {
-        aider_history_of(dir, sid).map(|p| read(&p)).unwrap_or_default()
+        aider_history_of(dir, sid)
+            .map(|p| read(&p))
+            .unwrap_or_default()
     }
 }
 
@@ -956,10 +958,7 @@ impl RealAgent for AiderAgent {
     /// turns before it, so the screen after a resume (zellij clears it) holds only the new ones.
     fn prompt(&self, t: &dyn Term, pane: &str, prompt: &str, nth: usize) {
         self.send(t, pane, prompt);
-        let re = format!(
-            "(?s)diff> {}\\s*\\n.*{REPLY_RE}",
-            regex::escape(prompt)
-        );
+        let re = format!("(?s)diff> {}\\s*\\n.*{REPLY_RE}", regex::escape(prompt));
         if let Err(e) = t.wait_for(pane, &re, self.spec().reply) {
             panic!("aider: no reply #{nth} to {prompt:?}: {e}");
         }
@@ -970,9 +969,9 @@ impl RealAgent for AiderAgent {
     /// `--chat-history-file <the file of sid>` and `--restore-chat-history`.
     fn resumes(&self, argv: &[String], sid: &str) -> bool {
         argv.iter().any(|a| a == "--restore-chat-history")
-            && argv.windows(2).any(|w| {
-                w[0] == "--chat-history-file" && aider_session_id(Path::new(&w[1])) == sid
-            })
+            && argv
+                .windows(2)
+                .any(|w| w[0] == "--chat-history-file" && aider_session_id(Path::new(&w[1])) == sid)
     }
     fn assert_records(&self, _sb: &Sandbox, dir: &Path, pid: u32, sid: &str, said: &str) {
         // The process's own history file is the session's, and it holds what was said.
@@ -999,7 +998,10 @@ impl RealAgent for AiderAgent {
         let second = sb.new_shell_window("w", "aider-second", dir, &env);
         sb.type_line(
             &second,
-            &format!("aider --chat-history-file {}", crate::harness::util::sh_quote(&h.to_string_lossy())),
+            &format!(
+                "aider --chat-history-file {}",
+                crate::harness::util::sh_quote(&h.to_string_lossy())
+            ),
         );
     }
 }

@@ -5,7 +5,8 @@
 //! * `two_aiders_on_the_repo_history_are_untargetable`: two aiders started plainly in one
 //!   project write one `.aider.chat.history.md`: both rows are untargetable with the way out
 //!   (`--chat-history-file`), a park of either is refused and kills nothing; once the second
-//!   exits, the first stays untargetable (the second's start is in its history).
+//!   exits, the first stays untargetable (the second's start is in its history, and which start
+//!   was the first one's cannot be told).
 //! * `files_added_in_the_chat_come_back`: `/add` and `/read-only` in a parked aider come back
 //!   as `--file` / `--read` of the resume, which shows them in the chat again.
 
@@ -27,7 +28,14 @@ fn world() -> (Sandbox, MockServer, Box<dyn RealAgent>) {
     (sb, mock, agent)
 }
 
-fn start(sb: &Sandbox, mock: &MockServer, a: &dyn RealAgent, name: &str, dir: &std::path::Path, cmd: &str) -> String {
+fn start(
+    sb: &Sandbox,
+    mock: &MockServer,
+    a: &dyn RealAgent,
+    name: &str,
+    dir: &std::path::Path,
+    cmd: &str,
+) -> String {
     let pane = sb.new_shell_window("w", name, dir, &a.env(sb, mock));
     sb.type_line(&pane, cmd);
     ok(sb.wait_for(&pane, a.spec().ready, a.spec().start));
@@ -43,13 +51,19 @@ fn two_aiders_on_the_repo_history_are_untargetable() {
     let live = wait_row(&sb, &one, SECS(60), |r| {
         r.state == RowState::Live && r.status == Status::Idle && r.session_id.is_some()
     });
-    assert_eq!(live.session_source.as_deref(), Some("history-file"), "{live:?}");
+    assert_eq!(
+        live.session_source.as_deref(),
+        Some("history-file"),
+        "{live:?}"
+    );
     let pid = live.pid.unwrap();
     let two = start(&sb, &mock, a.as_ref(), "two", &dir, "aider");
     for pane in [&one, &two] {
         let r = wait_row(&sb, pane, SECS(60), |r| r.state == RowState::Untargetable);
         assert!(
-            r.reason.as_deref().is_some_and(|w| w.contains("--chat-history-file")),
+            r.reason
+                .as_deref()
+                .is_some_and(|w| w.contains("--chat-history-file")),
             "{pane}: {r:?}"
         );
         let (c, oc, why) = outcome(&sb, &["park", pane]);
@@ -61,7 +75,9 @@ fn two_aiders_on_the_repo_history_are_untargetable() {
     sb.type_line(&two, "/exit");
     let r = wait_row(&sb, &one, SECS(60), |r| {
         r.state == RowState::Untargetable
-            && r.reason.as_deref().is_some_and(|w| w.contains("another aider started"))
+            && r.reason
+                .as_deref()
+                .is_some_and(|w| w.contains("another aider"))
     });
     assert!(r.session_id.is_none());
     teardown(sb, mock, &[]);
@@ -94,9 +110,19 @@ fn files_added_in_the_chat_come_back() {
     let sid = live.session_id.clone().unwrap();
     let pid = live.pid.unwrap();
     let (c, oc, why) = park_when_settled(&sb, &pane, SECS(60), a.spec().settling);
-    assert_eq!((c, oc.as_str()), (0, "parked"), "{why:?}\n{}", sb.capture(&pane));
+    assert_eq!(
+        (c, oc.as_str()),
+        (0, "parked"),
+        "{why:?}\n{}",
+        sb.capture(&pane)
+    );
     let (c, oc, why) = outcome(&sb, &["unpark", &pane]);
-    assert_eq!((c, oc.as_str()), (0, "unparked"), "{why:?}\n{}", sb.capture(&pane));
+    assert_eq!(
+        (c, oc.as_str()),
+        (0, "unparked"),
+        "{why:?}\n{}",
+        sb.capture(&pane)
+    );
     ok(sb.wait_for(&pane, a.spec().ready, a.spec().start));
     let back = wait_row(&sb, &pane, SECS(60), |r| {
         r.state == RowState::Live && r.status == Status::Idle && r.session_id.is_some()
@@ -113,6 +139,9 @@ fn files_added_in_the_chat_come_back() {
     assert!(a.resumes(&argv, &sid), "{argv:?}");
     // aider shows them in the chat again (editable, and under `Readonly:`).
     let screen = sb.capture(&pane);
-    assert!(screen.contains("notes.txt") && screen.contains("Readonly:"), "{screen}");
+    assert!(
+        screen.contains("notes.txt") && screen.contains("Readonly:"),
+        "{screen}"
+    );
     teardown(sb, mock, &[pid]);
 }

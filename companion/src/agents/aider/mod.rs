@@ -320,9 +320,9 @@ pub fn own_start(
         [k] => k,
         _ if proc_age.is_none() => *mine.last().expect("not empty"),
         _ => {
-            return Err(
-                "aider: its history file holds two starts that could be this process's".into(),
-            )
+            return Err(format!(
+                "aider: another aider with the same command line started on its history file since it started: which start is its own cannot be told; {ONE_EACH}"
+            ))
         }
     };
     if k + 1 != starts.len() {
@@ -350,9 +350,7 @@ struct Known {
 }
 
 fn know(a: &AgentProc, start_ticks: u64, platform: &dyn Platform) -> Result<Known, String> {
-    let cwd = platform
-        .cwd(a.main)
-        .ok_or("aider: its cwd is unreadable")?;
+    let cwd = platform.cwd(a.main).ok_or("aider: its cwd is unreadable")?;
     let args = &a.argv[a.prog_index + 1..];
     let (history, source) = history_of(args, &a.env, &cwd)?;
     let root = git_root(&cwd);
@@ -429,7 +427,11 @@ pub fn identify(a: &AgentProc, start_ticks: u64, platform: &dyn Platform) -> Ide
 
 /// The flags a resume of this process replays: the whitelisted ones, its history file made
 /// absolute, and the files in its chat now (each `--file` / `--read` once, absolute).
-fn flags_now(a: &AgentProc, start_ticks: u64, platform: &dyn Platform) -> Option<(Flags, Vec<String>)> {
+fn flags_now(
+    a: &AgentProc,
+    start_ticks: u64,
+    platform: &dyn Platform,
+) -> Option<(Flags, Vec<String>)> {
     let (kept, dropped) = SPEC.flags(&a.argv[a.prog_index + 1..]);
     let k = know(a, start_ticks, platform).ok()?;
     let mut out: Flags = vec![];
@@ -585,7 +587,8 @@ impl super::AgentKind for Aider {
             background: false,
         };
         let id = identify(&a, start, platform);
-        id.session_id.is_some() && (e.fresh_from.is_some() || id.session_id.as_deref() == Some(e.session_id.as_str()))
+        id.session_id.is_some()
+            && (e.fresh_from.is_some() || id.session_id.as_deref() == Some(e.session_id.as_str()))
     }
 }
 

@@ -40,9 +40,12 @@ pub fn read(plain: &str) -> ScreenReading {
     static PROMPT: OnceLock<Regex> = OnceLock::new();
     let prompt = re(&PROMPT, r"^(?:[a-z][a-z-]*(?: multi)?)?>(?: (.*))?$");
     let Some((at, text)) = lines[rule + 1..].iter().enumerate().find_map(|(i, l)| {
-        prompt
-            .captures(l)
-            .map(|c| (rule + 1 + i, c.get(1).map_or("", |m| m.as_str()).to_string()))
+        prompt.captures(l).map(|c| {
+            (
+                rule + 1 + i,
+                c.get(1).map_or("", |m| m.as_str()).to_string(),
+            )
+        })
     }) else {
         return reading;
     };
@@ -111,7 +114,9 @@ mod tests {
             ScreenReading::default()
         );
         assert_eq!(
-            read(&format!("Run shell command? (Y)es/(N)o [Yes]: n\n{rule}\n>")),
+            read(&format!(
+                "Run shell command? (Y)es/(N)o [Yes]: n\n{rule}\n>"
+            )),
             idle()
         );
     }

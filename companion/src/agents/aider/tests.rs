@@ -66,10 +66,7 @@ impl Platform for World {
         ])
     }
     fn cwd(&self, pid: u32) -> Option<PathBuf> {
-        self.procs
-            .iter()
-            .find(|p| p.0 == pid)
-            .map(|p| p.2.clone())
+        self.procs.iter().find(|p| p.0 == pid).map(|p| p.2.clone())
     }
     fn open_files(&self, _pid: u32) -> Vec<PathBuf> {
         vec![]
@@ -118,7 +115,11 @@ fn repo() -> (tempfile::TempDir, PathBuf, PathBuf) {
 #[test]
 fn the_history_file_is_the_identity_argv_first_then_the_repo_default() {
     let (_d, r, home) = repo();
-    std::fs::write(r.join(DEFAULT_HISTORY), header(&[], 5) + "#### hi  \n\nhello\n").unwrap();
+    std::fs::write(
+        r.join(DEFAULT_HISTORY),
+        header(&[], 5) + "#### hi  \n\nhello\n",
+    )
+    .unwrap();
     let w = World {
         procs: vec![(10, vec![], r.join("sub"))],
         home: home.clone(),
@@ -127,7 +128,11 @@ fn the_history_file_is_the_identity_argv_first_then_the_repo_default() {
     let id = identify(&w.proc_of(10), 500, &w);
     let at = r.join(DEFAULT_HISTORY);
     assert_eq!(id.reason, None, "{id:?}");
-    assert_eq!(id.transcript.as_deref(), Some(at.as_path()), "the git root's");
+    assert_eq!(
+        id.transcript.as_deref(),
+        Some(at.as_path()),
+        "the git root's"
+    );
     assert_eq!(id.session_id.as_deref(), Some(id_of(&at).as_str()));
     assert_eq!(id.source, "history-file");
     assert!(crate::agents::transcript::valid_session_id(&id_of(&at)).is_some());
@@ -168,7 +173,10 @@ fn two_aiders_on_one_history_are_untargetable() {
         let id = identify(&w.proc_of(pid), 500, &w);
         assert!(id.session_id.is_none(), "{pid}: {id:?}");
         assert!(
-            id.reason.as_deref().unwrap().contains("--chat-history-file"),
+            id.reason
+                .as_deref()
+                .unwrap()
+                .contains("--chat-history-file"),
             "{id:?}"
         );
     }
@@ -212,7 +220,12 @@ fn a_history_set_outside_argv_is_untargetable_and_blocks_its_repo() {
 #[test]
 fn the_history_must_hold_this_process_start_and_nothing_after_it() {
     let (_d, r, home) = repo();
-    let tail = ["--chat-history-file", "h.md", "--model", "openai/mock-model"];
+    let tail = [
+        "--chat-history-file",
+        "h.md",
+        "--model",
+        "openai/mock-model",
+    ];
     let w = World {
         procs: vec![(10, v(&tail), r.clone())],
         home,
@@ -231,7 +244,10 @@ fn the_history_must_hold_this_process_start_and_nothing_after_it() {
     write(header(&tail, 28) + &header(&[], 10));
     let id = identify(&w.proc_of(10), 500, &w);
     assert!(
-        id.reason.as_deref().unwrap().contains("another aider started"),
+        id.reason
+            .as_deref()
+            .unwrap()
+            .contains("another aider started"),
         "{id:?}"
     );
 }
@@ -253,7 +269,9 @@ fn resume_replays_the_flags_the_history_file_and_the_files_in_the_chat() {
     ];
     let mut body = header(&tail, 5).replace("sk-secret", "...cret");
     body.push_str("> Added a.py to the chat.  \n\n#### /add b.py  \n> Added b.py to the chat  \n");
-    body.push_str("#### /read-only a.py  \n> Moved a.py from editable to read-only files in the chat  \n");
+    body.push_str(
+        "#### /read-only a.py  \n> Moved a.py from editable to read-only files in the chat  \n",
+    );
     body.push_str("#### /add gone.py  \n> Added gone.py to the chat  \n");
     std::fs::write(r.join("h.md"), body).unwrap();
     let w = World {
@@ -278,14 +296,22 @@ fn resume_replays_the_flags_the_history_file_and_the_files_in_the_chat() {
             h.clone()
         ]
     );
-    assert!(dropped.iter().any(|d| d == "--openai-api-key"), "{dropped:?}");
-    assert!(dropped.iter().any(|d| d.starts_with("gone.py")), "{dropped:?}");
+    assert!(
+        dropped.iter().any(|d| d == "--openai-api-key"),
+        "{dropped:?}"
+    );
+    assert!(
+        dropped.iter().any(|d| d.starts_with("gone.py")),
+        "{dropped:?}"
+    );
     let id = id_of(&r.join("h.md"));
     let argv = SPEC.resume_argv(BIN, &id, &flags);
     assert_eq!(argv.last().map(String::as_str), Some(RESTORE_FLAG));
     assert_eq!(argv[1..argv.len() - 1], flags[..]);
     // Flags that name another history file (a ledger edited by hand) resume nothing.
-    assert!(SPEC.resume_argv(BIN, &id_of(Path::new("/x.md")), &flags).is_empty());
+    assert!(SPEC
+        .resume_argv(BIN, &id_of(Path::new("/x.md")), &flags)
+        .is_empty());
     let mut other = flags.clone();
     *other.last_mut().unwrap() = "/elsewhere.md".into();
     assert!(SPEC.resume_argv(BIN, &id, &other).is_empty());

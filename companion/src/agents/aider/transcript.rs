@@ -297,7 +297,10 @@ mod tests {
         );
         let info = parse(HISTORY.as_bytes());
         assert_eq!(info.first_prompt.as_deref(), Some("hello there"));
-        assert_eq!(info.last_prompt.as_deref(), Some("touch it [asktool touch made-by-aider]"));
+        assert_eq!(
+            info.last_prompt.as_deref(),
+            Some("touch it [asktool touch made-by-aider]")
+        );
         assert!(info
             .last_assistant
             .as_deref()
@@ -316,7 +319,9 @@ mod tests {
 
     #[test]
     fn files_follow_adds_drops_and_read_only() {
-        let ps = pieces(include_bytes!("../../../tests/fixtures/aider/0.86.2-files.md"));
+        let ps = pieces(include_bytes!(
+            "../../../tests/fixtures/aider/0.86.2-files.md"
+        ));
         let st = starts(&ps);
         let mine = &ps[st.last().unwrap().0..];
         assert_eq!(
@@ -333,7 +338,9 @@ mod tests {
         let mut all = mine.to_vec();
         all.extend(extra.iter().cloned());
         assert_eq!(files_in_chat(&all).len(), 3);
-        all.push(Piece::Tool("Dropping all files from the chat session.".into()));
+        all.push(Piece::Tool(
+            "Dropping all files from the chat session.".into(),
+        ));
         assert!(files_in_chat(&all).is_empty());
     }
 
@@ -353,7 +360,12 @@ mod tests {
 
     #[test]
     fn garbage_never_panics() {
-        for b in [&b""[..], b"\xff\xfe#### ", b"# aider chat started at \n> ", b"> x  \n"] {
+        for b in [
+            &b""[..],
+            b"\xff\xfe#### ",
+            b"# aider chat started at \n> ",
+            b"> x  \n",
+        ] {
             let _ = parse(b);
             let _ = markdown(b);
             let _ = raw_end(b);
