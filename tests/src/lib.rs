@@ -29,6 +29,7 @@
 /// The harness modules; everything public is also re-exported at the crate root.
 pub mod harness {
     pub mod agents;
+    pub mod aider;
     pub mod claude;
     pub mod codex;
     pub mod copilot;
@@ -44,6 +45,10 @@ pub mod harness {
 }
 
 pub use harness::agents::{Agents, CLAUDE_VERSION, CODEX_VERSION};
+pub use harness::aider::{
+    aider_histories, aider_history, aider_history_of, aider_session_id, seed_aider_home, Aider,
+    AIDER_VERSION,
+};
 pub use harness::claude::{
     claude_encode_cwd, claude_env, claude_session_files, claude_transcript, seed_claude_home,
     CLAUDE_API_KEY, CLAUDE_READY,

@@ -32,6 +32,7 @@
 //! kit every agent's readers build with; each agent's own parsers live in its folder and are
 //! reached through its spec and kind.
 
+pub mod aider;
 pub mod claude;
 pub mod codex;
 pub mod copilot;
@@ -321,6 +322,28 @@ pub trait AgentKind: Sync {
     fn draft_shows(&self, draft: &str, text: &str) -> bool {
         same_text(draft, text)
     }
+    /// The flags a resume of process `a` (its session process started at `start_ticks`) replays
+    /// and the ones it drops, for an agent whose resume needs more than its argv's whitelisted
+    /// flags (aider: its history file made absolute, the files its chat holds now); `None`: the
+    /// spec's whitelist over argv.
+    fn session_flags(
+        &self,
+        _a: &AgentProc,
+        _start_ticks: u64,
+        _platform: &dyn Platform,
+    ) -> Option<(Flags, Vec<String>)> {
+        None
+    }
+    /// What a resume of this agent does not bring back by itself, said by `park show` (aider's
+    /// own restore summarises a long history).
+    fn resume_note(&self) -> Option<&'static str> {
+        None
+    }
+    /// The latest prompt and reply of a transcript's raw bytes, read back from the end, for the
+    /// archive's check (default: JSONL records read with the spec's `message_of`).
+    fn raw_end(&self, bytes: &[u8]) -> render::RawEnd {
+        render::raw_end(bytes, self.spec().message_of)
+    }
 }
 
 /// Whether two texts are the same but for whitespace (a composer wraps and indents a long draft).
@@ -384,6 +407,7 @@ pub fn of(a: Agent) -> &'static dyn AgentKind {
         Agent::Gemini => &gemini::Gemini,
         Agent::Opencode => &opencode::OPENCODE,
         Agent::Kilo => &kilo::KILO,
+        Agent::Aider => &aider::Aider,
     }
 }
 
@@ -394,7 +418,7 @@ pub fn all() -> [&'static dyn AgentKind; Agent::ALL.len()] {
 
 /// The latest prompt and reply of `agent`'s transcript bytes, read back from the end.
 pub(crate) fn raw_end(agent: Agent, bytes: &[u8]) -> render::RawEnd {
-    render::raw_end(bytes, of(agent).spec().message_of)
+    of(agent).raw_end(bytes)
 }
 
 /// The transcript the agent will resume `e` from, if it is where the agent looks for it.
@@ -451,10 +475,7 @@ pub fn resume_argv(e: &Entry) -> Vec<String> {
     if let Some(md) = &e.fresh_from {
         // A new session, with the same whitelisted flags, whose first prompt points at the
         // archived conversation. The prompt starts with a word, so it is never read as a flag.
-        let mut argv = vec![e.program.clone()];
-        argv.extend(flags);
-        argv.push(fresh_prompt(e, md));
-        return argv;
+        return spec.fresh_argv(&e.program, &flags, fresh_prompt(e, md), md);
     }
     spec.resume_argv(&e.program, &e.session_id, &flags)
 }

@@ -1,5 +1,6 @@
 //! What park knows of an agent's releases: the npm packages its binaries come in (so the version
-//! of a running agent is read from the `package.json` beside its binary, never by running it) and
+//! of a running agent is read from the `package.json` beside its binary, never by running it; a
+//! Python agent's from its package's `dist-info` in the venv its script is in) and
 //! the versions park's end-to-end contract passed on (each agent's folder holds its
 //! [`Release`]; whoever moves a pin in `scripts/setup` moves `tested` with it, and
 //! `tests/src/harness` checks that every pin lies inside it).
@@ -23,7 +24,7 @@ pub struct Release {
     /// How messages name the agent (its product name).
     pub name: &'static str,
     /// npm package names whose `package.json` carries its version; a platform package
-    /// (`<name>-linux-x64`) counts as its own.
+    /// (`<name>-linux-x64`) counts as its own. A Python agent's PyPI name (`aider-chat`).
     pub packages: &'static [&'static str],
     /// The oldest and the newest version park's e2e contract passed on.
     pub tested: (&'static str, &'static str),
@@ -174,11 +175,48 @@ impl Release {
             name: String,
             version: String,
         }
-        let bytes = std::fs::read(dir.join("package.json")).ok()?;
+        let Ok(bytes) = std::fs::read(dir.join("package.json")) else {
+            return self.python_package_at(dir);
+        };
         let p: Pkg = serde_json::from_slice(&bytes).ok()?;
         let n = numbers(&p.version);
         (self.owns(&p.name) && !n.is_empty())
             .then(|| n.iter().map(u64::to_string).collect::<Vec<_>>().join("."))
+    }
+}
+
+impl Release {
+    /// A Python package installed in the venv (or pipx venv) at `dir`: its
+    /// `lib/python*/site-packages/<name>-<version>.dist-info`, the name as pip writes it
+    /// (`aider-chat` → `aider_chat`).
+    fn python_package_at(&self, dir: &Path) -> Option<String> {
+        let lib = std::fs::read_dir(dir.join("lib")).ok()?;
+        for py in lib.flatten() {
+            if !py.file_name().to_string_lossy().starts_with("python") {
+                continue;
+            }
+            let Ok(site) = std::fs::read_dir(py.path().join("site-packages")) else {
+                continue;
+            };
+            for d in site.flatten() {
+                let name = d.file_name().to_string_lossy().into_owned();
+                let Some(stem) = name.strip_suffix(".dist-info") else {
+                    continue;
+                };
+                let found = self.packages.iter().find_map(|p| {
+                    let want = format!("{}-", p.to_lowercase().replace(['-', '.'], "_"));
+                    stem.to_lowercase()
+                        .starts_with(&want)
+                        .then(|| stem[want.len()..].to_string())
+                });
+                if let Some(v) = found {
+                    let n = numbers(&v);
+                    return (!n.is_empty())
+                        .then(|| n.iter().map(u64::to_string).collect::<Vec<_>>().join("."));
+                }
+            }
+        }
+        None
     }
 }
 
@@ -328,6 +366,30 @@ mod tests {
             R.version_near(std::slice::from_ref(&bin)).as_deref(),
             Some("1.5.0"),
             "replaced by a file of the same mtime: read again"
+        );
+    }
+
+    /// A Python agent's version comes from its package's `dist-info` in the venv its script is
+    /// in (pip names `aider-chat` `aider_chat`).
+    #[test]
+    fn a_python_agent_reads_its_version_from_its_venv() {
+        static PY: Release = Release {
+            name: "Py",
+            packages: &["aider-chat"],
+            tested: ("0.86.2", "0.86.2"),
+        };
+        let d = tempfile::tempdir().unwrap();
+        let venv = d.path().join("venv");
+        std::fs::create_dir_all(venv.join("bin")).unwrap();
+        let site = venv.join("lib/python3.11/site-packages");
+        std::fs::create_dir_all(site.join("other_pkg-9.9.9.dist-info")).unwrap();
+        std::fs::write(venv.join("bin/aider"), "#!python").unwrap();
+        assert_eq!(PY.version_near(&[venv.join("bin/aider")]), None);
+        std::fs::create_dir_all(site.join("aider_chat-0.86.2.dist-info")).unwrap();
+        std::fs::write(venv.join("bin/aider2"), "#!python").unwrap();
+        assert_eq!(
+            PY.version_near(&[venv.join("bin/aider2")]).as_deref(),
+            Some("0.86.2")
         );
     }
 

@@ -499,7 +499,7 @@ pub enum Message {
 /// The latest prompt and reply of a transcript read back from its raw bytes, and what could not
 /// be read on the way.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct RawEnd {
+pub struct RawEnd {
     pub last_user: Option<String>,
     pub last_reply: Option<String>,
     /// Lines after the latest prompt (or reply) that cannot be parsed even leniently, and a

@@ -148,6 +148,13 @@ pub enum Resume {
     Flag(&'static str),
     /// `<program> <subcommand> <flags…> <id>`.
     Subcommand(&'static str),
+    /// `<program> <flags…> <flag>`, for an agent with no session id whose flags name the session
+    /// (aider: its `--chat-history-file`, then `--restore-chat-history`). `id_in_flags` reads the
+    /// id the flags name; a resume whose flags name no id, or another one, has no argv.
+    Restore {
+        flag: &'static str,
+        id_in_flags: fn(&[String]) -> Option<String>,
+    },
 }
 
 /// How its process is identified.
@@ -312,8 +319,35 @@ impl Spec {
                 v.extend(flags.iter().cloned());
                 v.push(id.to_string());
             }
+            Resume::Restore { flag, id_in_flags } => {
+                if id_in_flags(flags).as_deref() != Some(id) {
+                    return vec![];
+                }
+                v.extend(flags.iter().cloned());
+                v.push(flag.to_string());
+            }
         }
         v
+    }
+
+    /// The argv of a fresh agent standing in for a session whose transcript is gone: the flags,
+    /// then the first prompt pointing at the archived conversation `md`. An agent whose resume
+    /// is [`Resume::Restore`] takes no prompt in argv (aider reads a word there as a file): it
+    /// gets the archived conversation as a read-only file instead.
+    pub fn fresh_argv(
+        &self,
+        program: &str,
+        flags: &[String],
+        prompt: String,
+        md: &str,
+    ) -> Vec<String> {
+        let mut argv = vec![program.to_string()];
+        argv.extend(flags.iter().cloned());
+        match self.resume {
+            Resume::Restore { .. } => argv.extend(["--read".to_string(), md.to_string()]),
+            _ => argv.push(prompt),
+        }
+        argv
     }
 
     /// After how many days the agent deletes transcripts of this config dir (`None`: never).

@@ -476,6 +476,9 @@ fn show(ctx: &Ctx, t: &str) -> ExitStatus {
         );
         println!("pinned: {}", pins.contains(&e.session_id));
         println!("resume: {}", park::agents::resume_command_line(e));
+        if let Some(n) = park::agents::of(e.agent).resume_note() {
+            println!("note: {n}");
+        }
         if let Some(w) = &e.wake {
             println!("wakes: {}", w.describe(jiff::Timestamp::now()));
         }
@@ -500,6 +503,9 @@ fn show(ctx: &Ctx, t: &str) -> ExitStatus {
             println!("spared: {:?}", f.spared);
         }
         println!("flags kept: {:?}  dropped: {:?}", f.flags, f.dropped_flags);
+        if let Some(n) = park::agents::of(f.proc.agent).resume_note() {
+            println!("note: {n}");
+        }
     }
     ExitStatus::Success
 }

@@ -361,7 +361,9 @@ fn paneless(
     };
     let (tree, spared) = kill_set(table, a.root, ancestry);
     let args = &a.argv[a.prog_index + 1..];
-    let (flags, dropped_flags) = kind.spec().flags(args);
+    let (flags, dropped_flags) = kind
+        .session_flags(&a, main_start, platform)
+        .unwrap_or_else(|| kind.spec().flags(args));
     Some(Found {
         proc: a,
         main_start,

@@ -352,6 +352,18 @@ fn creatable_name(s: &str) -> bool {
 }
 
 fn baseline(agent: Agent) -> Entry {
+    // aider's session is its history file, named in its flags.
+    if agent == Agent::Aider {
+        let sid = agents::aider::id_of(Path::new(AIDER_HISTORY));
+        return Entry {
+            id: entry_id(agent, &sid),
+            agent,
+            program: agent.as_str().into(),
+            session_id: sid,
+            flags: strs(&["--chat-history-file", AIDER_HISTORY]),
+            ..baseline(Agent::Claude)
+        };
+    }
     Entry {
         schema: park::model::entry::ENTRY_SCHEMA,
         id: entry_id(agent, SID),
@@ -648,6 +660,28 @@ fn opencode_shapes(s: &str) -> Vec<Vec<String>> {
     ]
 }
 
+/// The history file an aider entry's flags name: its session (aider has no id; see
+/// `agents/aider`).
+const AIDER_HISTORY: &str = "/w/.aider.chat.history.md";
+
+fn aider_shapes(s: &str) -> Vec<Vec<String>> {
+    [
+        strs(&["--model", s]),
+        vec![format!("--model={s}")],
+        strs(&["--edit-format", s, "--yes-always"]),
+        vec![s.to_string()],
+        strs(&["--file", s, "--read", s, "--weak-model", s]),
+        strs(&["--chat-history-file", s, "--restore-chat-history"]),
+        strs(&["-m", s, "--openai-api-key", s]),
+    ]
+    .into_iter()
+    .map(|mut v| {
+        v.extend(strs(&["--chat-history-file", AIDER_HISTORY]));
+        v
+    })
+    .collect()
+}
+
 fn shapes(agent: Agent, s: &str) -> Vec<Vec<String>> {
     match agent {
         Agent::Claude => claude_shapes(s),
@@ -656,6 +690,7 @@ fn shapes(agent: Agent, s: &str) -> Vec<Vec<String>> {
         Agent::Copilot => copilot_shapes(s),
         Agent::Gemini => gemini_shapes(s),
         Agent::Opencode | Agent::Kilo => opencode_shapes(s),
+        Agent::Aider => aider_shapes(s),
     }
 }
 
@@ -820,6 +855,15 @@ fn assert_resume_argv_shape(e: &Entry) -> Vec<String> {
                 "{e:?}"
             );
             &argv[3..]
+        }
+        // The flags name the session (its history file); the restore flag comes last.
+        Agent::Aider => {
+            assert_eq!(argv[0], e.program, "{e:?}");
+            assert_eq!(
+                argv.last().map(String::as_str),
+                Some("--restore-chat-history")
+            );
+            &argv[1..argv.len() - 1]
         }
     };
     assert_eq!(flags, kept.as_slice());

@@ -1,6 +1,6 @@
 //! `mock-llm`: a local stand-in for the Anthropic Messages API, the OpenAI Responses and Chat
 //! Completions APIs and the Google Gemini (`v1beta`) API, so the REAL `claude`, `codex`, `qwen`,
-//! `copilot` and `gemini` CLIs can run offline in tests.
+//! `copilot`, `gemini`, `opencode`, `kilo` and `aider` CLIs can run offline in tests.
 //!
 //! Contract:
 //! * One HTTP/1.1 server on 127.0.0.1 serves every API; the path picks the API:
@@ -51,6 +51,11 @@
 //!     (`sandbox_permissions: require_escalated` with a justification), which Codex's only
 //!     asking policy (`-a on-request`) puts to the user, as other agents' default modes do for
 //!     any shell command.
+//!
+//!   A Chat Completions request that offers no tools at all (aider, which reads shell commands
+//!   from the reply's text) gets `[tool CMD]` / `[bgtool CMD]` / `[asktool CMD]` as a reply text
+//!   holding CMD in a ```` ```bash ```` block before the canned line: aider asks
+//!   `Run shell command? (Y)es/(N)o` before it runs it.
 //!
 //!   Gemini's last user content starts with the CLI's `<session_context>` block on the first
 //!   prompt; it is left out of the directives and the log. Gemini log lines also carry `model`
@@ -1156,7 +1161,22 @@ fn openai_chat(
             .unwrap_or_else(|| user.clone());
         title_from(&prompt, 5, 60)
     } else {
-        format!("{after_tool}Hello from the mock OpenAI server (canned reply #{n}). PARKTEST-OK")
+        let canned = format!(
+            "{after_tool}Hello from the mock OpenAI server (canned reply #{n}). PARKTEST-OK"
+        );
+        // A request that offers no tools at all (aider) gets the command as a shell block in
+        // the text, which such an agent proposes to run itself.
+        let no_tools = body
+            .get("tools")
+            .and_then(Value::as_array)
+            .is_none_or(|t| t.is_empty());
+        match (&d.tool, last_role) {
+            (Some(cmd), Some("user")) if no_tools => {
+                rec.insert("shell_block".into(), json!(cmd));
+                format!("Run this:\n\n```bash\n{cmd}\n```\n\n{canned}")
+            }
+            _ => canned,
+        }
     };
     rec.insert(
         "kind".into(),

@@ -7,7 +7,8 @@
 //! ([`Zellij`]) implement, so the same agent recipe runs in either multiplexer.
 //!
 //! Implemented for every agent park supports: Claude Code, Codex (its plain `--no-daemon` TUI;
-//! daemon mode stays in `e2e_codex`), Qwen Code, Copilot CLI, Gemini CLI, OpenCode and Kilo. The
+//! daemon mode stays in `e2e_codex`), Qwen Code, Copilot CLI, Gemini CLI, OpenCode, Kilo and
+//! aider. The
 //! agents' offline recipes (seeded HOME, environment, record paths) stay in their own files
 //! (`claude.rs`, `codex.rs`, ...); what a module of their own tests is only what is theirs.
 
@@ -16,6 +17,9 @@ use std::time::Duration;
 
 use regex::Regex;
 
+use crate::harness::aider::{
+    aider_histories, aider_history, aider_history_of, aider_session_id, seed_aider_home, Aider,
+};
 use crate::harness::claude::{
     claude_session_files, claude_transcript, seed_claude_home, CLAUDE_API_KEY, CLAUDE_READY,
 };
@@ -232,6 +236,15 @@ pub trait RealAgent: Send + Sync {
     fn moved_on(&self, _sb: &Sandbox, _pid: u32, _old: &str) -> Option<bool> {
         None
     }
+
+    /// The rollback case's change of session between park's scan and its kill, for the agent
+    /// running `pid` in `pane` (in `dir`): its `new_session` command, typed in the pane. An agent
+    /// with no session switch changes what identifies it instead (aider: a second aider starts
+    /// on the same history file).
+    fn change_session(&self, sb: &Sandbox, mock: &MockServer, pane: &str, _dir: &Path, _pid: u32) {
+        let _ = mock;
+        self.send(sb, pane, self.spec().new_session);
+    }
 }
 
 /// The mock's canned reply.
@@ -280,6 +293,7 @@ pub fn real_agent(name: &str) -> Box<dyn RealAgent> {
         "gemini" => Box::new(GeminiAgent(Gemini::locate())),
         "opencode" => Box::new(OpencodeAgent::new(OcCli::Opencode)),
         "kilo" => Box::new(OpencodeAgent::new(OcCli::Kilo)),
+        "aider" => Box::new(AiderAgent(Aider::locate())),
         _ => panic!("no real agent {name}"),
     }
 }
@@ -886,5 +900,108 @@ impl RealAgent for OpencodeAgent {
                 .filter(|(_, dd, _)| same_dir(dd, dir))
                 .count(),
         )
+    }
+}
+
+// ---- aider ----
+
+pub struct AiderAgent(pub Aider);
+
+/// Each aider gets its own history file (`$RANDOM`, expanded by the pane's shell): two aiders on
+/// one file are untargetable (`e2e_aider` covers that). The seed sets the model and the `diff`
+/// edit format (the prompt reads `diff> `).
+static AIDER: Spec = Spec {
+    draft: r"(?m)^diff> ",
+    guard_live: true,
+    guard_source: Some("argv"),
+    rebinds_on_new: false,
+    name: "aider",
+    program: "aider --chat-history-file .aider.chat.$RANDOM$RANDOM.md",
+    ready: r"(?m)^diff> *$",
+    echo: "diff>",
+    start: Duration::from_secs(120),
+    reply: Duration::from_secs(60),
+    pause_ms: 5000,
+    busy: "Waiting for openai/mock-model",
+    permission: r"Run shell command\? \(Y\)es/\(N\)o",
+    new_session: "/clear",
+    flags: "--model openai/mock-model --no-auto-lint",
+    flag_pairs: &[("--model", "openai/mock-model")],
+    flag_words: &["--no-auto-lint"],
+    freed_mb: 50,
+    resume_flag: "--restore-chat-history",
+    hostile_flag: "--weak-model",
+    min_tree: 1,
+    live_source: Some("argv"),
+    resumed_source: Some("argv"),
+    turn_source: Some("argv"),
+    integrate: false,
+    settling: &["CPU", "turn in flight"],
+};
+
+impl AiderAgent {
+    fn text(dir: &Path, sid: &str) -> String {
+        aider_history_of(dir, sid)
+            .map(|p| read(&p))
+            .unwrap_or_default()
+    }
+}
+
+impl RealAgent for AiderAgent {
+    fn spec(&self) -> &Spec {
+        &AIDER
+    }
+    fn seed(&self, sb: &Sandbox, _mock: &MockServer) {
+        seed_aider_home(&sb.home).expect("seed aider home");
+    }
+    /// Waits for the reply under this prompt's own line: a restored aider does not redraw the
+    /// turns before it, so the screen after a resume (zellij clears it) holds only the new ones.
+    fn prompt(&self, t: &dyn Term, pane: &str, prompt: &str, nth: usize) {
+        self.send(t, pane, prompt);
+        let re = format!("(?s)diff> {}\\s*\\n.*{REPLY_RE}", regex::escape(prompt));
+        if let Err(e) = t.wait_for(pane, &re, self.spec().reply) {
+            panic!("aider: no reply #{nth} to {prompt:?}: {e}");
+        }
+    }
+    fn env(&self, sb: &Sandbox, mock: &MockServer) -> Env {
+        with_tmpdir(sb, self.0.env(mock, &sb.home, sb.path_env()))
+    }
+    /// `--chat-history-file <the file of sid>` and `--restore-chat-history`.
+    fn resumes(&self, argv: &[String], sid: &str) -> bool {
+        argv.iter().any(|a| a == "--restore-chat-history")
+            && argv
+                .windows(2)
+                .any(|w| w[0] == "--chat-history-file" && aider_session_id(Path::new(&w[1])) == sid)
+    }
+    fn assert_records(&self, _sb: &Sandbox, dir: &Path, pid: u32, sid: &str, said: &str) {
+        // The process's own history file is the session's, and it holds what was said.
+        let h = aider_history(pid).expect("--chat-history-file in argv");
+        assert_eq!(aider_session_id(&h), sid, "{}", h.display());
+        assert!(same_dir(&h.parent().unwrap().to_string_lossy(), dir));
+        assert!(read(&h).contains(said), "{said:?} in {}", h.display());
+    }
+    fn record_len(&self, _sb: &Sandbox, dir: &Path, sid: &str, _said: &str) -> usize {
+        Self::text(dir, sid).lines().count()
+    }
+    fn record_has(&self, _: &Sandbox, dir: &Path, sid: &str, _: &str, text: &str) -> Option<bool> {
+        Some(Self::text(dir, sid).contains(text))
+    }
+    fn sessions_in(&self, _sb: &Sandbox, dir: &Path) -> Option<usize> {
+        Some(aider_histories(dir).len())
+    }
+    /// aider has no session switch (`/clear` keeps its history file): a second aider starts on
+    /// the same history file, in a window of its own, which makes the first one's identity
+    /// ambiguous.
+    fn change_session(&self, sb: &Sandbox, mock: &MockServer, _pane: &str, dir: &Path, pid: u32) {
+        let h = aider_history(pid).expect("--chat-history-file in argv");
+        let env = self.env(sb, mock);
+        let second = sb.new_shell_window("w", "aider-second", dir, &env);
+        sb.type_line(
+            &second,
+            &format!(
+                "aider --chat-history-file {}",
+                crate::harness::util::sh_quote(&h.to_string_lossy())
+            ),
+        );
     }
 }

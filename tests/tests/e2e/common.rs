@@ -468,6 +468,7 @@ pub fn assert_pinned_version(r: &Row) {
         Agent::Gemini => &[GEMINI_VERSION],
         Agent::Opencode => &[OPENCODE_VERSION],
         Agent::Kilo => &[KILO_VERSION],
+        Agent::Aider => &[AIDER_VERSION],
     };
     assert!(
         r.agent_version

@@ -1,6 +1,6 @@
 //! The contract every real agent keeps with park (issue 30 §2), run for every agent park supports:
-//! Claude Code, Codex (its plain `--no-daemon` TUI), Qwen Code, Copilot CLI, Gemini CLI, OpenCode
-//! and Kilo, each the REAL CLI at its pinned version against `mock-llm`, driven through
+//! Claude Code, Codex (its plain `--no-daemon` TUI), Qwen Code, Copilot CLI, Gemini CLI, OpenCode,
+//! Kilo and aider, each the REAL CLI at its pinned version against `mock-llm`, driven through
 //! [`RealAgent`] (`tests/src/harness/real_agent.rs`).
 //!
 //! The cases, one `#[test]` per agent and case (`contract::<agent>::<case>`):
@@ -15,7 +15,9 @@
 //! * `guards`: a draft (quoted back), a turn in flight (busy) and a permission prompt are
 //!   refused; nothing is killed or recorded;
 //! * `rollback`: `/clear` (Codex, OpenCode, Kilo: `/new`) between the scan and the kill: the re-check
-//!   sees the session change, rolls the claim back, and kills nothing;
+//!   sees the session change, rolls the claim back, and kills nothing. aider has no session switch
+//!   (`/clear` keeps its history file, which is its identity): a second aider starting on the
+//!   same history file is its change, and the re-check finds the first one untargetable;
 //! * `zellij_round_trip`: the round trip in a real zellij 0.45 session (`terminal_N@session`,
 //!   the ❄ title, the prefill, the same session back in the same pane).
 //!
@@ -436,7 +438,7 @@ fn rollback(name: &'static str) {
         .filter(|p| before.contains(p))
         .collect();
     let named: Vec<(u32, String)> = keep.iter().map(|&p| (p, argv_of(p).join(" "))).collect();
-    a_.send(sb, &pane, s.new_session);
+    a_.change_session(sb, &w.mock, &pane, &dir, pid);
     let out = child.wait_with_output().unwrap();
     let said = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{said}");
@@ -593,4 +595,4 @@ macro_rules! contract {
     )*};
 }
 
-contract!(claude, codex, copilot, gemini, kilo, opencode, qwen);
+contract!(aider, claude, codex, copilot, gemini, kilo, opencode, qwen);

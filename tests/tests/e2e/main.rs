@@ -14,6 +14,7 @@ mod agents_smoke;
 mod bulk;
 mod cli_surface;
 mod contract;
+mod e2e_aider;
 mod e2e_auto;
 mod e2e_claude;
 mod e2e_claude_bg;
