@@ -39,6 +39,7 @@ pub mod gemini;
 pub mod kilo;
 pub mod limit;
 pub mod opencode;
+pub mod pi;
 pub mod qwen;
 pub mod records;
 pub mod release;
@@ -316,6 +317,13 @@ pub trait AgentKind: Sync {
     fn ready_for_input(&self, _ident: &Identity) -> Option<bool> {
         None
     }
+    /// The launch flags of process `a` (its main process started at `main_start`) that survive a
+    /// resume, and those dropped: its argv's, through the spec's whitelist. An agent that hides
+    /// its argv from other processes (pi overwrites it with its title) answers from what it
+    /// recorded of itself.
+    fn launch_flags(&self, a: &AgentProc, _main_start: u64) -> (Flags, Vec<String>) {
+        self.spec().flags(&a.argv[a.prog_index + 1..])
+    }
     /// Whether the composer's `draft` (as its `read_screen` reads it) shows `text`, typed into an
     /// empty composer: the same text, wrapped or not.
     fn draft_shows(&self, draft: &str, text: &str) -> bool {
@@ -384,6 +392,7 @@ pub fn of(a: Agent) -> &'static dyn AgentKind {
         Agent::Gemini => &gemini::Gemini,
         Agent::Opencode => &opencode::OPENCODE,
         Agent::Kilo => &kilo::KILO,
+        Agent::Pi => &pi::Pi,
     }
 }
 

@@ -1,0 +1,116 @@
+//! pi's screen (1.6.0, its default full-screen TUI): the conversation, then the editor between two
+//! full-width `─` rules, then a footer (the cwd, then the context use and the model), with a
+//! command popup between the lower rule and the footer while a `/` command is typed. A run in
+//! flight labels the upper rule: `── ⠹ Working ───…`. pi has no permission prompts; an
+//! extension's dialog takes the editor's place, and a screen without the editor reads as unknown.
+//!
+//! Contract: pure, never panics. The editor is the last full-width rule with the nearest rule
+//! (plain or labelled) above it, at most [`MAX_EDITOR_LINES`] apart; its text is the draft (a
+//! draft typed while busy is still one); a labelled upper rule means busy.
+
+use crate::agents::screen::{is_rule, plain_lines, ScreenReading, RULE_CHAR};
+
+/// The most lines the editor grows to before it scrolls (more: not pi's editor).
+const MAX_EDITOR_LINES: usize = 30;
+/// The most lines between the lower rule and the end of the screen: the popup and the footer.
+const MAX_BELOW: usize = 14;
+
+/// An upper rule: full-width `─`, or `── <label> ───…` while pi works. Returns its label.
+fn upper_rule(line: &str) -> Option<String> {
+    let t = line.trim_end();
+    if is_rule(t) {
+        return Some(String::new());
+    }
+    let rest = t.strip_prefix("── ")?;
+    let label = rest.trim_end_matches(RULE_CHAR).trim_end();
+    let tail = rest.len() - label.len();
+    (tail >= 3 * RULE_CHAR.len_utf8() && !label.is_empty() && !label.contains(RULE_CHAR))
+        .then(|| label.to_string())
+}
+
+/// Reads a plain capture of pi's pane.
+pub fn read(capture: &str) -> ScreenReading {
+    let lines = plain_lines(capture);
+    let end = lines
+        .iter()
+        .rposition(|l| !l.trim().is_empty())
+        .map_or(0, |i| i + 1);
+    let Some(lower) = lines[..end].iter().rposition(|l| is_rule(l)) else {
+        return ScreenReading::default();
+    };
+    if end - lower - 1 > MAX_BELOW || end - lower - 1 == 0 {
+        return ScreenReading::default();
+    }
+    let Some((upper, label)) = lines[..lower]
+        .iter()
+        .enumerate()
+        .rev()
+        .take(MAX_EDITOR_LINES + 1)
+        .find_map(|(i, l)| upper_rule(l).map(|label| (i, label)))
+    else {
+        return ScreenReading::default();
+    };
+    let text: Vec<&str> = lines[upper + 1..lower]
+        .iter()
+        .map(|l| l.trim_end())
+        .collect();
+    let draft = text.join("\n").trim().to_string();
+    ScreenReading {
+        busy: !label.is_empty(),
+        waiting: None,
+        draft: (!draft.is_empty()).then_some(draft),
+        bg_shells: 0,
+        composer_seen: true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> String {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/pi")
+            .join(name);
+        std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+    }
+
+    #[test]
+    fn real_screens_read_as_what_they_show() {
+        for f in ["idle-1.6.0.txt", "idle-after-turns-1.6.0.txt"] {
+            let r = read(&fixture(f));
+            assert_eq!(r, ScreenReading::idle(), "{f}");
+        }
+        assert_eq!(
+            read(&fixture("draft-1.6.0.txt")),
+            ScreenReading::with_draft("an unsent thought")
+        );
+        let busy = read(&fixture("busy-1.6.0.txt"));
+        assert!(busy.busy && busy.composer_seen && busy.draft.is_none(), "{busy:?}");
+        let both = read(&fixture("busy-draft-1.6.0.txt"));
+        assert!(both.busy, "{both:?}");
+        assert_eq!(both.draft.as_deref(), Some("queued words"));
+        // The command popup under the editor: the typed command is a draft.
+        let popup = read(&fixture("slash-popup-1.6.0.txt"));
+        assert_eq!(popup.draft.as_deref(), Some("/ne"), "{popup:?}");
+        assert!(!popup.busy);
+    }
+
+    /// Only the upper rule's label makes the screen busy: a rule in the conversation or the
+    /// scrollback, far from the footer, is no editor.
+    #[test]
+    fn the_working_label_is_busy_and_no_editor_is_unknown() {
+        let idle = fixture("idle-1.6.0.txt");
+        let rule = "─".repeat(40);
+        let working = idle.replacen(&rule, &format!("── ⠹ Working {}", "─".repeat(27)), 1);
+        assert_ne!(working, idle);
+        assert!(read(&working).busy);
+        // The editor gone (an extension's dialog in its place): unknown, never idle.
+        let gone: String = idle.lines().filter(|l| !is_rule(l)).map(|l| format!("{l}\n")).collect();
+        assert!(!read(&gone).composer_seen);
+        assert!(!read("").composer_seen);
+        assert!(!read(&format!("{rule}\n{rule}\n")).composer_seen, "no footer");
+        assert!(upper_rule("── a ─").is_none());
+        assert_eq!(upper_rule("── ⠹ Working ─────").as_deref(), Some("⠹ Working"));
+    }
+}
