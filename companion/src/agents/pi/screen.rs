@@ -67,6 +67,7 @@ pub fn read(capture: &str) -> ScreenReading {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agents::screen::test_kit;
 
     fn fixture(name: &str) -> String {
         let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -79,11 +80,11 @@ mod tests {
     fn real_screens_read_as_what_they_show() {
         for f in ["idle-1.6.0.txt", "idle-after-turns-1.6.0.txt"] {
             let r = read(&fixture(f));
-            assert_eq!(r, ScreenReading::idle(), "{f}");
+            assert_eq!(r, test_kit::idle(), "{f}");
         }
         assert_eq!(
             read(&fixture("draft-1.6.0.txt")),
-            ScreenReading::with_draft("an unsent thought")
+            test_kit::with_draft("an unsent thought")
         );
         let busy = read(&fixture("busy-1.6.0.txt"));
         assert!(busy.busy && busy.composer_seen && busy.draft.is_none(), "{busy:?}");
