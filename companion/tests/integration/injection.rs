@@ -648,6 +648,18 @@ fn opencode_shapes(s: &str) -> Vec<Vec<String>> {
     ]
 }
 
+fn pi_shapes(s: &str) -> Vec<Vec<String>> {
+    vec![
+        strs(&["--model", s, "--provider", s]),
+        vec![format!("--model={s}")],
+        strs(&["--tools", s, "-e", s, "--no-skills"]),
+        vec![s.to_string()],
+        strs(&["--append-system-prompt", s, "--thinking", s]),
+        strs(&["--session", s, "--session-id", s, "--fork", s]),
+        strs(&["--session-dir", s, "--api-key", s, "-p", s]),
+    ]
+}
+
 fn shapes(agent: Agent, s: &str) -> Vec<Vec<String>> {
     match agent {
         Agent::Claude => claude_shapes(s),
@@ -656,6 +668,7 @@ fn shapes(agent: Agent, s: &str) -> Vec<Vec<String>> {
         Agent::Copilot => copilot_shapes(s),
         Agent::Gemini => gemini_shapes(s),
         Agent::Opencode | Agent::Kilo => opencode_shapes(s),
+        Agent::Pi => pi_shapes(s),
     }
 }
 
@@ -817,6 +830,14 @@ fn assert_resume_argv_shape(e: &Entry) -> Vec<String> {
             assert_eq!(
                 argv[..3],
                 [e.program.clone(), "-s".into(), SID.into()],
+                "{e:?}"
+            );
+            &argv[3..]
+        }
+        Agent::Pi => {
+            assert_eq!(
+                argv[..3],
+                [e.program.clone(), "--session".into(), SID.into()],
                 "{e:?}"
             );
             &argv[3..]
