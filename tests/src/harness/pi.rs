@@ -27,9 +27,13 @@ pub struct Pi {
 }
 
 impl Pi {
-    /// Finds the pinned install; `Err` says what is missing.
+    /// Finds the pinned install. `Err` says what is missing; `scripts/setup` writes `pi.skipped`
+    /// (with its reason) where it cannot give pi a node >= 22.19, and then the error says so.
     pub fn try_locate() -> Result<Pi, String> {
         let dir = Agents::dir();
+        if let Ok(why) = std::fs::read_to_string(dir.join("pi.skipped")) {
+            return Err(format!("scripts/setup skipped pi here: {}", why.trim()));
+        }
         let bin = crate::harness::agents::find(
             &dir,
             "pi",

@@ -294,11 +294,12 @@ pub fn real_agent(name: &str) -> Box<dyn RealAgent> {
     }
 }
 
-/// Whether `scripts/setup` said it could not install `name` here (Qwen Code off x86_64 Linux
-/// without a system node 22): the reason, after which its tests are skipped.
+/// Whether `scripts/setup` said it could not install `name` here (Qwen Code, pi: off x86_64
+/// Linux without a system node new enough): the reason, after which its tests are skipped.
 pub fn skipped(name: &str) -> Option<String> {
     match name {
         "qwen" => Qwen::try_locate().err().filter(|e| e.contains("skipped")),
+        "pi" => Pi::try_locate().err().filter(|e| e.contains("skipped")),
         _ => None,
     }
 }
