@@ -102,7 +102,13 @@ pub fn pi_project_dir(cwd: &Path) -> String {
     let s = s.strip_prefix('/').unwrap_or(&s);
     let safe: String = s
         .chars()
-        .map(|c| if matches!(c, '/' | '\\' | ':') { '-' } else { c })
+        .map(|c| {
+            if matches!(c, '/' | '\\' | ':') {
+                '-'
+            } else {
+                c
+            }
+        })
         .collect();
     format!("--{safe}--")
 }

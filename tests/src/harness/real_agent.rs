@@ -966,7 +966,11 @@ impl RealAgent for PiAgent {
         // it holds what was said.
         let files = pi_session_files(&sb.home, dir, sid);
         assert_eq!(files.len(), 1, "{sid}: {:?}", pi_sessions(&sb.home, dir));
-        assert!(read(&files[0]).contains(said), "{said:?} in {}", files[0].display());
+        assert!(
+            read(&files[0]).contains(said),
+            "{said:?} in {}",
+            files[0].display()
+        );
     }
     fn record_len(&self, sb: &Sandbox, dir: &Path, sid: &str, _said: &str) -> usize {
         pi_session_files(&sb.home, dir, sid)

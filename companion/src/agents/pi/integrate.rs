@@ -354,7 +354,10 @@ mod tests {
     fn pi_coding_agent_dir_moves_the_extension() {
         let env = vec![
             ("HOME".to_string(), "/h".to_string()),
-            ("PI_CODING_AGENT_DIR".to_string(), "/elsewhere/pi".to_string()),
+            (
+                "PI_CODING_AGENT_DIR".to_string(),
+                "/elsewhere/pi".to_string(),
+            ),
         ];
         assert_eq!(
             extension_file(&env),
@@ -385,6 +388,10 @@ mod tests {
             r#"{{"session_id":"{sid}","session_file":"rel/x.jsonl","cwd":"rel","status":"idle"}}"#
         );
         let r = record_of(rel.as_bytes(), 7, 99).unwrap();
-        assert_eq!((r.session_file, r.cwd), (None, None), "relative paths dropped");
+        assert_eq!(
+            (r.session_file, r.cwd),
+            (None, None),
+            "relative paths dropped"
+        );
     }
 }

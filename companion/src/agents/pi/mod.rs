@@ -149,7 +149,12 @@ pub fn identify(a: &AgentProc, main_start: u64, _platform: &dyn Platform) -> Ide
     // Only a file where `pi --session <id>` run in the cwd finds it: inside this agent dir's
     // sessions of the cwd (a --session-dir or PI_CODING_AGENT_SESSION_DIR elsewhere is not
     // replayed), named by the id.
-    let at_home = file.parent() == Some(&config.join("sessions").join(transcript::project_dir_name(&cwd)))
+    let at_home = file.parent()
+        == Some(
+            &config
+                .join("sessions")
+                .join(transcript::project_dir_name(&cwd)),
+        )
         && file
             .file_name()
             .and_then(|n| transcript::id_of_name(&n.to_string_lossy()))

@@ -87,7 +87,10 @@ mod tests {
             test_kit::with_draft("an unsent thought")
         );
         let busy = read(&fixture("busy-1.6.0.txt"));
-        assert!(busy.busy && busy.composer_seen && busy.draft.is_none(), "{busy:?}");
+        assert!(
+            busy.busy && busy.composer_seen && busy.draft.is_none(),
+            "{busy:?}"
+        );
         let both = read(&fixture("busy-draft-1.6.0.txt"));
         assert!(both.busy, "{both:?}");
         assert_eq!(both.draft.as_deref(), Some("queued words"));
@@ -107,11 +110,21 @@ mod tests {
         assert_ne!(working, idle);
         assert!(read(&working).busy);
         // The editor gone (an extension's dialog in its place): unknown, never idle.
-        let gone: String = idle.lines().filter(|l| !is_rule(l)).map(|l| format!("{l}\n")).collect();
+        let gone: String = idle
+            .lines()
+            .filter(|l| !is_rule(l))
+            .map(|l| format!("{l}\n"))
+            .collect();
         assert!(!read(&gone).composer_seen);
         assert!(!read("").composer_seen);
-        assert!(!read(&format!("{rule}\n{rule}\n")).composer_seen, "no footer");
+        assert!(
+            !read(&format!("{rule}\n{rule}\n")).composer_seen,
+            "no footer"
+        );
         assert!(upper_rule("── a ─").is_none());
-        assert_eq!(upper_rule("── ⠹ Working ─────").as_deref(), Some("⠹ Working"));
+        assert_eq!(
+            upper_rule("── ⠹ Working ─────").as_deref(),
+            Some("⠹ Working")
+        );
     }
 }

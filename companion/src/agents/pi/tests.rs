@@ -75,7 +75,15 @@ fn flags_keep_the_whitelist_and_drop_sessions_secrets_prompts_and_hostile_values
     assert!(!keep.iter().any(|k| k.contains("secret")));
     assert_eq!(
         SPEC.resume_argv("pi", SID, &keep[..4]),
-        v(&["pi", "--session", SID, "--provider", "mock", "--model", "mock-model"])
+        v(&[
+            "pi",
+            "--session",
+            SID,
+            "--provider",
+            "mock",
+            "--model",
+            "mock-model"
+        ])
     );
 }
 
@@ -98,7 +106,10 @@ impl One {
     fn env(&self) -> Vec<(String, String)> {
         vec![
             ("HOME".into(), self.home().to_string_lossy().into()),
-            ("PARK_HOME".into(), self.park_home().to_string_lossy().into()),
+            (
+                "PARK_HOME".into(),
+                self.park_home().to_string_lossy().into(),
+            ),
         ]
     }
     fn proc(&self) -> AgentProc {
@@ -206,7 +217,9 @@ fn without_the_extension_the_row_is_untargetable_and_names_it() {
     let i = o.identify();
     assert_eq!(i.session_id, None);
     assert!(
-        i.reason.as_deref().is_some_and(|r| r.contains("park integrate pi")),
+        i.reason
+            .as_deref()
+            .is_some_and(|r| r.contains("park integrate pi")),
         "{i:?}"
     );
 }
@@ -247,7 +260,9 @@ fn a_session_without_its_file_yet_has_nothing_to_resume() {
     let i = o.identify();
     assert_eq!(i.session_id.as_deref(), Some(NEW));
     assert!(
-        i.reason.as_deref().is_some_and(|r| r.contains("no conversation yet")),
+        i.reason
+            .as_deref()
+            .is_some_and(|r| r.contains("no conversation yet")),
         "{i:?}"
     );
 }

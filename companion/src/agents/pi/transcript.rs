@@ -36,7 +36,13 @@ pub fn project_dir_name(cwd: &str) -> String {
     let trimmed = cwd.strip_prefix('/').unwrap_or(cwd);
     let safe: String = trimmed
         .chars()
-        .map(|c| if matches!(c, '/' | '\\' | ':') { '-' } else { c })
+        .map(|c| {
+            if matches!(c, '/' | '\\' | ':') {
+                '-'
+            } else {
+                c
+            }
+        })
         .collect();
     format!("--{safe}--")
 }
@@ -189,8 +195,8 @@ pub fn parse(bytes: &[u8]) -> TranscriptInfo {
                         if let Some(t) = text_of(m) {
                             info.last_assistant = Some(t);
                         }
-                        info.turn_open = calls(m).next().is_some()
-                            || str_of(m, "stopReason") == Some("toolUse");
+                        info.turn_open =
+                            calls(m).next().is_some() || str_of(m, "stopReason") == Some("toolUse");
                     }
                     Some("toolResult") => info.turn_open = true,
                     _ => {}
@@ -289,7 +295,11 @@ mod tests {
     const SID: &str = "01a24cd4-0e3c-713e-9a66-5bcd17f42c45";
 
     fn bytes_of(lines: &[String]) -> Vec<u8> {
-        lines.iter().map(|l| format!("{l}\n")).collect::<String>().into_bytes()
+        lines
+            .iter()
+            .map(|l| format!("{l}\n"))
+            .collect::<String>()
+            .into_bytes()
     }
 
     fn header() -> String {
@@ -310,7 +320,9 @@ mod tests {
     }
 
     fn reply(t: &str) -> String {
-        format!(r#"{{"role":"assistant","content":[{{"type":"text","text":"{t}"}}],"stopReason":"stop"}}"#)
+        format!(
+            r#"{{"role":"assistant","content":[{{"type":"text","text":"{t}"}}],"stopReason":"stop"}}"#
+        )
     }
 
     #[test]
@@ -377,7 +389,8 @@ mod tests {
         assert_eq!(i.bad_lines, 2);
         assert!(i.truncated_last_line);
         assert!(!i.turn_open);
-        let md = markdown(b"{\"id\":\"a\",\"parentId\":\"a\"}\n{\"id\":\"b\",\"parentId\":\"a\"}\n");
+        let md =
+            markdown(b"{\"id\":\"a\",\"parentId\":\"a\"}\n{\"id\":\"b\",\"parentId\":\"a\"}\n");
         assert_eq!(md.turns, 0);
     }
 
@@ -396,7 +409,11 @@ mod tests {
         assert_eq!(i.first_prompt.as_deref(), Some("hello there [slow 4]"));
         let md = markdown(bytes);
         assert!(md.tool_calls >= 1, "{}", md.markdown);
-        assert!(md.markdown.contains("sleep 3; echo toolran"), "{}", md.markdown);
+        assert!(
+            md.markdown.contains("sleep 3; echo toolran"),
+            "{}",
+            md.markdown
+        );
         assert_eq!(md.last_assistant, i.last_assistant);
         let end = render::raw_end(bytes, message_of);
         assert_eq!(end.last_reply, i.last_assistant);
