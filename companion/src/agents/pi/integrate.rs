@@ -19,8 +19,8 @@
 //!   park's (its first line); remove deletes exactly it; a file of the same name that is not
 //!   park's is never touched, and the error says so.
 //! * the extension never fails pi: every step is in `try`, nothing is awaited by pi, a missing
-//!   park binary is ignored; it records nothing in pi's non-interactive modes (`-p`, `--mode`),
-//!   which run in no pane.
+//!   park binary is ignored; it records nothing outside pi's TUI (`ctx.mode` `print`, `json`,
+//!   `rpc`), which runs in no pane.
 
 use super::super::{Integration, IntegrationState};
 use crate::adapters::platform::proctree::program_of;
@@ -90,7 +90,7 @@ export default function (pi) {{
   let status = "idle";
   const tell = (event, ctx) => {{
     try {{
-      if (!ctx || !ctx.hasUI) return;
+      if (!ctx || (ctx.mode ?? (ctx.hasUI ? "tui" : "")) !== "tui") return;
       const sm = ctx.sessionManager;
       const rec = {{
         session_id: sm.getSessionId() ?? null,

@@ -1,7 +1,8 @@
 //! pi's screen (1.6.0, its default full-screen TUI): the conversation, then the editor between two
 //! full-width `─` rules, then a footer (the cwd, then the context use and the model), with a
 //! command popup between the lower rule and the footer while a `/` command is typed. A run in
-//! flight labels the upper rule: `── ⠹ Working ───…`. pi has no permission prompts; an
+//! flight labels the upper rule: `── ⠹ Working ───…` (an extension's custom editor, and pi 0.73,
+//! show it as a row of its own above the editor: `⠙ Working...`). pi has no permission prompts; an
 //! extension's dialog takes the editor's place, and a screen without the editor reads as unknown.
 //!
 //! Contract: pure, never panics. The editor is the last full-width rule with the nearest rule
@@ -26,6 +27,12 @@ fn upper_rule(line: &str) -> Option<String> {
     let tail = rest.len() - label.len();
     (tail >= 3 * RULE_CHAR.len_utf8() && !label.is_empty() && !label.contains(RULE_CHAR))
         .then(|| label.to_string())
+}
+
+/// A standalone working row (`⠙ Working...`): a braille spinner, then a word.
+fn working_row(line: &str) -> bool {
+    let mut c = line.trim_start().chars();
+    matches!(c.next(), Some('\u{2801}'..='\u{28FF}')) && c.next() == Some(' ')
 }
 
 /// Reads a plain capture of pi's pane.
@@ -55,8 +62,10 @@ pub fn read(capture: &str) -> ScreenReading {
         .map(|l| l.trim_end())
         .collect();
     let draft = text.join("\n").trim().to_string();
+    // A custom editor (an extension's) keeps the working row on its own line above the editor.
+    let row_above = lines[..upper].iter().rev().take(3).any(|l| working_row(l));
     ScreenReading {
-        busy: !label.is_empty(),
+        busy: !label.is_empty() || row_above,
         waiting: None,
         draft: (!draft.is_empty()).then_some(draft),
         bg_shells: 0,
@@ -121,6 +130,9 @@ mod tests {
             !read(&format!("{rule}\n{rule}\n")).composer_seen,
             "no footer"
         );
+        // The working row of its own above a custom editor (pi 0.73's place for it).
+        let above = idle.replacen(&rule, &format!(" ⠙ Working...\n{rule}"), 1);
+        assert!(read(&above).busy, "{above}");
         assert!(upper_rule("── a ─").is_none());
         assert_eq!(
             upper_rule("── ⠹ Working ─────").as_deref(),
