@@ -2,7 +2,8 @@
 //! full-width `─` rules, then a footer (the cwd, then the context use and the model), with a
 //! command popup between the lower rule and the footer while a `/` command is typed. A run in
 //! flight labels the upper rule: `── ⠹ Working ───…` (an extension's custom editor, and pi 0.73,
-//! show it as a row of its own above the editor: `⠙ Working...`). pi has no permission prompts; an
+//! show it as a row of its own above the editor: `⠼ Working`; a custom editor may label its lower
+//! rule with its mode: `───… INSERT`). pi has no permission prompts; an
 //! extension's dialog takes the editor's place, and a screen without the editor reads as unknown.
 //!
 //! Contract: pure, never panics. The editor is the last full-width rule with the nearest rule
@@ -16,17 +17,30 @@ const MAX_EDITOR_LINES: usize = 30;
 /// The most lines between the lower rule and the end of the screen: the popup and the footer.
 const MAX_BELOW: usize = 14;
 
-/// An upper rule: full-width `─`, or `── <label> ───…` while pi works. Returns its label.
-fn upper_rule(line: &str) -> Option<String> {
+/// The longest label a rule carries (`⠹ Working`, a custom editor's mode such as `INSERT`).
+const MAX_LABEL: usize = 40;
+
+/// An editor rule: full-width `─`, `── <label> ───…` (pi's working label on the upper rule) or
+/// `───… <label>` (a custom editor's mode on the lower one). Returns its label.
+fn rule(line: &str) -> Option<String> {
     let t = line.trim_end();
     if is_rule(t) {
         return Some(String::new());
     }
-    let rest = t.strip_prefix("── ")?;
-    let label = rest.trim_end_matches(RULE_CHAR).trim_end();
-    let tail = rest.len() - label.len();
-    (tail >= 3 * RULE_CHAR.len_utf8() && !label.is_empty() && !label.contains(RULE_CHAR))
-        .then(|| label.to_string())
+    let dashes = t.chars().filter(|&c| c == RULE_CHAR).count();
+    let label = t.trim_matches(RULE_CHAR).trim();
+    let ok = dashes >= 20
+        && (t.starts_with("──") || t.ends_with("──"))
+        && !label.is_empty()
+        && label.chars().count() <= MAX_LABEL
+        && !label.contains(RULE_CHAR)
+        && t.contains(&format!(" {label}"));
+    ok.then(|| label.to_string())
+}
+
+/// An upper rule and its label: a label there means pi is working.
+fn upper_rule(line: &str) -> Option<String> {
+    rule(line)
 }
 
 /// A standalone working row (`⠙ Working...`): a braille spinner, then a word.
@@ -42,7 +56,7 @@ pub fn read(capture: &str) -> ScreenReading {
         .iter()
         .rposition(|l| !l.trim().is_empty())
         .map_or(0, |i| i + 1);
-    let Some(lower) = lines[..end].iter().rposition(|l| is_rule(l)) else {
+    let Some(lower) = lines[..end].iter().rposition(|l| rule(l).is_some()) else {
         return ScreenReading::default();
     };
     if end - lower - 1 > MAX_BELOW || end - lower - 1 == 0 {
@@ -107,6 +121,18 @@ mod tests {
         let popup = read(&fixture("slash-popup-1.6.0.txt"));
         assert_eq!(popup.draft.as_deref(), Some("/ne"), "{popup:?}");
         assert!(!popup.busy);
+        // An extension's custom editor (pi's own `modal-editor.ts` example): its mode on the
+        // lower rule, the working row on a line of its own above the editor.
+        assert_eq!(
+            read(&fixture("custom-editor-idle-1.6.0.txt")),
+            test_kit::idle()
+        );
+        assert_eq!(
+            read(&fixture("custom-editor-draft-1.6.0.txt")),
+            test_kit::with_draft("typed into the modal editor")
+        );
+        let custom = read(&fixture("custom-editor-busy-1.6.0.txt"));
+        assert!(custom.busy && custom.draft.is_none(), "{custom:?}");
     }
 
     /// Only the upper rule's label makes the screen busy: a rule in the conversation or the
@@ -114,8 +140,8 @@ mod tests {
     #[test]
     fn the_working_label_is_busy_and_no_editor_is_unknown() {
         let idle = fixture("idle-1.6.0.txt");
-        let rule = "─".repeat(40);
-        let working = idle.replacen(&rule, &format!("── ⠹ Working {}", "─".repeat(27)), 1);
+        let dashes = "─".repeat(40);
+        let working = idle.replacen(&dashes, &format!("── ⠹ Working {}", "─".repeat(27)), 1);
         assert_ne!(working, idle);
         assert!(read(&working).busy);
         // The editor gone (an extension's dialog in its place): unknown, never idle.
@@ -127,15 +153,23 @@ mod tests {
         assert!(!read(&gone).composer_seen);
         assert!(!read("").composer_seen);
         assert!(
-            !read(&format!("{rule}\n{rule}\n")).composer_seen,
+            !read(&format!("{dashes}\n{dashes}\n")).composer_seen,
             "no footer"
         );
         // The working row of its own above a custom editor (pi 0.73's place for it).
-        let above = idle.replacen(&rule, &format!(" ⠙ Working...\n{rule}"), 1);
+        let above = idle.replacen(&dashes, &format!(" ⠙ Working...\n{dashes}"), 1);
         assert!(read(&above).busy, "{above}");
-        assert!(upper_rule("── a ─").is_none());
+        assert!(upper_rule("── a ─").is_none(), "too short for a rule");
+        assert!(
+            rule("see ──────────────────────── there").is_none(),
+            "text, not a rule"
+        );
         assert_eq!(
-            upper_rule("── ⠹ Working ─────").as_deref(),
+            rule(&format!("{} INSERT", "─".repeat(30))).as_deref(),
+            Some("INSERT")
+        );
+        assert_eq!(
+            upper_rule(&format!("── ⠹ Working {}", "─".repeat(30))).as_deref(),
             Some("⠹ Working")
         );
     }
