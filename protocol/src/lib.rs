@@ -37,12 +37,14 @@ pub enum Agent {
     Kilo,
     /// aider (`aider-chat`, Python): no session id, its chat history file is the identity.
     Aider,
+    /// pi (`@earendil-works/pi-coding-agent`).
+    Pi,
 }
 
 impl Agent {
     /// Every agent, in declaration order: the one list everything that goes over all agents
     /// iterates (the companion's `agents::all()`, the test corpora).
-    pub const ALL: [Agent; 8] = [
+    pub const ALL: [Agent; 9] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Qwen,
@@ -51,6 +53,7 @@ impl Agent {
         Agent::Opencode,
         Agent::Kilo,
         Agent::Aider,
+        Agent::Pi,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -63,6 +66,7 @@ impl Agent {
             Agent::Opencode => "opencode",
             Agent::Kilo => "kilo",
             Agent::Aider => "aider",
+            Agent::Pi => "pi",
         }
     }
 }

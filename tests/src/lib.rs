@@ -36,6 +36,7 @@ pub mod harness {
     pub mod gemini;
     pub mod mock;
     pub mod opencode;
+    pub mod pi;
     pub mod procs;
     pub mod qwen;
     pub mod real_agent;
@@ -68,6 +69,9 @@ pub use harness::mock::MockServer;
 pub use harness::opencode::{
     opencode_messages, opencode_sessions, seed_opencode_home, OcCli, Opencode, KILO_VERSION,
     OPENCODE_VERSION,
+};
+pub use harness::pi::{
+    pi_project_dir, pi_record, pi_session_files, pi_sessions, seed_pi_home, Pi, PI_VERSION,
 };
 pub use harness::procs::{
     descendants, kill_and_reap, pid_alive, processes_referencing, wait_cpu_quiet, wait_gone,

@@ -40,6 +40,7 @@ pub mod gemini;
 pub mod kilo;
 pub mod limit;
 pub mod opencode;
+pub mod pi;
 pub mod qwen;
 pub mod records;
 pub mod release;
@@ -317,22 +318,23 @@ pub trait AgentKind: Sync {
     fn ready_for_input(&self, _ident: &Identity) -> Option<bool> {
         None
     }
+    /// The launch flags of process `a` (its main process started at `main_start`) that a resume
+    /// replays, and those dropped: its argv's, through the spec's whitelist. An agent that hides
+    /// its argv from other processes (pi overwrites it with its title) answers from what it
+    /// recorded of itself; one whose resume needs more than its argv's flags (aider: its history
+    /// file made absolute, the files its chat holds now) adds them.
+    fn launch_flags(
+        &self,
+        a: &AgentProc,
+        _main_start: u64,
+        _platform: &dyn Platform,
+    ) -> (Flags, Vec<String>) {
+        self.spec().flags(&a.argv[a.prog_index + 1..])
+    }
     /// Whether the composer's `draft` (as its `read_screen` reads it) shows `text`, typed into an
     /// empty composer: the same text, wrapped or not.
     fn draft_shows(&self, draft: &str, text: &str) -> bool {
         same_text(draft, text)
-    }
-    /// The flags a resume of process `a` (its session process started at `start_ticks`) replays
-    /// and the ones it drops, for an agent whose resume needs more than its argv's whitelisted
-    /// flags (aider: its history file made absolute, the files its chat holds now); `None`: the
-    /// spec's whitelist over argv.
-    fn session_flags(
-        &self,
-        _a: &AgentProc,
-        _start_ticks: u64,
-        _platform: &dyn Platform,
-    ) -> Option<(Flags, Vec<String>)> {
-        None
     }
     /// What a resume of this agent does not bring back by itself, said by `park show` (aider's
     /// own restore summarises a long history).
@@ -408,6 +410,7 @@ pub fn of(a: Agent) -> &'static dyn AgentKind {
         Agent::Opencode => &opencode::OPENCODE,
         Agent::Kilo => &kilo::KILO,
         Agent::Aider => &aider::Aider,
+        Agent::Pi => &pi::Pi,
     }
 }
 

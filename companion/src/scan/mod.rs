@@ -360,10 +360,7 @@ fn paneless(
         None => (Identity::untargetable("not identified yet"), None),
     };
     let (tree, spared) = kill_set(table, a.root, ancestry);
-    let args = &a.argv[a.prog_index + 1..];
-    let (flags, dropped_flags) = kind
-        .session_flags(&a, main_start, platform)
-        .unwrap_or_else(|| kind.spec().flags(args));
+    let (flags, dropped_flags) = kind.launch_flags(&a, main_start, platform);
     Some(Found {
         proc: a,
         main_start,

@@ -2295,6 +2295,11 @@ fn fuzz_classify_argv() {
                         prop_assert!(!rest.iter().any(|a| a == t));
                     }
                 }
+                Agent::Pi => {
+                    for t in ["-p", "--print", "--mode", "--version", "-v", "--help", "-h"] {
+                        prop_assert!(!rest.iter().any(|a| a == t));
+                    }
+                }
             }
             let base = Path::new(&argv[idx])
                 .file_name()
@@ -2307,6 +2312,7 @@ fn fuzz_classify_argv() {
                     || base.contains("opencode")
                     || base.contains("kilo")
                     || base.contains("aider")
+                    || base == "pi"
                     || argv[idx].contains("/@anthropic-ai/claude-code/")
                     || argv[idx].contains("/@qwen-code/qwen-code/"),
                 "classified {:?} as {:?}",

@@ -682,6 +682,18 @@ fn aider_shapes(s: &str) -> Vec<Vec<String>> {
     .collect()
 }
 
+fn pi_shapes(s: &str) -> Vec<Vec<String>> {
+    vec![
+        strs(&["--model", s, "--provider", s]),
+        vec![format!("--model={s}")],
+        strs(&["--tools", s, "-e", s, "--no-skills"]),
+        vec![s.to_string()],
+        strs(&["--append-system-prompt", s, "--thinking", s]),
+        strs(&["--session", s, "--session-id", s, "--fork", s]),
+        strs(&["--session-dir", s, "--api-key", s, "-p", s]),
+    ]
+}
+
 fn shapes(agent: Agent, s: &str) -> Vec<Vec<String>> {
     match agent {
         Agent::Claude => claude_shapes(s),
@@ -691,6 +703,7 @@ fn shapes(agent: Agent, s: &str) -> Vec<Vec<String>> {
         Agent::Gemini => gemini_shapes(s),
         Agent::Opencode | Agent::Kilo => opencode_shapes(s),
         Agent::Aider => aider_shapes(s),
+        Agent::Pi => pi_shapes(s),
     }
 }
 
@@ -864,6 +877,14 @@ fn assert_resume_argv_shape(e: &Entry) -> Vec<String> {
                 Some("--restore-chat-history")
             );
             &argv[1..argv.len() - 1]
+        }
+        Agent::Pi => {
+            assert_eq!(
+                argv[..3],
+                [e.program.clone(), "--session".into(), SID.into()],
+                "{e:?}"
+            );
+            &argv[3..]
         }
     };
     assert_eq!(flags, kept.as_slice());

@@ -7,8 +7,7 @@
 //! ([`Zellij`]) implement, so the same agent recipe runs in either multiplexer.
 //!
 //! Implemented for every agent park supports: Claude Code, Codex (its plain `--no-daemon` TUI;
-//! daemon mode stays in `e2e_codex`), Qwen Code, Copilot CLI, Gemini CLI, OpenCode, Kilo and
-//! aider. The
+//! daemon mode stays in `e2e_codex`) and every other agent of `Agent::ALL` (the `contract!` list). The
 //! agents' offline recipes (seeded HOME, environment, record paths) stay in their own files
 //! (`claude.rs`, `codex.rs`, ...); what a module of their own tests is only what is theirs.
 
@@ -30,6 +29,7 @@ use crate::harness::mock::MockServer;
 use crate::harness::opencode::{
     opencode_messages, opencode_sessions, seed_opencode_home, OcCli, Opencode,
 };
+use crate::harness::pi::{pi_record, pi_session_files, pi_sessions, seed_pi_home, Pi};
 use crate::harness::procs::descendants;
 use crate::harness::qwen::{qwen_registry, qwen_transcript, seed_qwen_home, Qwen};
 use crate::harness::sandbox::Sandbox;
@@ -111,7 +111,8 @@ pub struct Spec {
     pub rebinds_on_new: bool,
     /// A turn in flight is on screen.
     pub busy: &'static str,
-    /// A permission prompt for a shell command is on screen.
+    /// A permission prompt for a shell command is on screen; empty: the agent has none (pi runs
+    /// every tool call unasked), and the guards case checks no permission prompt.
     pub permission: &'static str,
     /// The command that starts another session in the same process (`/clear`, `/new`).
     pub new_session: &'static str,
@@ -215,6 +216,13 @@ pub trait RealAgent: Send + Sync {
         text: &str,
     ) -> Option<bool>;
 
+    /// The launch arguments of process `pid` as it was started (program first): its
+    /// `/proc/<pid>/cmdline`, or where the agent overwrites that (pi sets its title), what the
+    /// process itself reports of them.
+    fn launch_argv(&self, _sb: &Sandbox, pid: u32) -> Vec<String> {
+        argv(pid)
+    }
+
     /// Whether the resumed process's `argv` names session `sid` the way park resumes it
     /// (`--resume <sid>`, `-s <sid>`; Codex: the `resume` subcommand, the id last).
     fn resumes(&self, argv: &[String], sid: &str) -> bool {
@@ -294,15 +302,17 @@ pub fn real_agent(name: &str) -> Box<dyn RealAgent> {
         "opencode" => Box::new(OpencodeAgent::new(OcCli::Opencode)),
         "kilo" => Box::new(OpencodeAgent::new(OcCli::Kilo)),
         "aider" => Box::new(AiderAgent(Aider::locate())),
+        "pi" => Box::new(PiAgent(Pi::locate())),
         _ => panic!("no real agent {name}"),
     }
 }
 
-/// Whether `scripts/setup` said it could not install `name` here (Qwen Code off x86_64 Linux
-/// without a system node 22): the reason, after which its tests are skipped.
+/// Whether `scripts/setup` said it could not install `name` here (Qwen Code, pi: off x86_64
+/// Linux without a system node new enough): the reason, after which its tests are skipped.
 pub fn skipped(name: &str) -> Option<String> {
     match name {
         "qwen" => Qwen::try_locate().err().filter(|e| e.contains("skipped")),
+        "pi" => Pi::try_locate().err().filter(|e| e.contains("skipped")),
         _ => None,
     }
 }
@@ -1003,5 +1013,99 @@ impl RealAgent for AiderAgent {
                 crate::harness::util::sh_quote(&h.to_string_lossy())
             ),
         );
+    }
+}
+
+// ---- pi ----
+
+pub struct PiAgent(pub Pi);
+
+static PI: Spec = Spec {
+    // The editor's text starts its line, under the upper rule.
+    draft: r"(?m)^",
+    guard_live: true,
+    guard_source: Some("extension"),
+    rebinds_on_new: true,
+    name: "pi",
+    program: "pi --model mock/mock-model",
+    // The empty editor between its two rules, the cwd under them.
+    ready: r"(?m)^─{20,}\n\s*\n─{20,}\n",
+    echo: "(?s)─",
+    start: Duration::from_secs(60),
+    reply: Duration::from_secs(60),
+    pause_ms: 4000,
+    // The upper rule's label while a run is in flight.
+    busy: "── . Working",
+    // pi has no permission prompts.
+    permission: "",
+    new_session: "/new",
+    flags: "--thinking off",
+    flag_pairs: &[("--model", "mock/mock-model"), ("--thinking", "off")],
+    flag_words: &[],
+    freed_mb: 0,
+    resume_flag: "--session",
+    hostile_flag: "--append-system-prompt",
+    min_tree: 1,
+    live_source: Some("extension"),
+    resumed_source: Some("extension"),
+    turn_source: Some("extension"),
+    integrate: true,
+    settling: &["CPU", "turn in flight"],
+};
+
+impl RealAgent for PiAgent {
+    fn spec(&self) -> &Spec {
+        &PI
+    }
+    fn seed(&self, sb: &Sandbox, mock: &MockServer) {
+        seed_pi_home(&sb.home, mock).expect("seed pi home");
+    }
+    fn env(&self, sb: &Sandbox, _mock: &MockServer) -> Env {
+        with_tmpdir(sb, self.0.env(&sb.home, sb.path_env()))
+    }
+    /// pi's cmdline is its title (`pi`): the arguments are those pi reports through park's
+    /// extension (`process.argv`, recorded at its `session_start`).
+    fn launch_argv(&self, sb: &Sandbox, pid: u32) -> Vec<String> {
+        let rec = pi_record(&sb.park_home, pid).unwrap_or_default();
+        let mut v = vec!["pi".to_string()];
+        v.extend(
+            rec.get("argv")
+                .and_then(|a| a.as_array())
+                .into_iter()
+                .flatten()
+                .filter_map(|a| a.as_str().map(str::to_string)),
+        );
+        v
+    }
+    fn assert_records(&self, sb: &Sandbox, dir: &Path, _pid: u32, sid: &str, said: &str) {
+        // pi keeps no per-process record: one session file of the cwd is headed with `sid`, and
+        // it holds what was said.
+        let files = pi_session_files(&sb.home, dir, sid);
+        assert_eq!(files.len(), 1, "{sid}: {:?}", pi_sessions(&sb.home, dir));
+        assert!(
+            read(&files[0]).contains(said),
+            "{said:?} in {}",
+            files[0].display()
+        );
+    }
+    fn record_len(&self, sb: &Sandbox, dir: &Path, sid: &str, _said: &str) -> usize {
+        pi_session_files(&sb.home, dir, sid)
+            .first()
+            .map_or(0, |p| read(p).lines().count())
+    }
+    fn record_has(&self, sb: &Sandbox, dir: &Path, sid: &str, _: &str, text: &str) -> Option<bool> {
+        Some(
+            pi_session_files(&sb.home, dir, sid)
+                .first()
+                .is_some_and(|p| read(p).contains(text)),
+        )
+    }
+    fn sessions_in(&self, sb: &Sandbox, dir: &Path) -> Option<usize> {
+        Some(pi_sessions(&sb.home, dir).len())
+    }
+    fn moved_on(&self, sb: &Sandbox, pid: u32, old: &str) -> Option<bool> {
+        let now = pi_record(&sb.park_home, pid)?;
+        let sid = now.get("session_id")?.as_str()?.to_string();
+        Some(sid != old)
     }
 }

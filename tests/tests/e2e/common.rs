@@ -469,6 +469,7 @@ pub fn assert_pinned_version(r: &Row) {
         Agent::Opencode => &[OPENCODE_VERSION],
         Agent::Kilo => &[KILO_VERSION],
         Agent::Aider => &[AIDER_VERSION],
+        Agent::Pi => &[PI_VERSION],
     };
     assert!(
         r.agent_version

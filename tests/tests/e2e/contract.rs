@@ -1,6 +1,7 @@
 //! The contract every real agent keeps with park (issue 30 §2), run for every agent park supports:
 //! Claude Code, Codex (its plain `--no-daemon` TUI), Qwen Code, Copilot CLI, Gemini CLI, OpenCode,
-//! Kilo and aider, each the REAL CLI at its pinned version against `mock-llm`, driven through
+//! Kilo, aider, pi and the rest of the `contract!` list at the end, each the REAL CLI at its
+//! pinned version against `mock-llm`, driven through
 //! [`RealAgent`] (`tests/src/harness/real_agent.rs`).
 //!
 //! The cases, one `#[test]` per agent and case (`contract::<agent>::<case>`):
@@ -14,7 +15,9 @@
 //!   the next turn, written by the resumed process alone;
 //! * `guards`: a draft (quoted back), a turn in flight (busy) and a permission prompt are
 //!   refused; nothing is killed or recorded;
-//! * `rollback`: `/clear` (Codex, OpenCode, Kilo: `/new`) between the scan and the kill: the re-check
+//! * `guards`: a draft (quoted back), a turn in flight (busy) and a permission prompt (where the
+//!   agent has one: pi has none) are refused; nothing is killed or recorded;
+//! * `rollback`: `/clear` (Codex, OpenCode, Kilo, pi: `/new`) between the scan and the kill: the re-check
 //!   sees the session change, rolls the claim back, and kills nothing. aider has no session switch
 //!   (`/clear` keeps its history file, which is its identity): a second aider starting on the
 //!   same history file is its change, and the re-check finds the first one untargetable;
@@ -227,7 +230,7 @@ fn two_sessions(name: &'static str) {
         let back = w.wait_live(pane, Status::Idle, s.resumed_source);
         assert_eq!(back.session_id.as_deref(), Some(sid.as_str()), "{pane}");
     }
-    let argv = argv_of(row(sb, &b).unwrap().pid.unwrap());
+    let argv = a_.launch_argv(sb, row(sb, &b).unwrap().pid.unwrap());
     assert!(
         has_pair(&argv, s.hostile_flag, hostile),
         "the value is one argv element, verbatim: {argv:?}"
@@ -333,7 +336,7 @@ fn round_trip(name: &'static str) {
     assert_eq!(back.session_id.as_deref(), Some(sid.as_str()), "{back:?}");
     let new_pid = back.pid.expect("row pid");
     assert!(!tree0.contains(&new_pid), "a new process runs the session");
-    let argv = argv_of(new_pid);
+    let argv = a_.launch_argv(sb, new_pid);
     w.log(&format!("resumed argv: {argv:?}"));
     assert_resume_argv(a_.as_ref(), &argv, &sid);
     assert!(!argv.iter().any(|a| a == "--fork"), "{argv:?}");
@@ -407,6 +410,11 @@ fn guards(name: &'static str) {
     let re = format!("(?s){}", vec![REPLY_RE; n + 1].join(".*"));
     ok(sb.wait_for(&pane, &re, s.reply));
 
+    if s.permission.is_empty() {
+        w.log("no permission prompts: nothing more to refuse");
+        w.finish(&[]);
+        return;
+    }
     let made = format!("made-by-{name}");
     a_.send(sb, &pane, &format!("touch it [asktool touch {made}]"));
     ok(sb.wait_for(&pane, s.permission, s.reply));
@@ -545,7 +553,7 @@ fn zellij_round_trip(name: &'static str) {
         "same session, same pane"
     );
     let new_pid = back.pid.unwrap();
-    let argv = argv_of(new_pid);
+    let argv = a_.launch_argv(sb, new_pid);
     assert_resume_argv(a_.as_ref(), &argv, &sid);
     assert_eq!(
         env_of(new_pid, "ZELLIJ_PANE_ID").as_deref(),
@@ -595,4 +603,4 @@ macro_rules! contract {
     )*};
 }
 
-contract!(aider, claude, codex, copilot, gemini, kilo, opencode, qwen);
+contract!(aider, claude, codex, copilot, gemini, kilo, opencode, pi, qwen);

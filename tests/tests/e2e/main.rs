@@ -24,6 +24,7 @@ mod e2e_faults;
 mod e2e_gemini;
 mod e2e_graveyard;
 mod e2e_opencode;
+mod e2e_pi;
 mod e2e_protect;
 mod e2e_zellij;
 mod e2e_zellij_more;

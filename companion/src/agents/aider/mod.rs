@@ -556,13 +556,14 @@ impl super::AgentKind for Aider {
     fn restore_path(&self, _e: &Entry, _config_dir: &Path, _sid: &str) -> Result<PathBuf, String> {
         Err("aider: its history file is the user's (in the repo); park never writes it back".into())
     }
-    fn session_flags(
+    fn launch_flags(
         &self,
         a: &AgentProc,
         start_ticks: u64,
         platform: &dyn Platform,
-    ) -> Option<(Flags, Vec<String>)> {
+    ) -> (Flags, Vec<String>) {
         flags_now(a, start_ticks, platform)
+            .unwrap_or_else(|| SPEC.flags(&a.argv[a.prog_index + 1..]))
     }
     fn raw_end(&self, bytes: &[u8]) -> super::render::RawEnd {
         transcript::raw_end(bytes)

@@ -280,7 +280,7 @@ fn resume_replays_the_flags_the_history_file_and_the_files_in_the_chat() {
         age: 6,
     };
     let a = w.proc_of(10);
-    let (flags, dropped) = Aider.session_flags(&a, 500, &w).expect("identified");
+    let (flags, dropped) = Aider.launch_flags(&a, 500, &w);
     let h = r.join("h.md").to_string_lossy().into_owned();
     let f = |p: &str| r.join(p).to_string_lossy().into_owned();
     assert_eq!(
