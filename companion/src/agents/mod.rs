@@ -37,6 +37,7 @@ pub mod codex;
 pub mod copilot;
 pub mod gemini;
 pub mod kilo;
+pub mod kimi;
 pub mod limit;
 pub mod opencode;
 pub mod qwen;
@@ -384,6 +385,7 @@ pub fn of(a: Agent) -> &'static dyn AgentKind {
         Agent::Gemini => &gemini::Gemini,
         Agent::Opencode => &opencode::OPENCODE,
         Agent::Kilo => &kilo::KILO,
+        Agent::Kimi => &kimi::Kimi,
     }
 }
 

@@ -96,6 +96,9 @@ pub struct Spec {
     pub supervisor: Option<Supervisor>,
     /// The opt-in integration park can install into its config so it tells park its session.
     pub integration: Option<&'static dyn Integration>,
+    /// Set when its process hides its argv (a process title over it): which launch flags are
+    /// lost on resume, said by `park show`.
+    pub hidden_argv: Option<&'static str>,
 }
 
 /// Which process of an agent's tree runs the session.

@@ -500,6 +500,9 @@ fn show(ctx: &Ctx, t: &str) -> ExitStatus {
             println!("spared: {:?}", f.spared);
         }
         println!("flags kept: {:?}  dropped: {:?}", f.flags, f.dropped_flags);
+        if let Some(lost) = park::agents::of(f.proc.agent).spec().hidden_argv {
+            println!("flags lost: {lost}");
+        }
     }
     ExitStatus::Success
 }
