@@ -33,6 +33,7 @@ pub mod harness {
     pub mod codex;
     pub mod copilot;
     pub mod gemini;
+    pub mod kimi;
     pub mod mock;
     pub mod opencode;
     pub mod procs;
@@ -58,6 +59,9 @@ pub use harness::copilot::{
 };
 pub use harness::gemini::{
     gemini_chat_with, gemini_chats, seed_gemini_home, Gemini, GEMINI_VERSION,
+};
+pub use harness::kimi::{
+    kimi_hook_record, kimi_sessions, kimi_wire, seed_kimi_home, Kimi, KIMI_VERSION,
 };
 pub use harness::mock::MockServer;
 pub use harness::opencode::{

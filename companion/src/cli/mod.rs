@@ -500,8 +500,8 @@ fn show(ctx: &Ctx, t: &str) -> ExitStatus {
             println!("spared: {:?}", f.spared);
         }
         println!("flags kept: {:?}  dropped: {:?}", f.flags, f.dropped_flags);
-        if let Some(lost) = park::agents::of(f.proc.agent).spec().hidden_argv {
-            println!("flags lost: {lost}");
+        if let Some(t) = &park::agents::of(f.proc.agent).spec().process_title {
+            println!("flags lost: {}", t.lost_flags);
         }
     }
     ExitStatus::Success

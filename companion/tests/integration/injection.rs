@@ -648,6 +648,17 @@ fn opencode_shapes(s: &str) -> Vec<Vec<String>> {
     ]
 }
 
+fn kimi_shapes(s: &str) -> Vec<Vec<String>> {
+    vec![
+        strs(&["-m", s]),
+        vec![format!("--model={s}")],
+        strs(&["--add-dir", s, "--plan", "-y"]),
+        vec![s.to_string()],
+        strs(&["--skills-dir", s, "--auto"]),
+        strs(&["-S", s, "--session", s, "--agent", s, "--agent-file", s]),
+    ]
+}
+
 fn shapes(agent: Agent, s: &str) -> Vec<Vec<String>> {
     match agent {
         Agent::Claude => claude_shapes(s),
@@ -656,6 +667,7 @@ fn shapes(agent: Agent, s: &str) -> Vec<Vec<String>> {
         Agent::Copilot => copilot_shapes(s),
         Agent::Gemini => gemini_shapes(s),
         Agent::Opencode | Agent::Kilo => opencode_shapes(s),
+        Agent::Kimi => kimi_shapes(s),
     }
 }
 
@@ -817,6 +829,14 @@ fn assert_resume_argv_shape(e: &Entry) -> Vec<String> {
             assert_eq!(
                 argv[..3],
                 [e.program.clone(), "-s".into(), SID.into()],
+                "{e:?}"
+            );
+            &argv[3..]
+        }
+        Agent::Kimi => {
+            assert_eq!(
+                argv[..3],
+                [e.program.clone(), "-S".into(), SID.into()],
                 "{e:?}"
             );
             &argv[3..]

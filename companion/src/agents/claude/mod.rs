@@ -360,7 +360,7 @@ pub static SPEC: Spec = Spec {
         attach_command: |job| plain_job(job).then(|| format!("claude attach {job}")),
     }),
     integration: None,
-    hidden_argv: None,
+    process_title: None,
 };
 
 impl super::AgentKind for Claude {

@@ -544,7 +544,7 @@ pub static SPEC: Spec = Spec {
     shared_process: Some(is_daemon),
     supervisor: None,
     integration: None,
-    hidden_argv: None,
+    process_title: None,
 };
 
 impl super::AgentKind for Codex {

@@ -410,7 +410,7 @@ pub static SPEC: Spec = Spec {
     shared_process: None,
     supervisor: None,
     integration: None,
-    hidden_argv: None,
+    process_title: None,
 };
 
 impl super::AgentKind for Copilot {

@@ -273,7 +273,7 @@ pub static SPEC: Spec = Spec {
     shared_process: None,
     supervisor: None,
     integration: Some(&integrate::Hook),
-    hidden_argv: None,
+    process_title: None,
 };
 
 impl super::AgentKind for Gemini {

@@ -40,6 +40,9 @@ pub struct Record {
     pub session_id: String,
     pub cwd: Option<String>,
     pub event: String,
+    /// Why the session started (`startup`, `resume`), as the hook said.
+    #[serde(default)]
+    pub source: Option<String>,
     /// The session ended (`SessionEnd`): the process is exiting or about to start another.
     #[serde(default)]
     pub ended: bool,
@@ -294,6 +297,7 @@ struct Input {
     session_id: Option<String>,
     cwd: Option<String>,
     hook_event_name: Option<String>,
+    source: Option<String>,
 }
 
 /// The Kimi process that ran the hook: the nearest ancestor of `from` whose title is Kimi's
@@ -374,6 +378,9 @@ impl Integration for Hook {
             cwd: inp.cwd.filter(|p| p.starts_with('/')),
             ended: event == "SessionEnd",
             event,
+            source: inp
+                .source
+                .filter(|s| s.len() <= 32 && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')),
         };
         let bytes = serde_json::to_vec(&rec).map_err(|e| e.to_string())?;
         crate::agents::records::write(&records_dir(home), rec.pid, &bytes, |pid| {

@@ -26,7 +26,7 @@ pub mod screen;
 pub mod transcript;
 
 use super::release::Release;
-use super::spec::{ConfigDir, Identify, Main, Resume, Spec, Whitelist};
+use super::spec::{ConfigDir, Identify, Main, ProcessTitle, Resume, Spec, Whitelist};
 use super::{Agent, AgentProc, Identity, IntegrationState};
 use crate::adapters::platform::{env_get, Platform};
 use crate::agents::transcript::valid_session_id;
@@ -69,7 +69,7 @@ pub const VALUED_FLAGS: &[&str] = &["-m", "--model", "--add-dir", "--skills-dir"
 const SESSION_FLAGS: &[&str] = &["-S", "--session", "--agent", "--agent-file"];
 
 /// What `park show` says of the flags: Kimi hides its argv.
-pub const HIDDEN_ARGV: &str = "Kimi Code replaces its argv with its process title (`kimi-code`): its launch flags (-m, -y/--yolo, --auto, --plan, --add-dir, --skills-dir) cannot be read, and none is replayed on resume";
+pub const LOST_FLAGS: &str = "Kimi Code replaces its argv with its process title (`kimi-code`): its launch flags (-m, -y/--yolo, --auto, --plan, --add-dir, --skills-dir) cannot be read, and none is replayed on resume";
 
 fn flag_name(a: &str) -> &str {
     a.split_once('=').map_or(a, |(n, _)| n)
@@ -192,7 +192,11 @@ pub static SPEC: Spec = Spec {
     shared_process: None,
     supervisor: None,
     integration: Some(&integrate::Hook),
-    hidden_argv: Some(HIDDEN_ARGV),
+    process_title: Some(ProcessTitle {
+        title: "kimi-code",
+        program: "kimi",
+        lost_flags: LOST_FLAGS,
+    }),
 };
 
 impl super::AgentKind for Kimi {

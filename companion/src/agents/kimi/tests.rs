@@ -90,7 +90,11 @@ fn flags_keep_the_whitelist_and_resume_is_dash_s() {
     );
     // The titled process shows no flags at all: nothing is kept, and `park show` says why.
     assert_eq!(SPEC.flags(&[]), (vec![], vec![]));
-    assert!(SPEC.hidden_argv.is_some_and(|h| h.contains("--plan")));
+    let t = SPEC.process_title.as_ref().unwrap();
+    assert!(t.lost_flags.contains("--plan"));
+    // The titled process is resumed by the program that starts it.
+    assert_eq!(SPEC.program_for("kimi-code"), "kimi");
+    assert_eq!(SPEC.program_for("/opt/bin/kimi"), "/opt/bin/kimi");
 }
 
 fn write(park_home: &Path, r: &integrate::Record) {
@@ -136,6 +140,7 @@ fn identity_comes_from_the_hook_record_of_this_process_only() {
         session_id: SID.into(),
         cwd: Some("/tmp/kx/proj".into()),
         event: "SessionStart".into(),
+        source: None,
         ended: false,
     };
     write(&park_home, &rec);
@@ -197,6 +202,7 @@ fn the_verifier_needs_the_started_process_record_of_the_same_session() {
         session_id: SID.into(),
         cwd: None,
         event: "SessionStart".into(),
+        source: None,
         ended: false,
     };
     write(&park_home, &rec);
