@@ -930,7 +930,8 @@ static KIMI: Spec = Spec {
     flag_words: &[],
     freed_mb: 100,
     resume_flag: "-S",
-    hostile_flag: "--add-dir",
+    // `--add-dir` must name a directory that exists, or the first prompt fails.
+    hostile_flag: "--skills-dir",
     min_tree: 1,
     live_source: Some("hook"),
     resumed_source: Some("hook"),
@@ -999,8 +1000,20 @@ impl RealAgent for KimiAgent {
                 .count(),
         )
     }
+    /// `/new` runs the old session's `SessionEnd` hook, then the new one's `SessionStart`: the
+    /// record names the new session a moment after the command.
     fn moved_on(&self, sb: &Sandbox, pid: u32, old: &str) -> Option<bool> {
-        let rec = kimi_hook_record(&sb.park_home, pid)?;
-        Some(rec["session_id"].as_str().is_some_and(|s| s != old))
+        let now = || {
+            kimi_hook_record(&sb.park_home, pid)
+                .and_then(|r| r["session_id"].as_str().map(str::to_string))
+        };
+        let deadline = std::time::Instant::now() + Duration::from_secs(15);
+        while std::time::Instant::now() < deadline {
+            if now().is_some_and(|s| s != old) {
+                return Some(true);
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        Some(false)
     }
 }

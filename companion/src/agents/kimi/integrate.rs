@@ -382,8 +382,16 @@ impl Integration for Hook {
                 .source
                 .filter(|s| s.len() <= 32 && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')),
         };
+        let dir = records_dir(home);
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        // The hooks of one `/new` run one after the other or at once: read, decide and write
+        // under one lock.
+        let _lock = lock(&dir)?;
+        let Some(rec) = apply(read_record(home, rec.pid), rec) else {
+            return Ok(());
+        };
         let bytes = serde_json::to_vec(&rec).map_err(|e| e.to_string())?;
-        crate::agents::records::write(&records_dir(home), rec.pid, &bytes, |pid| {
+        crate::agents::records::write(&dir, rec.pid, &bytes, |pid| {
             read_record(home, pid).is_none_or(|r| {
                 platform
                     .process(pid)
@@ -391,6 +399,40 @@ impl Integration for Hook {
             })
         })
     }
+}
+
+/// What to write when hook record `new` arrives over `old` (`None`: nothing). Kimi runs the old
+/// session's `SessionEnd` after the new one's `SessionStart` on `/new` (2.1.0): an end of a session
+/// other than the one the process's record names is that late end, and changes nothing.
+pub fn apply(old: Option<Record>, new: Record) -> Option<Record> {
+    match old {
+        Some(o)
+            if new.ended
+                && o.start_ticks == new.start_ticks
+                && o.session_id != new.session_id
+                && !crate::support::fault::disabled("kimi-late-session-end") =>
+        {
+            None
+        }
+        _ => Some(new),
+    }
+}
+
+/// An exclusive `flock` on `<dir>/.lock`, released when dropped.
+fn lock(dir: &Path) -> Result<std::fs::File, String> {
+    use std::os::fd::AsRawFd;
+    let path = dir.join(".lock");
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    // SAFETY: flock on a valid fd owned by `f`.
+    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } != 0 {
+        return Err(format!("{}: {}", path.display(), std::io::Error::last_os_error()));
+    }
+    Ok(f)
 }
 
 #[cfg(test)]
@@ -477,6 +519,37 @@ mod tests {
         let out = merge("", odd, p()).unwrap().unwrap();
         let hooks = hooks_of(&out, p()).unwrap();
         assert_eq!(command_exe(&hooks[0].1).as_deref(), Some(odd));
+    }
+
+    /// `/new` (2.1.0): the new session's `SessionStart`, then the old one's `SessionEnd`. The late
+    /// end leaves the record on the new session; an end of the recorded session marks it ended;
+    /// a record of an earlier process with the pid is replaced whatever comes.
+    #[test]
+    fn a_late_end_of_the_previous_session_changes_nothing() {
+        let rec = |sid: &str, start: u64, ended: bool| Record {
+            pid: 7,
+            start_ticks: start,
+            session_id: sid.into(),
+            cwd: None,
+            event: if ended { "SessionEnd" } else { "SessionStart" }.into(),
+            source: None,
+            ended,
+        };
+        let (a, b) = ("session_a", "session_b");
+        assert_eq!(apply(Some(rec(b, 1, false)), rec(a, 1, true)), None);
+        assert_eq!(
+            apply(Some(rec(a, 1, false)), rec(a, 1, true)),
+            Some(rec(a, 1, true))
+        );
+        assert_eq!(
+            apply(Some(rec(a, 1, true)), rec(b, 1, false)),
+            Some(rec(b, 1, false))
+        );
+        assert_eq!(
+            apply(Some(rec(b, 0, false)), rec(a, 1, true)),
+            Some(rec(a, 1, true))
+        );
+        assert_eq!(apply(None, rec(a, 1, true)), Some(rec(a, 1, true)));
     }
 
     #[test]

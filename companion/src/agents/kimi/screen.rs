@@ -32,24 +32,11 @@ const BOTTOM_LINES: usize = 20;
 pub fn read(plain: &str) -> ScreenReading {
     let lines = plain_lines(plain);
     let mut reading = ScreenReading::default();
-    let Some((top, bottom)) = composer_box(&lines) else {
+    // The last box on screen, when it is the composer (the welcome box above an approval is
+    // not: then the dialog decides).
+    let Some((top, rest, inner)) = composer(&lines) else {
         let tail = last_nonempty(&lines, BOTTOM_LINES);
         reading.waiting = dialog(&tail);
-        return reading;
-    };
-    let inner: Vec<&str> = lines[top + 1..bottom]
-        .iter()
-        .filter_map(|l| box_inner(l))
-        .collect();
-    let Some(first) = inner.first() else {
-        return reading;
-    };
-    let Some(rest) = PREFIXES.iter().find_map(|p| {
-        let t = first.trim_start();
-        t.strip_prefix(p)
-            .filter(|r| r.is_empty() || r.starts_with(' '))
-    }) else {
-        // A box that is not the composer (the welcome box alone): cannot tell.
         return reading;
     };
     reading.composer_seen = true;
@@ -70,18 +57,6 @@ pub fn read(plain: &str) -> ScreenReading {
         .filter(|l| !is_blank(l))
         .take(SPINNER_REACH)
         .any(|l| l.trim_start().starts_with(MOONS));
-    // A dialog drawn while the box stays (none seen on 2.1.0, but a chooser right above the box
-    // is one): waiting, never idle.
-    if reading.waiting.is_none() {
-        let above: Vec<&str> = lines[..top]
-            .iter()
-            .rev()
-            .filter(|l| !is_blank(l))
-            .take(8)
-            .map(String::as_str)
-            .collect();
-        reading.waiting = dialog(&above);
-    }
     reading
 }
 
@@ -92,19 +67,27 @@ fn box_inner(line: &str) -> Option<&str> {
     Some(t.strip_suffix('│').unwrap_or(t))
 }
 
-/// The last box on screen whose first inner line is the composer: the row of its `╭` and its `╰`.
-fn composer_box(lines: &[String]) -> Option<(usize, usize)> {
+/// The last box on screen whose first inner line is the composer: the row of its `╭`, the text
+/// after the prompt sign and the inner lines.
+fn composer(lines: &[String]) -> Option<(usize, &str, Vec<&str>)> {
     let bottom = (0..lines.len())
         .rev()
         .find(|&i| lines[i].trim_start().starts_with('╰'))?;
     let top = (0..bottom)
         .rev()
         .find(|&i| lines[i].trim_start().starts_with('╭'))?;
-    // Every line between is a box line.
-    lines[top + 1..bottom]
+    let inner: Vec<&str> = lines[top + 1..bottom]
         .iter()
-        .all(|l| box_inner(l).is_some())
-        .then_some((top, bottom))
+        .map(|l| box_inner(l))
+        .collect::<Option<_>>()?;
+    let rest = PREFIXES.iter().find_map(|p| {
+        inner
+            .first()?
+            .trim_start()
+            .strip_prefix(p)
+            .filter(|r| r.is_empty() || r.starts_with(' '))
+    })?;
+    Some((top, rest, inner))
 }
 
 /// Names the Kimi dialog visible in `lines`, if any.
@@ -188,6 +171,12 @@ mod tests {
         assert_eq!(
             read(fixture!("kimi/screen-trust.txt")),
             waiting("folder-trust dialog")
+        );
+        // A tall pane: the welcome box is still on screen above the approval, and it is no
+        // composer (the e2e guards case, 2.1.0).
+        assert_eq!(
+            read(fixture!("kimi/screen-permission-tall.txt")),
+            waiting("tool approval")
         );
     }
 
