@@ -29,7 +29,8 @@ use std::path::{Path, PathBuf};
 
 const EVENTS: &[&str] = &["SessionStart", "SessionEnd"];
 const SUFFIX: &str = " hook kimi";
-const BEGIN: &str = "# park: session hooks (`park integrate kimi`; `park integrate --remove kimi` removes them)";
+const BEGIN: &str =
+    "# park: session hooks (`park integrate kimi`; `park integrate --remove kimi` removes them)";
 const END: &str = "# park: end of session hooks";
 
 /// One `integrations/kimi/<pid>.json`.
@@ -378,9 +379,9 @@ impl Integration for Hook {
             cwd: inp.cwd.filter(|p| p.starts_with('/')),
             ended: event == "SessionEnd",
             event,
-            source: inp
-                .source
-                .filter(|s| s.len() <= 32 && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')),
+            source: inp.source.filter(|s| {
+                s.len() <= 32 && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            }),
         };
         let dir = records_dir(home);
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -430,7 +431,11 @@ fn lock(dir: &Path) -> Result<std::fs::File, String> {
         .map_err(|e| format!("{}: {e}", path.display()))?;
     // SAFETY: flock on a valid fd owned by `f`.
     if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } != 0 {
-        return Err(format!("{}: {}", path.display(), std::io::Error::last_os_error()));
+        return Err(format!(
+            "{}: {}",
+            path.display(),
+            std::io::Error::last_os_error()
+        ));
     }
     Ok(f)
 }
@@ -452,7 +457,10 @@ mod tests {
         let exe = Path::new("/opt/my park/park");
         let out = merge(USER, exe, p()).unwrap().expect("changed");
         assert!(out.starts_with(USER), "the user's text is kept as it was");
-        assert!(out.contains("command = \"'/opt/my park/park' hook kimi\""), "{out}");
+        assert!(
+            out.contains("command = \"'/opt/my park/park' hook kimi\""),
+            "{out}"
+        );
         let hooks = hooks_of(&out, p()).unwrap();
         assert_eq!(hooks.len(), 3, "{hooks:?}");
         assert_eq!(hooks[0], ("PreToolUse".into(), "audit-tool".into()));
@@ -462,7 +470,9 @@ mod tests {
         );
         assert_eq!(merge(&out, exe, p()).unwrap(), None, "idempotent");
         // A moved park: replaced, not doubled.
-        let moved = merge(&out, Path::new("/usr/bin/park"), p()).unwrap().unwrap();
+        let moved = merge(&out, Path::new("/usr/bin/park"), p())
+            .unwrap()
+            .unwrap();
         let ours: Vec<_> = hooks_of(&moved, p())
             .unwrap()
             .into_iter()

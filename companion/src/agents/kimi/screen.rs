@@ -117,13 +117,18 @@ fn has_numbered(lines: &[&str]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agents::screen::test_kit::{busy, fixture, idle, screenish, unknown, waiting, with_draft};
+    use crate::agents::screen::test_kit::{
+        busy, fixture, idle, screenish, unknown, waiting, with_draft,
+    };
     use proptest::prelude::*;
 
     #[test]
     fn idle_screens_read_idle() {
         for (name, s) in [
-            ("fresh start, no session yet", fixture!("kimi/screen-idle.txt")),
+            (
+                "fresh start, no session yet",
+                fixture!("kimi/screen-idle.txt"),
+            ),
             ("after turns", fixture!("kimi/screen-idle2.txt")),
             ("after /new", fixture!("kimi/screen-after-new.txt")),
             ("resumed, plan mode", fixture!("kimi/screen-resumed.txt")),

@@ -80,14 +80,20 @@ fn the_titled_process_is_kimi_and_other_modes_are_not() {
 #[test]
 fn flags_keep_the_whitelist_and_resume_is_dash_s() {
     let (k, d) = SPEC.flags(&v(&[
-        "-S", SID, "-m", "k2", "--plan", "--agent", "coder", "--add-dir", "/w/x", "--evil",
+        "-S",
+        SID,
+        "-m",
+        "k2",
+        "--plan",
+        "--agent",
+        "coder",
+        "--add-dir",
+        "/w/x",
+        "--evil",
     ]));
     assert_eq!(k, v(&["-m", "k2", "--plan", "--add-dir", "/w/x"]));
     assert_eq!(d, v(&["--evil"]));
-    assert_eq!(
-        SPEC.resume_argv("kimi", SID, &[]),
-        v(&["kimi", "-S", SID])
-    );
+    assert_eq!(SPEC.resume_argv("kimi", SID, &[]), v(&["kimi", "-S", SID]));
     // The titled process shows no flags at all: nothing is kept, and `park show` says why.
     assert_eq!(SPEC.flags(&[]), (vec![], vec![]));
     let t = SPEC.process_title.as_ref().unwrap();
@@ -129,7 +135,11 @@ fn identity_comes_from_the_hook_record_of_this_process_only() {
     // A session in the folder, the only one: still not this process's without a record.
     let wire = transcript::path(&config, "/tmp/kx/proj", SID);
     std::fs::create_dir_all(wire.parent().unwrap()).unwrap();
-    std::fs::write(&wire, include_str!("../../../tests/fixtures/kimi/wire.jsonl")).unwrap();
+    std::fs::write(
+        &wire,
+        include_str!("../../../tests/fixtures/kimi/wire.jsonl"),
+    )
+    .unwrap();
     let id = identify(&a, 5077, &p);
     assert!(id.session_id.is_none(), "{id:?}");
     assert!(id.reason.unwrap().contains("park integrate kimi"));
@@ -159,9 +169,16 @@ fn identity_comes_from_the_hook_record_of_this_process_only() {
     );
     rec.ended = true;
     write(&park_home, &rec);
-    assert!(identify(&a, 5077, &p).session_id.is_none(), "an ended session");
+    assert!(
+        identify(&a, 5077, &p).session_id.is_none(),
+        "an ended session"
+    );
     rec.ended = false;
-    for bad in ["$(rm -rf ~)", "71828f23-5b64-4e12-a5ad-e8e418559405", "ses_0123456789abcdefghij"] {
+    for bad in [
+        "$(rm -rf ~)",
+        "71828f23-5b64-4e12-a5ad-e8e418559405",
+        "ses_0123456789abcdefghij",
+    ] {
         rec.session_id = bad.into();
         write(&park_home, &rec);
         assert!(identify(&a, 5077, &p).session_id.is_none(), "{bad}");
@@ -181,7 +198,10 @@ fn identity_comes_from_the_hook_record_of_this_process_only() {
     let id = identify(&a, 5077, &p);
     assert!(id.session_id.is_none());
     assert!(
-        id.reason.as_deref().unwrap().contains("no session recorded"),
+        id.reason
+            .as_deref()
+            .unwrap()
+            .contains("no session recorded"),
         "{id:?}"
     );
 }

@@ -243,7 +243,10 @@ fn call_line(call: &Value) -> String {
     let args = str_of(call, "arguments")
         .and_then(|a| serde_json::from_str::<Value>(a).ok())
         .or_else(|| call.get("arguments").cloned());
-    render::tool_line(str_of(call, "name"), args.as_ref().and_then(render::tool_arg))
+    render::tool_line(
+        str_of(call, "name"),
+        args.as_ref().and_then(render::tool_arg),
+    )
 }
 
 /// Renders a Kimi Code `wire.jsonl` as the shared Markdown conversation.
@@ -360,12 +363,21 @@ mod tests {
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(&p, WIRE).unwrap();
         std::fs::write(
-            p.parent().unwrap().parent().unwrap().parent().unwrap().join("state.json"),
+            p.parent()
+                .unwrap()
+                .parent()
+                .unwrap()
+                .parent()
+                .unwrap()
+                .join("state.json"),
             fixture!("kimi/state.json"),
         )
         .unwrap();
         assert_eq!(find(d.path(), sid), Some(p.clone()));
-        assert_eq!(find(d.path(), "session_00000000-0000-4000-8000-000000000000"), None);
+        assert_eq!(
+            find(d.path(), "session_00000000-0000-4000-8000-000000000000"),
+            None
+        );
         assert_eq!(find(d.path(), "../x"), None);
         assert_eq!(all(d.path()), vec![(sid.to_string(), p.clone())]);
         let i = read_file(&p).unwrap();
