@@ -22,6 +22,7 @@ mod e2e_codex;
 mod e2e_faults;
 mod e2e_gemini;
 mod e2e_graveyard;
+mod e2e_kimi;
 mod e2e_opencode;
 mod e2e_protect;
 mod e2e_zellij;

@@ -379,6 +379,10 @@ mod tests {
             None
         );
         assert_eq!(find(d.path(), "../x"), None);
+        // An id with path pieces never reaches a path, even one that leads to a real session.
+        let sneaky = format!("../{}/{sid}", workdir_key("/tmp/kx/proj"));
+        assert_eq!(find(d.path(), &sneaky), None);
+        assert_eq!(find(d.path(), &sid.to_uppercase()), None);
         assert_eq!(all(d.path()), vec![(sid.to_string(), p.clone())]);
         let i = read_file(&p).unwrap();
         assert_eq!(i.cwd.as_deref(), Some("/tmp/kx/proj"));
