@@ -451,6 +451,10 @@ pub fn resume_argv(e: &Entry) -> Vec<String> {
     let spec = of(e.agent).spec();
     let flags = spec.flags(&e.flags).0;
     if let Some(md) = &e.fresh_from {
+        // An agent that takes no first prompt cannot be started primed: nothing to run.
+        if !spec.first_prompt {
+            return vec![];
+        }
         // A new session, with the same whitelisted flags, whose first prompt points at the
         // archived conversation. The prompt starts with a word, so it is never read as a flag.
         let mut argv = vec![e.program.clone()];

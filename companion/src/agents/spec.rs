@@ -96,6 +96,9 @@ pub struct Spec {
     pub supervisor: Option<Supervisor>,
     /// The opt-in integration park can install into its config so it tells park its session.
     pub integration: Option<&'static dyn Integration>,
+    /// Whether its TUI takes a first prompt as a positional argument (a fresh start primed to read
+    /// an archived conversation needs one; without, a session whose transcript is gone is refused).
+    pub first_prompt: bool,
     /// The title its process sets over its argv, when it does (then argv names neither the
     /// program nor a flag).
     pub process_title: Option<ProcessTitle>,

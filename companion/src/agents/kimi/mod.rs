@@ -192,6 +192,8 @@ pub static SPEC: Spec = Spec {
     shared_process: None,
     supervisor: None,
     integration: Some(&integrate::Hook),
+    // `kimi <text>` is an unknown command (2.1.0): no first prompt, so no fresh start.
+    first_prompt: false,
     process_title: Some(ProcessTitle {
         title: "kimi-code",
         program: "kimi",

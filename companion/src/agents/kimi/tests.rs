@@ -237,3 +237,15 @@ fn the_verifier_needs_the_started_process_record_of_the_same_session() {
     );
     assert!(!Kimi.runs_session(&e, 77, 5077, &p), "another session");
 }
+
+/// `kimi <text>` is an unknown command: a session whose transcript is gone is never "resumed" as
+/// a fresh Kimi primed with a first prompt (it would not start); the unpark refuses instead.
+#[test]
+fn no_fresh_start_primed_with_a_prompt() {
+    let mut e = crate::model::entry::Entry::sample(Agent::Kimi, SID);
+    e.program = "kimi".into();
+    assert_eq!(crate::agents::resume_argv(&e), v(&["kimi", "-S", SID]));
+    e.fresh_from = Some("/p/archive/x/transcript.md".into());
+    assert!(crate::agents::resume_argv(&e).is_empty());
+    assert!(!SPEC.first_prompt);
+}
