@@ -39,12 +39,14 @@ pub enum Agent {
     Aider,
     /// pi (`@earendil-works/pi-coding-agent`).
     Pi,
+    /// Kimi Code (`@moonshot-ai/kimi-code`).
+    Kimi,
 }
 
 impl Agent {
     /// Every agent, in declaration order: the one list everything that goes over all agents
     /// iterates (the companion's `agents::all()`, the test corpora).
-    pub const ALL: [Agent; 9] = [
+    pub const ALL: [Agent; 10] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Qwen,
@@ -54,6 +56,7 @@ impl Agent {
         Agent::Kilo,
         Agent::Aider,
         Agent::Pi,
+        Agent::Kimi,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -67,6 +70,7 @@ impl Agent {
             Agent::Kilo => "kilo",
             Agent::Aider => "aider",
             Agent::Pi => "pi",
+            Agent::Kimi => "kimi",
         }
     }
 }

@@ -34,6 +34,7 @@ pub mod harness {
     pub mod codex;
     pub mod copilot;
     pub mod gemini;
+    pub mod kimi;
     pub mod mock;
     pub mod opencode;
     pub mod pi;
@@ -64,6 +65,9 @@ pub use harness::copilot::{
 };
 pub use harness::gemini::{
     gemini_chat_with, gemini_chats, seed_gemini_home, Gemini, GEMINI_VERSION,
+};
+pub use harness::kimi::{
+    kimi_hook_record, kimi_sessions, kimi_wire, seed_kimi_home, Kimi, KIMI_VERSION,
 };
 pub use harness::mock::MockServer;
 pub use harness::opencode::{

@@ -38,6 +38,7 @@ pub mod codex;
 pub mod copilot;
 pub mod gemini;
 pub mod kilo;
+pub mod kimi;
 pub mod limit;
 pub mod opencode;
 pub mod pi;
@@ -411,6 +412,7 @@ pub fn of(a: Agent) -> &'static dyn AgentKind {
         Agent::Kilo => &kilo::KILO,
         Agent::Aider => &aider::Aider,
         Agent::Pi => &pi::Pi,
+        Agent::Kimi => &kimi::Kimi,
     }
 }
 
@@ -476,6 +478,10 @@ pub fn resume_argv(e: &Entry) -> Vec<String> {
     let spec = of(e.agent).spec();
     let flags = spec.flags(&e.flags).0;
     if let Some(md) = &e.fresh_from {
+        // An agent that takes no first prompt cannot be started primed: nothing to run.
+        if !spec.first_prompt {
+            return vec![];
+        }
         // A new session, with the same whitelisted flags, whose first prompt points at the
         // archived conversation. The prompt starts with a word, so it is never read as a flag.
         return spec.fresh_argv(&e.program, &flags, fresh_prompt(e, md), md);

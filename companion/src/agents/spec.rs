@@ -96,6 +96,22 @@ pub struct Spec {
     pub supervisor: Option<Supervisor>,
     /// The opt-in integration park can install into its config so it tells park its session.
     pub integration: Option<&'static dyn Integration>,
+    /// Whether its TUI takes a first prompt as a positional argument (a fresh start primed to read
+    /// an archived conversation needs one; without, a session whose transcript is gone is refused).
+    pub first_prompt: bool,
+    /// The title its process sets over its argv, when it does (then argv names neither the
+    /// program nor a flag).
+    pub process_title: Option<ProcessTitle>,
+}
+
+/// A process title an agent writes over its argv (Kimi Code's `kimi-code`).
+pub struct ProcessTitle {
+    /// What `/proc/<pid>/cmdline` then holds.
+    pub title: &'static str,
+    /// The program that starts it (what a resume runs).
+    pub program: &'static str,
+    /// Which launch flags are lost on resume, said by `park show`.
+    pub lost_flags: &'static str,
 }
 
 /// Which process of an agent's tree runs the session.
@@ -217,6 +233,15 @@ impl Spec {
     /// a helper or a daemon).
     pub fn runs(&self, program: &str, path: &str, rest: &[String]) -> bool {
         self.is_program(program, path) && (self.interactive)(rest)
+    }
+
+    /// The program that starts a process whose argv's program token is `token`: the token, or
+    /// the agent's own program when the token is its process title.
+    pub fn program_for(&self, token: &str) -> String {
+        match &self.process_title {
+            Some(t) if token == t.title => t.program.to_string(),
+            _ => token.to_string(),
+        }
     }
 
     /// Whether it shares process `p` between its sessions.

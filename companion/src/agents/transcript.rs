@@ -349,10 +349,16 @@ pub(crate) fn read_file_capped(
 // Ids
 // ---------------------------------------------------------------------------------------------
 
-/// A canonical UUID (8-4-4-4-12 ASCII hex digits, any case), returned lowercased, or a prefixed
-/// id `ses_` + 20 to 40 ASCII letters or digits, returned as it is (its case matters); anything
-/// else (path pieces, shell metacharacters, whitespace, other lengths, non-ASCII digits) is `None`.
+/// A canonical UUID (8-4-4-4-12 ASCII hex digits, any case), returned lowercased; `session_` and
+/// such a UUID (Kimi Code's ids), the UUID lowercased; or a prefixed id `ses_` + 20 to 40 ASCII
+/// letters or digits, returned as it is (its case matters); anything else (path pieces, shell
+/// metacharacters, whitespace, other lengths, non-ASCII digits) is `None`.
 pub fn valid_session_id(s: &str) -> Option<String> {
+    if let Some(rest) = s.strip_prefix("session_") {
+        return valid_session_id(rest)
+            .filter(|u| u.len() == 36)
+            .map(|u| format!("session_{u}"));
+    }
     if let Some(rest) = s.strip_prefix("ses_") {
         let ok = (20..=40).contains(&rest.len()) && rest.bytes().all(|b| b.is_ascii_alphanumeric());
         return ok.then(|| s.to_string());
@@ -460,6 +466,21 @@ mod tests {
         );
         assert_eq!(valid_session_id(SID7).as_deref(), Some(SID7));
         assert!(valid_session_id("00000000-0000-4000-8000-000000000000").is_some());
+        // Kimi Code's ids: `session_` and a UUID, the UUID lowercased.
+        assert_eq!(
+            valid_session_id("session_71828F23-5b64-4e12-a5ad-e8e418559405").as_deref(),
+            Some("session_71828f23-5b64-4e12-a5ad-e8e418559405")
+        );
+        for bad in [
+            "session_",
+            "session_../x",
+            "session_session_71828f23-5b64-4e12-a5ad-e8e418559405",
+            "session_ses_0123456789abcdefghij",
+            "session_71828f23-5b64-4e12-a5ad-e8e41855940",
+            "Session_71828f23-5b64-4e12-a5ad-e8e418559405",
+        ] {
+            assert_eq!(valid_session_id(bad), None, "{bad}");
+        }
     }
 
     #[test]

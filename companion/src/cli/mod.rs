@@ -506,6 +506,9 @@ fn show(ctx: &Ctx, t: &str) -> ExitStatus {
         if let Some(n) = park::agents::of(f.proc.agent).resume_note() {
             println!("note: {n}");
         }
+        if let Some(t) = &park::agents::of(f.proc.agent).spec().process_title {
+            println!("flags lost: {}", t.lost_flags);
+        }
     }
     ExitStatus::Success
 }

@@ -98,13 +98,13 @@ fn interrupted_claim(ctx: &Ctx, eid: &str, sid: &str) -> bool {
 
 /// The ledger entry (state `Parking`) that records `f` as it is now.
 pub fn entry_for(f: &Found, pane: &Pane, server: &str, sid: &str, group: Option<String>) -> Entry {
+    let kind = crate::agents::of(f.proc.agent);
     let program = f
         .proc
         .argv
         .get(f.proc.prog_index)
-        .cloned()
+        .map(|p| kind.spec().program_for(p))
         .unwrap_or_else(|| f.proc.agent.as_str().to_string());
-    let kind = crate::agents::of(f.proc.agent);
     let config_dir = kind.spec().config.dir(&f.proc.env);
     Entry {
         schema: crate::model::entry::ENTRY_SCHEMA,

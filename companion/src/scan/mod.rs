@@ -289,7 +289,9 @@ impl Versions {
             .iter()
             .filter_map(|p| platform.exe(*p))
             .collect();
-        let mut program = a.argv.get(a.prog_index)?.clone();
+        let mut program = agents::of(a.agent)
+            .spec()
+            .program_for(a.argv.get(a.prog_index)?);
         // `./claude` names another file in another cwd.
         if program.contains('/') && !program.starts_with('/') {
             if let Some(cwd) = platform.cwd(a.root) {

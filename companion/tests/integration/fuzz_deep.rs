@@ -2300,6 +2300,11 @@ fn fuzz_classify_argv() {
                         prop_assert!(!rest.iter().any(|a| a == t));
                     }
                 }
+                Agent::Kimi => {
+                    for t in ["-p", "--prompt", "--version", "-V", "--help", "-h"] {
+                        prop_assert!(!rest.iter().any(|a| a == t));
+                    }
+                }
             }
             let base = Path::new(&argv[idx])
                 .file_name()
@@ -2313,6 +2318,7 @@ fn fuzz_classify_argv() {
                     || base.contains("kilo")
                     || base.contains("aider")
                     || base == "pi"
+                    || base.contains("kimi")
                     || argv[idx].contains("/@anthropic-ai/claude-code/")
                     || argv[idx].contains("/@qwen-code/qwen-code/"),
                 "classified {:?} as {:?}",

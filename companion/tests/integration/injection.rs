@@ -694,6 +694,17 @@ fn pi_shapes(s: &str) -> Vec<Vec<String>> {
     ]
 }
 
+fn kimi_shapes(s: &str) -> Vec<Vec<String>> {
+    vec![
+        strs(&["-m", s]),
+        vec![format!("--model={s}")],
+        strs(&["--add-dir", s, "--plan", "-y"]),
+        vec![s.to_string()],
+        strs(&["--skills-dir", s, "--auto"]),
+        strs(&["-S", s, "--session", s, "--agent", s, "--agent-file", s]),
+    ]
+}
+
 fn shapes(agent: Agent, s: &str) -> Vec<Vec<String>> {
     match agent {
         Agent::Claude => claude_shapes(s),
@@ -704,6 +715,7 @@ fn shapes(agent: Agent, s: &str) -> Vec<Vec<String>> {
         Agent::Opencode | Agent::Kilo => opencode_shapes(s),
         Agent::Aider => aider_shapes(s),
         Agent::Pi => pi_shapes(s),
+        Agent::Kimi => kimi_shapes(s),
     }
 }
 
@@ -882,6 +894,14 @@ fn assert_resume_argv_shape(e: &Entry) -> Vec<String> {
             assert_eq!(
                 argv[..3],
                 [e.program.clone(), "--session".into(), SID.into()],
+                "{e:?}"
+            );
+            &argv[3..]
+        }
+        Agent::Kimi => {
+            assert_eq!(
+                argv[..3],
+                [e.program.clone(), "-S".into(), SID.into()],
                 "{e:?}"
             );
             &argv[3..]

@@ -25,6 +25,9 @@ use crate::harness::claude::{
 use crate::harness::codex::{codex_rollouts, seed_codex_home, CodexSeed};
 use crate::harness::copilot::{copilot_events, copilot_locks, seed_copilot_home, Copilot};
 use crate::harness::gemini::{gemini_chat_with, gemini_chats, seed_gemini_home, Gemini};
+use crate::harness::kimi::{
+    kimi_hook_record, kimi_sessions, kimi_wire, seed_kimi_home, trust_dialog, Kimi,
+};
 use crate::harness::mock::MockServer;
 use crate::harness::opencode::{
     opencode_messages, opencode_sessions, seed_opencode_home, OcCli, Opencode,
@@ -139,6 +142,9 @@ pub struct Spec {
     pub integrate: bool,
     /// The refusal reasons a park gives for a moment after a reply (CPU, closing records).
     pub settling: &'static [&'static str],
+    /// The agent's process hides its argv (a process title over it, Kimi Code): no flag can be
+    /// read back from the resumed process, and none is replayed.
+    pub argv_hidden: bool,
 }
 
 /// A real agent CLI at its pinned version, run offline against the mock.
@@ -303,6 +309,7 @@ pub fn real_agent(name: &str) -> Box<dyn RealAgent> {
         "kilo" => Box::new(OpencodeAgent::new(OcCli::Kilo)),
         "aider" => Box::new(AiderAgent(Aider::locate())),
         "pi" => Box::new(PiAgent(Pi::locate())),
+        "kimi" => Box::new(KimiAgent(Kimi::locate())),
         _ => panic!("no real agent {name}"),
     }
 }
@@ -313,6 +320,7 @@ pub fn skipped(name: &str) -> Option<String> {
     match name {
         "qwen" => Qwen::try_locate().err().filter(|e| e.contains("skipped")),
         "pi" => Pi::try_locate().err().filter(|e| e.contains("skipped")),
+        "kimi" => Kimi::try_locate().err().filter(|e| e.contains("skipped")),
         _ => None,
     }
 }
@@ -351,6 +359,7 @@ static CLAUDE: Spec = Spec {
     turn_source: Some("status-file"),
     integrate: false,
     settling: &["CPU", "turn in flight"],
+    argv_hidden: false,
 };
 
 impl ClaudeAgent {
@@ -455,6 +464,7 @@ static CODEX: Spec = Spec {
     turn_source: Some("rollout-fd"),
     integrate: false,
     settling: &["CPU", "turn in flight"],
+    argv_hidden: false,
 };
 
 impl CodexAgent {
@@ -580,6 +590,7 @@ static QWEN: Spec = Spec {
     integrate: false,
     // Its reply shows on screen before the chat file closes the turn.
     settling: &["CPU", "turn in flight"],
+    argv_hidden: false,
 };
 
 impl QwenAgent {
@@ -674,6 +685,7 @@ static COPILOT: Spec = Spec {
     turn_source: None,
     integrate: false,
     settling: &["CPU", "turn in flight"],
+    argv_hidden: false,
 };
 
 /// The native process under the loader `pid` (the last of its tree named copilot).
@@ -753,6 +765,7 @@ static GEMINI: Spec = Spec {
     turn_source: None,
     integrate: true,
     settling: &["CPU", "turn in flight"],
+    argv_hidden: false,
 };
 
 impl RealAgent for GeminiAgent {
@@ -847,6 +860,7 @@ impl OpencodeAgent {
             turn_source: Some("plugin"),
             integrate: true,
             settling: &["CPU", "turn in flight"],
+            argv_hidden: false,
         };
         OpencodeAgent {
             oc: Opencode::locate_cli(cli),
@@ -947,6 +961,7 @@ static AIDER: Spec = Spec {
     turn_source: Some("argv"),
     integrate: false,
     settling: &["CPU", "turn in flight"],
+    argv_hidden: false,
 };
 
 impl AiderAgent {
@@ -1051,6 +1066,7 @@ static PI: Spec = Spec {
     turn_source: Some("extension"),
     integrate: true,
     settling: &["CPU", "turn in flight"],
+    argv_hidden: false,
 };
 
 impl RealAgent for PiAgent {
@@ -1107,5 +1123,120 @@ impl RealAgent for PiAgent {
         let now = pi_record(&sb.park_home, pid)?;
         let sid = now.get("session_id")?.as_str()?.to_string();
         Some(sid != old)
+    }
+}
+
+// ---- Kimi Code ----
+
+pub struct KimiAgent(pub Kimi);
+
+static KIMI: Spec = Spec {
+    draft: "│ > ",
+    guard_live: true,
+    guard_source: Some("hook"),
+    rebinds_on_new: true,
+    name: "kimi",
+    program: "kimi",
+    // The empty composer box; or, at a first start in a directory, the folder-trust dialog
+    // (`first_turns` answers it).
+    ready: r"│ > +│|Trust this folder\?",
+    echo: "│ >",
+    start: Duration::from_secs(60),
+    reply: Duration::from_secs(60),
+    pause_ms: 5000,
+    busy: "[🌑🌒🌓🌔🌕🌖🌗🌘]",
+    permission: r"Run this command\?",
+    new_session: "/new",
+    // Its argv is hidden: nothing to type that could come back.
+    flags: "",
+    flag_pairs: &[],
+    flag_words: &[],
+    freed_mb: 100,
+    resume_flag: "-S",
+    // `--add-dir` must name a directory that exists, or the first prompt fails.
+    hostile_flag: "--skills-dir",
+    min_tree: 1,
+    live_source: Some("hook"),
+    resumed_source: Some("hook"),
+    turn_source: Some("hook"),
+    integrate: true,
+    settling: &["CPU", "turn in flight"],
+    argv_hidden: true,
+};
+
+impl RealAgent for KimiAgent {
+    fn spec(&self) -> &Spec {
+        &KIMI
+    }
+    fn seed(&self, sb: &Sandbox, mock: &MockServer) {
+        seed_kimi_home(&sb.home, mock).expect("seed kimi home");
+    }
+    fn env(&self, sb: &Sandbox, _mock: &MockServer) -> Env {
+        with_tmpdir(sb, self.0.env(&sb.home, sb.path_env()))
+    }
+    /// A first start in a directory asks to trust it: Enter trusts it (Kimi remembers).
+    fn first_turns(&self, t: &dyn Term, pane: &str, prompt: &str) -> usize {
+        if trust_dialog(&t.screen(pane)) {
+            t.press_enter(pane);
+            if let Err(e) = t.wait_for(pane, r"│ > +│", Duration::from_secs(30)) {
+                panic!("kimi: no composer after the trust dialog: {e}");
+            }
+        }
+        self.prompt(t, pane, prompt, 1);
+        1
+    }
+    fn unsent(&self, screen: &str, prompt: &str) -> bool {
+        screen.contains(&format!("│ > {prompt}"))
+    }
+    fn assert_records(&self, sb: &Sandbox, dir: &Path, pid: u32, sid: &str, said: &str) {
+        // Kimi's sessions name no process: its own hook said which session this process runs
+        // (park's record of it), and the session's files hold what was said, in this directory.
+        let rec = kimi_hook_record(&sb.park_home, pid).expect("the hook's record of the process");
+        assert_eq!(rec["session_id"].as_str(), Some(sid), "{rec}");
+        let wire = kimi_wire(&sb.home, sid).expect("the session's wire.jsonl");
+        assert!(read(&wire).contains(said), "{}", wire.display());
+        let state = &kimi_sessions(&sb.home)
+            .into_iter()
+            .find(|(p, _)| p.ends_with(sid))
+            .expect("its state.json")
+            .1;
+        assert!(
+            same_dir(state["cwd"].as_str().unwrap_or_default(), dir),
+            "{state}"
+        );
+    }
+    fn record_len(&self, sb: &Sandbox, _dir: &Path, sid: &str, _said: &str) -> usize {
+        kimi_wire(&sb.home, sid).map_or(0, |p| read(&p).lines().count())
+    }
+    fn record_has(&self, sb: &Sandbox, _: &Path, sid: &str, _: &str, text: &str) -> Option<bool> {
+        Some(kimi_wire(&sb.home, sid).is_some_and(|p| read(&p).contains(text)))
+    }
+    /// The title is all the resumed process shows; the session is the hook's (`back.session_id`).
+    fn resumes(&self, argv: &[String], _sid: &str) -> bool {
+        argv == ["kimi-code"]
+    }
+    fn sessions_in(&self, sb: &Sandbox, dir: &Path) -> Option<usize> {
+        Some(
+            kimi_sessions(&sb.home)
+                .iter()
+                .filter(|(_, st)| same_dir(st["cwd"].as_str().unwrap_or_default(), dir))
+                .count(),
+        )
+    }
+    /// `/new` runs the old session's `SessionEnd` hook, then the new one's `SessionStart`: the
+    /// record names the new session a moment after the command.
+    fn moved_on(&self, sb: &Sandbox, pid: u32, old: &str) -> Option<bool> {
+        let now = || {
+            kimi_hook_record(&sb.park_home, pid)
+                .and_then(|r| r["session_id"].as_str().map(str::to_string))
+        };
+        let deadline = std::time::Instant::now() + Duration::from_secs(15);
+        while std::time::Instant::now() < deadline {
+            if now().is_some_and(|s| s != old) {
+                return Some(true);
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        Some(false)
     }
 }

@@ -470,6 +470,7 @@ pub fn assert_pinned_version(r: &Row) {
         Agent::Kilo => &[KILO_VERSION],
         Agent::Aider => &[AIDER_VERSION],
         Agent::Pi => &[PI_VERSION],
+        Agent::Kimi => &[KIMI_VERSION],
     };
     assert!(
         r.agent_version

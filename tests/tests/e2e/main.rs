@@ -23,6 +23,7 @@ mod e2e_codex;
 mod e2e_faults;
 mod e2e_gemini;
 mod e2e_graveyard;
+mod e2e_kimi;
 mod e2e_opencode;
 mod e2e_pi;
 mod e2e_protect;

@@ -540,6 +540,8 @@ pub static SPEC: Spec = Spec {
     shared_process: None,
     supervisor: None,
     integration: None,
+    first_prompt: true,
+    process_title: None,
 };
 
 impl super::AgentKind for Aider {

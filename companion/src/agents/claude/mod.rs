@@ -360,6 +360,8 @@ pub static SPEC: Spec = Spec {
         attach_command: |job| plain_job(job).then(|| format!("claude attach {job}")),
     }),
     integration: None,
+    first_prompt: true,
+    process_title: None,
 };
 
 impl super::AgentKind for Claude {

@@ -544,6 +544,8 @@ pub static SPEC: Spec = Spec {
     shared_process: Some(is_daemon),
     supervisor: None,
     integration: None,
+    first_prompt: true,
+    process_title: None,
 };
 
 impl super::AgentKind for Codex {

@@ -273,6 +273,8 @@ pub static SPEC: Spec = Spec {
     shared_process: None,
     supervisor: None,
     integration: Some(&integrate::Hook),
+    first_prompt: true,
+    process_title: None,
 };
 
 impl super::AgentKind for Gemini {

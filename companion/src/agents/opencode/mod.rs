@@ -168,6 +168,8 @@ pub const SPEC_OF_OPENCODE: Spec = Spec {
     // Its plugin is bound to its flavor: each flavor's `SPEC` sets it (a const cannot name a
     // static that names this const back).
     integration: None,
+    first_prompt: true,
+    process_title: None,
 };
 
 /// OpenCode, as data.

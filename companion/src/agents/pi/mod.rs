@@ -241,6 +241,8 @@ pub static SPEC: Spec = Spec {
     shared_process: None,
     supervisor: None,
     integration: Some(&integrate::Extension),
+    first_prompt: true,
+    process_title: None,
 };
 
 /// Whether `p` is a session file of session `sid` inside `config`'s sessions.

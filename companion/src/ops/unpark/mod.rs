@@ -253,6 +253,8 @@ fn gate(ctx: &Ctx, eid: &str, target: &str, live: &LiveSet, my_pane: Option<&str
             .ok()
             .map(|sid| crate::store::archive::dir(&ctx.ledger.home, &sid).join("transcript.md"))
             .filter(|p| crate::store::ledger::read_nofollow(p).is_ok_and(|b| !b.is_empty()));
+        // Only an agent that takes a first prompt can be started primed to read it.
+        let md = md.filter(|_| crate::agents::of(e.agent).spec().first_prompt);
         return match (unsafe_why, md) {
             (Some(u), Some(md)) => {
                 let md = md.to_string_lossy().into_owned();
