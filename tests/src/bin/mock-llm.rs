@@ -1065,6 +1065,27 @@ fn chat_shell_call(tools: Option<&Value>, cmd: &str, background: bool) -> Option
     if args.is_empty() {
         args.insert("command".into(), json!(cmd));
     }
+    // Whatever else the schema requires (Factory Droid's `Execute`: a `riskLevel` enum, a
+    // `riskLevelReason`, a sentence-cased 3-8 word `summary`): an enum its first value, a string
+    // a short sentence, so the agent takes the call instead of rejecting it.
+    let params = tool.get("function").unwrap_or(tool).get("parameters");
+    let required = params
+        .and_then(|p| p.get("required"))
+        .and_then(Value::as_array);
+    for k in required.into_iter().flatten().filter_map(Value::as_str) {
+        if args.contains_key(k) {
+            continue;
+        }
+        let prop = props.and_then(|p| p.get(k));
+        let value = match prop.and_then(|p| p.get("enum")).and_then(Value::as_array) {
+            Some(e) if !e.is_empty() => e[0].clone(),
+            _ if prop.and_then(|p| p.get("type")) == Some(&json!("string")) => {
+                json!("Run the mock command")
+            }
+            _ => continue,
+        };
+        args.insert(k.to_string(), value);
+    }
     Some((name_of(tool)?, Value::Object(args)))
 }
 
