@@ -35,6 +35,7 @@
 pub mod claude;
 pub mod codex;
 pub mod copilot;
+pub mod droid;
 pub mod gemini;
 pub mod kilo;
 pub mod limit;
@@ -384,6 +385,7 @@ pub fn of(a: Agent) -> &'static dyn AgentKind {
         Agent::Gemini => &gemini::Gemini,
         Agent::Opencode => &opencode::OPENCODE,
         Agent::Kilo => &kilo::KILO,
+        Agent::Droid => &droid::Droid,
     }
 }
 
