@@ -2290,6 +2290,12 @@ fn fuzz_classify_argv() {
                         prop_assert!(!rest.iter().any(|a| a == t));
                     }
                 }
+                Agent::Droid => {
+                    for t in ["--version", "-v", "--help", "-h"] {
+                        prop_assert!(!rest.iter().any(|a| a == t));
+                    }
+                    prop_assert!(rest.first().is_none_or(|a| a != "exec"));
+                }
             }
             let base = Path::new(&argv[idx])
                 .file_name()
@@ -2301,6 +2307,7 @@ fn fuzz_classify_argv() {
                     || base.contains("qwen")
                     || base.contains("opencode")
                     || base.contains("kilo")
+                    || base.contains("droid")
                     || argv[idx].contains("/@anthropic-ai/claude-code/")
                     || argv[idx].contains("/@qwen-code/qwen-code/"),
                 "classified {:?} as {:?}",

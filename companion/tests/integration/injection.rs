@@ -648,6 +648,19 @@ fn opencode_shapes(s: &str) -> Vec<Vec<String>> {
     ]
 }
 
+fn droid_shapes(s: &str) -> Vec<Vec<String>> {
+    vec![
+        strs(&["--auto", s]),
+        vec![format!("--auto={s}")],
+        strs(&["--append-system-prompt", s, "--use-spec"]),
+        vec![s.to_string()],
+        strs(&["--settings", s, "--append-system-prompt-file", s]),
+        strs(&["--resume", s, "-r", s, "--fork", s]),
+        strs(&["resume", s, "--cwd", s, "-w", s, "--last"]),
+        strs(&["--resume", "--auto", s, "-r"]),
+    ]
+}
+
 fn shapes(agent: Agent, s: &str) -> Vec<Vec<String>> {
     match agent {
         Agent::Claude => claude_shapes(s),
@@ -656,6 +669,7 @@ fn shapes(agent: Agent, s: &str) -> Vec<Vec<String>> {
         Agent::Copilot => copilot_shapes(s),
         Agent::Gemini => gemini_shapes(s),
         Agent::Opencode | Agent::Kilo => opencode_shapes(s),
+        Agent::Droid => droid_shapes(s),
     }
 }
 
@@ -805,7 +819,7 @@ fn assert_resume_argv_shape(e: &Entry) -> Vec<String> {
             assert_eq!(argv.last().map(String::as_str), Some(SID));
             &argv[2..argv.len() - 1]
         }
-        Agent::Qwen | Agent::Copilot | Agent::Gemini => {
+        Agent::Qwen | Agent::Copilot | Agent::Gemini | Agent::Droid => {
             assert_eq!(
                 argv[..3],
                 [e.program.clone(), "--resume".into(), SID.into()],

@@ -7,7 +7,8 @@
 //! ([`Zellij`]) implement, so the same agent recipe runs in either multiplexer.
 //!
 //! Implemented for every agent park supports: Claude Code, Codex (its plain `--no-daemon` TUI;
-//! daemon mode stays in `e2e_codex`), Qwen Code, Copilot CLI, Gemini CLI, OpenCode and Kilo. The
+//! daemon mode stays in `e2e_codex`), Qwen Code, Copilot CLI, Gemini CLI, OpenCode, Kilo and
+//! Factory Droid. The
 //! agents' offline recipes (seeded HOME, environment, record paths) stay in their own files
 //! (`claude.rs`, `codex.rs`, ...); what a module of their own tests is only what is theirs.
 
@@ -21,6 +22,7 @@ use crate::harness::claude::{
 };
 use crate::harness::codex::{codex_rollouts, seed_codex_home, CodexSeed};
 use crate::harness::copilot::{copilot_events, copilot_locks, seed_copilot_home, Copilot};
+use crate::harness::droid::{droid_session, droid_session_cwd, droid_sessions, seed_droid_home, Droid};
 use crate::harness::gemini::{gemini_chat_with, gemini_chats, seed_gemini_home, Gemini};
 use crate::harness::mock::MockServer;
 use crate::harness::opencode::{
@@ -280,6 +282,7 @@ pub fn real_agent(name: &str) -> Box<dyn RealAgent> {
         "gemini" => Box::new(GeminiAgent(Gemini::locate())),
         "opencode" => Box::new(OpencodeAgent::new(OcCli::Opencode)),
         "kilo" => Box::new(OpencodeAgent::new(OcCli::Kilo)),
+        "droid" => Box::new(DroidAgent(Droid::locate())),
         _ => panic!("no real agent {name}"),
     }
 }
@@ -884,6 +887,96 @@ impl RealAgent for OpencodeAgent {
             opencode_sessions(&self.db(sb))
                 .iter()
                 .filter(|(_, dd, _)| same_dir(dd, dir))
+                .count(),
+        )
+    }
+}
+
+// ---- Factory Droid ----
+
+pub struct DroidAgent(pub Droid);
+
+static DROID: Spec = Spec {
+    draft: "│ > ",
+    guard_live: true,
+    guard_source: Some("hook"),
+    rebinds_on_new: true,
+    name: "droid",
+    program: "droid",
+    // The empty composer: a fresh session's placeholder (`Try "…"`), or nothing after `> `.
+    ready: r#"(?m)^│ > (Try "| +│\s*$)"#,
+    echo: "│ >",
+    start: Duration::from_secs(60),
+    reply: Duration::from_secs(60),
+    pause_ms: 4000,
+    busy: "Press ESC to stop",
+    permission: "Command to approve",
+    new_session: "/new",
+    flags: "--auto low --append-system-prompt terse",
+    flag_pairs: &[("--auto", "low"), ("--append-system-prompt", "terse")],
+    flag_words: &[],
+    freed_mb: 100,
+    resume_flag: "--resume",
+    hostile_flag: "--append-system-prompt",
+    // The TUI and its engine child (`droid exec --input-format stream-jsonrpc …`).
+    min_tree: 2,
+    live_source: Some("hook"),
+    resumed_source: Some("hook"),
+    turn_source: Some("hook"),
+    integrate: true,
+    settling: &["CPU", "turn in flight"],
+};
+
+impl RealAgent for DroidAgent {
+    fn spec(&self) -> &Spec {
+        &DROID
+    }
+    fn seed(&self, sb: &Sandbox, mock: &MockServer) {
+        seed_droid_home(&sb.home, &sb.work, mock).expect("seed droid home");
+    }
+    fn env(&self, sb: &Sandbox, _mock: &MockServer) -> Env {
+        with_tmpdir(sb, self.0.env(&sb.home, sb.path_env()))
+    }
+    fn unsent(&self, screen: &str, prompt: &str) -> bool {
+        // Still in the composer box (a sent prompt shows in the scrollback, indented, unboxed).
+        let still = Regex::new(&format!("(?m)^│ > {}\\s*│", regex::escape(prompt))).unwrap();
+        still.is_match(screen)
+    }
+    fn assert_records(&self, sb: &Sandbox, dir: &Path, _pid: u32, sid: &str, said: &str) {
+        // Droid keeps no per-process record (park's hook names the process): the session's file
+        // holds what was said, records `dir` as its cwd, and no other session file holds it.
+        let with: Vec<_> = droid_sessions(&sb.home)
+            .into_iter()
+            .filter(|(p, _)| read(p).contains(said))
+            .collect();
+        assert_eq!(
+            with.iter().map(|(_, s)| s.as_str()).collect::<Vec<_>>(),
+            [sid],
+            "{sid} said {said:?}; sessions holding it: {with:?}"
+        );
+        let cwd = droid_session_cwd(&sb.home, sid).unwrap_or_default();
+        assert!(same_dir(&cwd, dir), "{sid} records cwd {cwd:?}");
+    }
+    fn record_len(&self, sb: &Sandbox, _dir: &Path, sid: &str, _said: &str) -> usize {
+        droid_session(&sb.home, sid).map_or(0, |p| read(&p).lines().count())
+    }
+    fn record_has(
+        &self,
+        sb: &Sandbox,
+        _: &Path,
+        sid: &str,
+        _said: &str,
+        text: &str,
+    ) -> Option<bool> {
+        Some(droid_session(&sb.home, sid).is_some_and(|p| read(&p).contains(text)))
+    }
+    fn sessions_in(&self, sb: &Sandbox, dir: &Path) -> Option<usize> {
+        Some(
+            droid_sessions(&sb.home)
+                .iter()
+                .filter(|(_, sid)| {
+                    droid_session_cwd(&sb.home, sid).is_some_and(|c| same_dir(&c, dir))
+                })
                 .count(),
         )
     }

@@ -1,6 +1,6 @@
 //! The contract every real agent keeps with park (issue 30 §2), run for every agent park supports:
-//! Claude Code, Codex (its plain `--no-daemon` TUI), Qwen Code, Copilot CLI, Gemini CLI, OpenCode
-//! and Kilo, each the REAL CLI at its pinned version against `mock-llm`, driven through
+//! Claude Code, Codex (its plain `--no-daemon` TUI), Qwen Code, Copilot CLI, Gemini CLI, OpenCode,
+//! Kilo and Factory Droid, each the REAL CLI at its pinned version against `mock-llm`, driven through
 //! [`RealAgent`] (`tests/src/harness/real_agent.rs`).
 //!
 //! The cases, one `#[test]` per agent and case (`contract::<agent>::<case>`):
@@ -14,7 +14,7 @@
 //!   the next turn, written by the resumed process alone;
 //! * `guards`: a draft (quoted back), a turn in flight (busy) and a permission prompt are
 //!   refused; nothing is killed or recorded;
-//! * `rollback`: `/clear` (Codex, OpenCode, Kilo: `/new`) between the scan and the kill: the re-check
+//! * `rollback`: `/clear` (Codex, OpenCode, Kilo, Droid: `/new`) between the scan and the kill: the re-check
 //!   sees the session change, rolls the claim back, and kills nothing;
 //! * `zellij_round_trip`: the round trip in a real zellij 0.45 session (`terminal_N@session`,
 //!   the ❄ title, the prefill, the same session back in the same pane).
@@ -593,4 +593,4 @@ macro_rules! contract {
     )*};
 }
 
-contract!(claude, codex, copilot, gemini, kilo, opencode, qwen);
+contract!(claude, codex, copilot, droid, gemini, kilo, opencode, qwen);
