@@ -903,8 +903,9 @@ static DROID: Spec = Spec {
     rebinds_on_new: true,
     name: "droid",
     program: "droid",
-    // The empty composer: a fresh session's placeholder (`Try "…"`), or nothing after `> `.
-    ready: r#"(?m)^│ > (Try "| +│\s*$)"#,
+    // The empty composer: a fresh session's placeholder (`Try "…"`, `Type "…"`), or nothing
+    // after `> `.
+    ready: r#"(?m)^│ > ((Try|Type) "| +│\s*$)"#,
     echo: "│ >",
     start: Duration::from_secs(60),
     reply: Duration::from_secs(60),
@@ -918,8 +919,9 @@ static DROID: Spec = Spec {
     freed_mb: 100,
     resume_flag: "--resume",
     hostile_flag: "--append-system-prompt",
-    // The TUI and its engine child (`droid exec --input-format stream-jsonrpc …`).
-    min_tree: 2,
+    // The TUI and its engine child (`droid exec --input-format stream-jsonrpc …`); `core_tree`
+    // counts the TUI alone.
+    min_tree: 1,
     live_source: Some("hook"),
     resumed_source: Some("hook"),
     turn_source: Some("hook"),
@@ -936,6 +938,11 @@ impl RealAgent for DroidAgent {
     }
     fn env(&self, sb: &Sandbox, _mock: &MockServer) -> Env {
         with_tmpdir(sb, self.0.env(&sb.home, sb.path_env()))
+    }
+    /// The TUI: `/new` replaces its engine child by itself (the rollback case's refused park
+    /// leaves the TUI, not that child).
+    fn core_tree(&self, pid: u32) -> Vec<u32> {
+        vec![pid]
     }
     fn unsent(&self, screen: &str, prompt: &str) -> bool {
         // Still in the composer box (a sent prompt shows in the scrollback, indented, unboxed).

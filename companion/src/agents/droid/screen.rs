@@ -5,12 +5,12 @@
 //! * The composer is a rounded box: a `╭──…──╮` line, then `│ > <text> … │` (continuation lines
 //!   `│   <text> │`), then `╰──…──╯`; the autonomy line (`Auto (Off) · …`) sits above it and the
 //!   footer (`? for help`) below. Messages in the scrollback are not boxed.
-//! * The empty composer shows a placeholder: `Try "<an example task>"` on a fresh session,
-//!   `Enter to steer · Ctrl+Enter to queue` during a turn. It is drawn DIM with the cursor
+//! * The empty composer shows a placeholder: one of twelve example tasks (`Try "…"`, `Type
+//!   "…"`) on a fresh session, `Enter to steer · Ctrl+Enter to queue` during a turn. It is drawn DIM with the cursor
 //!   (reverse video, not dim) on its first character; typed text is normal intensity with the
 //!   cursor after it. So with escapes the non-dim text is the draft, except a lone first
 //!   character followed by dim text (the cursor on a placeholder). Without escapes only those
-//!   two wordings read as empty; anything else is a draft.
+//!   exact wordings read as empty; anything else is a draft.
 //! * A turn in flight shows `⣄ Thinking...  (Press ESC to stop)` above the autonomy line.
 //! * A permission request replaces the composer with a box of choices (`Yes, allow`, `No,
 //!   cancel`) under `Command to approve`, with `↑↓ navigate   Enter select   Esc cancel` below;
@@ -21,16 +21,32 @@
 //! Errs in the safe direction as every classifier does: no composer and no known dialog means
 //! "cannot tell" (`composer_seen == false`), which makes park refuse.
 
-use std::sync::OnceLock;
+use crate::agents::screen::{
+    has_chooser, is_blank, last_nonempty, styled_lines, ScreenReading, BOTTOM_LINES,
+};
 
-use regex::Regex;
+/// The placeholders the empty composer shows in 0.225.2 (English; `chatInput` and the example
+/// prompts of its bundle), whitespace-normalised. Only consulted for a plain capture; with
+/// escapes the DIM style is the authority.
+const PLACEHOLDERS: &[&str] = &[
+    "Enter to steer · Ctrl+Enter to queue",
+    "Executing command...",
+    r#"Try "Write unit tests for this file""#,
+    r#"Try "Search the documentation for this library""#,
+    r#"Try "Optimize the performance of this component""#,
+    r#"Try "Debug why users can't login""#,
+    r#"Try "Implement a REST endpoint for user data""#,
+    r#"Try "Add proper error handling to API calls""#,
+    r#"Try "Set up GitHub Actions for CI/CD""#,
+    r#"Try "Fix all lint warnings""#,
+    r#"Try "Create a PR with these changes""#,
+    r#"Try "Review the changes in my current branch""#,
+    r#"Try "Explain how the codebase is organized""#,
+    r#"Type "Review this code for security issues""#,
+];
 
-use crate::agents::screen::{has_chooser, is_blank, last_nonempty, re, styled_lines, ScreenReading, BOTTOM_LINES};
-
-/// The placeholders a plain capture shows in an empty composer (whitespace-normalised).
 fn plain_placeholder(text: &str) -> bool {
-    static TRY: OnceLock<Regex> = OnceLock::new();
-    text == "Enter to steer · Ctrl+Enter to queue" || re(&TRY, r#"^Try "[^"\n]*"$"#).is_match(text)
+    PLACEHOLDERS.contains(&text)
 }
 
 /// How many non-empty lines above the composer box the turn's status line may sit (the autonomy
@@ -176,6 +192,10 @@ mod tests {
     /// plain capture must take the stock wording for empty.
     #[test]
     fn the_placeholder_wording_typed_is_a_draft_with_escapes() {
+        // Plain: only the stock wordings are empty.
+        let plain = |t: &str| format!("╭──────────────╮\n│ > {t}   │\n╰──────────────╯\n? for help\n");
+        assert_eq!(read(&plain(r#"Type "Review this code for security issues""#)).draft, None);
+        assert_eq!(read(&plain(r#"Try "Debug it""#)).draft.as_deref(), Some(r#"Try "Debug it""#));
         let r = read(&fx("typed-placeholder-e.txt"));
         assert_eq!(r.draft.as_deref(), Some(r#"Try "Debug it""#));
         // A lone typed character (the cursor after it, no dim text) is a draft.
