@@ -240,7 +240,8 @@ pub enum Cmd {
     },
     /// List, install or remove the opt-in integrations some agents need before park can tell
     /// their sessions apart (Gemini CLI: a SessionStart/SessionEnd hook in ~/.gemini/settings.json;
-    /// OpenCode and Kilo: a plugin, ~/.config/{opencode,kilo}/plugin/park.js; each records its process's session
+    /// OpenCode and Kilo: a plugin, ~/.config/{opencode,kilo}/plugin/park.js; Factory Droid: a
+    /// SessionStart/SessionEnd hook in ~/.factory/hooks.json; each records its process's session
     /// under $PARK_HOME). Without AGENT: list each one's state.
     Integrate {
         /// The agent whose integration to install (or remove with --remove).

@@ -33,6 +33,10 @@ pub struct Droid {
 impl Droid {
     /// Finds the pinned install; `Err` says what is missing.
     pub fn try_locate() -> Result<Droid, String> {
+        // `scripts/setup` could not install it here (not x86_64 Linux): it says why.
+        if let Ok(why) = std::fs::read_to_string(Agents::dir().join("droid.skipped")) {
+            return Err(format!("skipped: {}", why.trim()));
+        }
         let pkg = Agents::dir().join("droid/node_modules").join(PACKAGE);
         let bin = pkg.join("bin/droid");
         if !bin.exists() {

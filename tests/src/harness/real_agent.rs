@@ -292,6 +292,7 @@ pub fn real_agent(name: &str) -> Box<dyn RealAgent> {
 pub fn skipped(name: &str) -> Option<String> {
     match name {
         "qwen" => Qwen::try_locate().err().filter(|e| e.contains("skipped")),
+        "droid" => Droid::try_locate().err().filter(|e| e.contains("skipped")),
         _ => None,
     }
 }
