@@ -22,7 +22,9 @@ use crate::harness::claude::{
 };
 use crate::harness::codex::{codex_rollouts, seed_codex_home, CodexSeed};
 use crate::harness::copilot::{copilot_events, copilot_locks, seed_copilot_home, Copilot};
-use crate::harness::droid::{droid_session, droid_session_cwd, droid_sessions, seed_droid_home, Droid};
+use crate::harness::droid::{
+    droid_session, droid_session_cwd, droid_sessions, seed_droid_home, Droid,
+};
 use crate::harness::gemini::{gemini_chat_with, gemini_chats, seed_gemini_home, Gemini};
 use crate::harness::mock::MockServer;
 use crate::harness::opencode::{

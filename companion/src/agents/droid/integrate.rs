@@ -147,7 +147,9 @@ pub fn merge(m: &mut Map<String, Value>, park_exe: &Path) -> Result<bool, String
             .entry(ev.to_string())
             .or_insert_with(|| Value::Array(vec![]))
             .as_array_mut()
-            .ok_or_else(|| format!("`{ev}` in Droid's hooks.json is not a list; not touching it"))?;
+            .ok_or_else(|| {
+                format!("`{ev}` in Droid's hooks.json is not a list; not touching it")
+            })?;
         let mut found = false;
         for group in list.iter_mut() {
             for h in group
@@ -323,7 +325,9 @@ impl Integration for Hook {
     }
     fn state(&self, env: &[(String, String)]) -> IntegrationState {
         let Some(path) = hooks_file(env) else {
-            return IntegrationState::Unreadable("neither FACTORY_HOME_OVERRIDE nor HOME is set".into());
+            return IntegrationState::Unreadable(
+                "neither FACTORY_HOME_OVERRIDE nor HOME is set".into(),
+            );
         };
         match load(&path) {
             Ok(None) => IntegrationState::Missing,
@@ -431,14 +435,21 @@ mod tests {
         assert_eq!(keys, ["SessionStart", "PreToolUse", "SessionEnd"]);
         let ss = m["SessionStart"].as_array().unwrap();
         assert_eq!(ss.len(), 2, "the user's hook stays: {ss:?}");
-        assert_eq!(ss[1]["hooks"][0]["command"], "'/opt/my park/park' hook droid");
+        assert_eq!(
+            ss[1]["hooks"][0]["command"],
+            "'/opt/my park/park' hook droid"
+        );
         assert_eq!(state_of(&m, |_| true), IntegrationState::Installed);
         assert!(
             matches!(state_of(&m, |_| false), IntegrationState::Broken(w) if w.contains("not there any more"))
         );
         assert!(!merge(&mut m, exe).unwrap(), "idempotent");
         assert!(unmerge(&mut m));
-        assert_eq!(Value::Object(m.clone()), user, "exactly the user's hooks again");
+        assert_eq!(
+            Value::Object(m.clone()),
+            user,
+            "exactly the user's hooks again"
+        );
         assert!(!unmerge(&mut m));
         assert_eq!(state_of(&m, |_| true), IntegrationState::Missing);
         let mut bad = obj(json!({"SessionStart": {"x": 1}}));
@@ -462,7 +473,8 @@ mod tests {
         assert!(!config.join("hooks.json").exists());
         std::fs::remove_file(config.join("hooks/hooks.json")).unwrap();
 
-        let settings = r#"{"hooks":{"SessionEnd":[{"hooks":[{"type":"command","command":"mine"}]}]}}"#;
+        let settings =
+            r#"{"hooks":{"SessionEnd":[{"hooks":[{"type":"command","command":"mine"}]}]}}"#;
         std::fs::write(config.join("settings.json"), settings).unwrap();
         let err = Hook.install(&env, park).unwrap_err();
         assert!(err.contains("SessionEnd"), "{err}");
@@ -470,14 +482,22 @@ mod tests {
         std::fs::write(config.join("settings.json"), r#"{"logoAnimation":"off"}"#).unwrap();
 
         Hook.install(&env, park).unwrap();
-        assert!(matches!(Hook.state(&env), IntegrationState::Installed | IntegrationState::Broken(_)));
+        assert!(matches!(
+            Hook.state(&env),
+            IntegrationState::Installed | IntegrationState::Broken(_)
+        ));
         let v: Value =
             serde_json::from_str(&std::fs::read_to_string(config.join("hooks.json")).unwrap())
                 .unwrap();
-        assert_eq!(v["SessionStart"][0]["hooks"][0]["command"], "/usr/bin/park hook droid");
+        assert_eq!(
+            v["SessionStart"][0]["hooks"][0]["command"],
+            "/usr/bin/park hook droid"
+        );
         Hook.remove(&env).unwrap();
         assert_eq!(
-            std::fs::read_to_string(config.join("hooks.json")).unwrap().trim(),
+            std::fs::read_to_string(config.join("hooks.json"))
+                .unwrap()
+                .trim(),
             "{}"
         );
         std::fs::write(config.join("hooks.json"), "// mine\n{}").unwrap();

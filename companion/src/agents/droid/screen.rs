@@ -87,7 +87,14 @@ pub fn read(escaped: &str) -> ScreenReading {
             .take(end)
             .skip(skip)
             .collect();
-        plain.push(inner.iter().map(|(c, _)| *c).collect::<String>().trim().to_string());
+        plain.push(
+            inner
+                .iter()
+                .map(|(c, _)| *c)
+                .collect::<String>()
+                .trim()
+                .to_string(),
+        );
         let t: String = inner.iter().filter(|(_, d)| !d).map(|(c, _)| *c).collect();
         typed.push(t.trim_end().to_string());
         if k == 0 {
@@ -99,8 +106,10 @@ pub fn read(escaped: &str) -> ScreenReading {
     let draft = if has_escapes {
         let joined = typed.join("\n");
         let joined = joined.trim();
-        let lone_first = joined.chars().count() == 1 && typed.iter().skip(1).all(|t| t.trim().is_empty());
-        (!joined.is_empty() && !(lone_first && dim_after_first)).then(|| joined.to_string())
+        let lone_first =
+            joined.chars().count() == 1 && typed.iter().skip(1).all(|t| t.trim().is_empty());
+        let placeholder = lone_first && dim_after_first;
+        (!joined.is_empty() && !placeholder).then(|| joined.to_string())
     } else {
         let joined = plain.join(" ");
         let squashed = joined.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -132,7 +141,9 @@ fn composer(lines: &[&str]) -> Option<(usize, usize, usize)> {
         return None;
     }
     let bottom = (first + 1..lines.len()).find(|&j| !lines[j].starts_with('│'))?;
-    lines[bottom].starts_with('╰').then_some((top, first, bottom))
+    lines[bottom]
+        .starts_with('╰')
+        .then_some((top, first, bottom))
 }
 
 /// A dialog in place of the composer.
@@ -158,10 +169,7 @@ mod tests {
     use super::*;
 
     fn fx(name: &str) -> String {
-        let p = format!(
-            "{}/tests/fixtures/droid/{name}",
-            env!("CARGO_MANIFEST_DIR")
-        );
+        let p = format!("{}/tests/fixtures/droid/{name}", env!("CARGO_MANIFEST_DIR"));
         std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
     }
 
@@ -193,9 +201,16 @@ mod tests {
     #[test]
     fn the_placeholder_wording_typed_is_a_draft_with_escapes() {
         // Plain: only the stock wordings are empty.
-        let plain = |t: &str| format!("╭──────────────╮\n│ > {t}   │\n╰──────────────╯\n? for help\n");
-        assert_eq!(read(&plain(r#"Type "Review this code for security issues""#)).draft, None);
-        assert_eq!(read(&plain(r#"Try "Debug it""#)).draft.as_deref(), Some(r#"Try "Debug it""#));
+        let plain =
+            |t: &str| format!("╭──────────────╮\n│ > {t}   │\n╰──────────────╯\n? for help\n");
+        assert_eq!(
+            read(&plain(r#"Type "Review this code for security issues""#)).draft,
+            None
+        );
+        assert_eq!(
+            read(&plain(r#"Try "Debug it""#)).draft.as_deref(),
+            Some(r#"Try "Debug it""#)
+        );
         let r = read(&fx("typed-placeholder-e.txt"));
         assert_eq!(r.draft.as_deref(), Some(r#"Try "Debug it""#));
         // A lone typed character (the cursor after it, no dim text) is a draft.
@@ -227,7 +242,8 @@ mod tests {
 
     #[test]
     fn a_multiline_draft_is_read_whole() {
-        let s = "╭──────────────╮\n│ > one        │\n│   two        │\n╰──────────────╯\n? for help\n";
+        let s =
+            "╭──────────────╮\n│ > one        │\n│   two        │\n╰──────────────╯\n? for help\n";
         assert_eq!(read(s).draft.as_deref(), Some("one\ntwo"));
     }
 

@@ -118,7 +118,11 @@ impl Platform for Tree {
             p(79, 72, &["sh", "-c", "droid exec hi"]),
             p(80, 79, &["/p/bin/droid", "exec", "hi"]),
             p(81, 80, &["sh", "-c", "park hook droid"]),
-            p(std::process::id(), self.me_under, &["park", "hook", "droid"]),
+            p(
+                std::process::id(),
+                self.me_under,
+                &["park", "hook", "droid"],
+            ),
         ])
     }
     fn process(&self, pid: u32) -> Option<ProcInfo> {
@@ -171,7 +175,10 @@ fn the_hook_records_the_tuis_session_and_follows_new() {
         .record(&input("SessionStart", SID), &park_home, &p)
         .unwrap();
     let r = integrate::read_record(&park_home, 71).expect("the TUI's record");
-    assert_eq!((r.pid, r.start_ticks, r.session_id.as_str()), (71, 5071, SID));
+    assert_eq!(
+        (r.pid, r.start_ticks, r.session_id.as_str()),
+        (71, 5071, SID)
+    );
     assert!(!r.ended);
     assert!(integrate::read_record(&park_home, 72).is_none());
 
@@ -265,7 +272,10 @@ fn identity_comes_from_the_hook_record_only() {
     );
     rec.ended = true;
     write(&rec);
-    assert!(identify(&a, 5071, &p).session_id.is_none(), "an ended session");
+    assert!(
+        identify(&a, 5071, &p).session_id.is_none(),
+        "an ended session"
+    );
     rec.ended = false;
     rec.session_id = "$(rm -rf ~)".into();
     write(&rec);
@@ -285,5 +295,8 @@ fn identity_comes_from_the_hook_record_only() {
     assert!(!Droid.runs_session(&e, 71, 5099, &p), "another process");
     e.session_id = SID.into();
     assert!(!Droid.runs_session(&e, 71, 5071, &p));
-    assert_eq!(Droid.expected_transcript(&e).as_deref(), Some(real.as_path()));
+    assert_eq!(
+        Droid.expected_transcript(&e).as_deref(),
+        Some(real.as_path())
+    );
 }

@@ -71,7 +71,10 @@ pub fn path(config: &Path, cwd: &str, id: &str) -> PathBuf {
 /// Session `id`'s transcript under `config`, wherever its project folder is (ids are UUIDs: one
 /// file at most holds one), when it is a plain file.
 pub fn find(config: &Path, id: &str) -> Option<PathBuf> {
-    all(config).into_iter().find(|(s, _)| s == id).map(|(_, p)| p)
+    all(config)
+        .into_iter()
+        .find(|(s, _)| s == id)
+        .map(|(_, p)| p)
 }
 
 /// Every session under `config/sessions/*/<id>.jsonl` (no symlinks followed).
@@ -324,7 +327,11 @@ mod tests {
         let md = markdown(REAL);
         assert!(md.turns >= 1, "{}", md.markdown);
         assert!(md.tool_calls >= 1, "{}", md.markdown);
-        assert!(md.markdown.contains("Execute: `echo hi`"), "{}", md.markdown);
+        assert!(
+            md.markdown.contains("Execute: `echo hi`"),
+            "{}",
+            md.markdown
+        );
         assert!(!md.markdown.contains("system-reminder"), "{}", md.markdown);
         assert_eq!(md.last_assistant, i.last_assistant);
     }
@@ -354,7 +361,15 @@ mod tests {
             r#"{"type":"message","id":"b","timestamp":"2026-12-06T19:37:23.000Z","message":{"role":"assistant","content":[{"type":"text","text":"done"}]}}"#,
         );
         let outcome = rec(r#"{"type":"agent_turn_outcome","turnId":"u","reason":"completed"}"#);
-        let t = |parts: &[&String]| parse(parts.iter().map(|s| s.as_str()).collect::<String>().as_bytes());
+        let t = |parts: &[&String]| {
+            parse(
+                parts
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<String>()
+                    .as_bytes(),
+            )
+        };
         let i = t(&[&start, &hook, &ctx]);
         assert!(!i.turn_open, "hooks and context are no prompt");
         assert_eq!(i.first_prompt, None);
