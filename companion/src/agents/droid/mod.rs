@@ -65,30 +65,39 @@ pub fn interactive(args: &[String]) -> bool {
         && !matches!(args.first(), Some(a) if SUBCOMMANDS.contains(&a.as_str()))
 }
 
-/// `droid resume <id>` is `droid --resume <id>`: the whitelist reads the flag form.
+/// `droid resume <id>` is `droid --resume <id>`: the whitelist reads the flag form. `--resume`,
+/// `-r`, `-w` and `--worktree` take an optional value: a bare one gets an empty value, so the flag
+/// after it stays a flag; `--last` (with `--resume`) takes none and is left out. A flag's value is
+/// passed as it is, whatever it looks like.
 fn prepare(args: &[String]) -> Vec<String> {
+    const OPTIONAL: &[&str] = &["--resume", "-r", "-w", "--worktree"];
     let mut v = args.to_vec();
     if v.first().is_some_and(|a| a == "resume") {
         v[0] = "--resume".into();
     }
-    // `--last` (with `--resume`) takes no value; `--resume`/`-w` may come without one: a flag
-    // right after them is not their value.
-    let mut out = Vec::with_capacity(v.len());
+    let mut out = Vec::with_capacity(v.len() + 1);
     let mut i = 0;
     while i < v.len() {
-        let a = &v[i];
+        let a = v[i].as_str();
+        i += 1;
         if a == "--last" {
-            i += 1;
             continue;
         }
-        out.push(a.clone());
-        if matches!(a.as_str(), "--resume" | "-r" | "-w" | "--worktree")
-            && v.get(i + 1).is_none_or(|n| n.starts_with('-'))
-        {
-            // No value: give the skipped flag an empty one, so the next flag stays a flag.
-            out.push(String::new());
+        out.push(a.to_string());
+        if OPTIONAL.contains(&a) {
+            match v.get(i) {
+                Some(n) if !n.starts_with('-') => {
+                    out.push(n.clone());
+                    i += 1;
+                }
+                _ => out.push(String::new()),
+            }
+        } else if VALUED_FLAGS.contains(&a) || SESSION_FLAGS.contains(&a) {
+            if let Some(n) = v.get(i) {
+                out.push(n.clone());
+                i += 1;
+            }
         }
-        i += 1;
     }
     out
 }

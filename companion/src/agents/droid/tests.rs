@@ -84,6 +84,12 @@ fn flags_keep_the_whitelist_and_drop_sessions_prompts_and_hostile_values() {
     assert_eq!(k, v(&["--auto", "high"]));
     let (k, _) = SPEC.flags(&v(&["-r", "--use-spec"]));
     assert_eq!(k, v(&["--use-spec"]));
+    // A value that looks like a flag is the value (dropped with its flag when not plain).
+    let (k, d) = SPEC.flags(&v(&["--auto", "--resume"]));
+    assert!(k.is_empty(), "{k:?}");
+    assert_eq!(d, v(&["--auto"]));
+    let (k, _) = SPEC.flags(&v(&["--append-system-prompt", "--last", "--use-spec"]));
+    assert_eq!(k, v(&["--use-spec"]));
 }
 
 /// 70 a shell in the pane → 71 the TUI `droid` → 72 its engine child → 73 the `sh -c` a hook
