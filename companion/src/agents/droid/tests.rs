@@ -94,7 +94,7 @@ fn flags_keep_the_whitelist_and_drop_sessions_prompts_and_hostile_values() {
 
 /// 70 a shell in the pane → 71 the TUI `droid` → 72 its engine child → 73 the `sh -c` a hook
 /// runs in → the test process (the hook); 80 a `droid exec` a tool of the TUI ran, under a shell
-/// 79, whose hook shell is 81.
+/// 79, whose hook shell is 81; 90 a `droid exec` the TUI ran itself, whose hook shell is 91.
 struct Tree {
     home: PathBuf,
     me_under: u32,
@@ -124,6 +124,18 @@ impl Platform for Tree {
             p(79, 72, &["sh", "-c", "droid exec hi"]),
             p(80, 79, &["/p/bin/droid", "exec", "hi"]),
             p(81, 80, &["sh", "-c", "park hook droid"]),
+            p(
+                90,
+                71,
+                &[
+                    "/p/bin/droid",
+                    "exec",
+                    "--output-format",
+                    "json",
+                    "a subtask",
+                ],
+            ),
+            p(91, 90, &["sh", "-c", "park hook droid"]),
             p(
                 std::process::id(),
                 self.me_under,
@@ -213,6 +225,13 @@ fn the_hook_records_the_tuis_session_and_follows_new() {
     assert!(integrate::read_record(&park_home, 71).unwrap().ended);
     assert!(integrate::read_record(&park_home, 80).is_none());
     assert!(integrate::tui_above(&p, 80).is_none());
+    // A `droid exec` the TUI itself runs (not its engine) has a session of its own.
+    p.me_under = 91;
+    assert!(integrate::Hook
+        .record(&input("SessionStart", NEW), &park_home, &p)
+        .is_err());
+    assert!(integrate::tui_above(&p, 90).is_none());
+    assert!(integrate::read_record(&park_home, 71).unwrap().ended);
     assert_eq!(integrate::tui_above(&p, 73).map(|t| t.pid), Some(71));
 }
 
