@@ -37,7 +37,8 @@
 //!     are never held;
 //!   - `[tool CMD]`: answer with a tool call running CMD (Claude: `Bash` tool_use; Codex:
 //!     `exec_command` function_call; Chat Completions: a `tool_calls` delta to the request's shell
-//!     tool, Qwen's `run_shell_command`; Gemini: a `functionCall` part to the shell tool of the
+//!     tool, Qwen's `run_shell_command`, Factory Droid's `Execute`, with whatever else its schema
+//!     requires filled in: an enum its first value, a string a short sentence; Gemini: a `functionCall` part to the shell tool of the
 //!     request's `tools[].functionDeclarations`, the CLI's `run_shell_command`). The follow-up
 //!     request that carries the tool result (Gemini: a `functionResponse` part) gets
 //!     `Tool finished. ` + the canned text, so the turn ends;
