@@ -41,12 +41,14 @@ pub enum Agent {
     Pi,
     /// Kimi Code (`@moonshot-ai/kimi-code`).
     Kimi,
+    /// Factory Droid (`@factory/cli`).
+    Droid,
 }
 
 impl Agent {
     /// Every agent, in declaration order: the one list everything that goes over all agents
     /// iterates (the companion's `agents::all()`, the test corpora).
-    pub const ALL: [Agent; 10] = [
+    pub const ALL: [Agent; 11] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Qwen,
@@ -57,6 +59,7 @@ impl Agent {
         Agent::Aider,
         Agent::Pi,
         Agent::Kimi,
+        Agent::Droid,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -71,6 +74,7 @@ impl Agent {
             Agent::Aider => "aider",
             Agent::Pi => "pi",
             Agent::Kimi => "kimi",
+            Agent::Droid => "droid",
         }
     }
 }

@@ -33,6 +33,7 @@ pub mod harness {
     pub mod claude;
     pub mod codex;
     pub mod copilot;
+    pub mod droid;
     pub mod gemini;
     pub mod kimi;
     pub mod mock;
@@ -62,6 +63,9 @@ pub use harness::codex::{
 pub use harness::copilot::{
     copilot_events, copilot_locks, copilot_open_sessions, seed_copilot_home, Copilot,
     COPILOT_VERSION,
+};
+pub use harness::droid::{
+    droid_session, droid_session_cwd, droid_sessions, seed_droid_home, Droid, DROID_VERSION,
 };
 pub use harness::gemini::{
     gemini_chat_with, gemini_chats, seed_gemini_home, Gemini, GEMINI_VERSION,

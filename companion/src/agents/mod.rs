@@ -36,6 +36,7 @@ pub mod aider;
 pub mod claude;
 pub mod codex;
 pub mod copilot;
+pub mod droid;
 pub mod gemini;
 pub mod kilo;
 pub mod kimi;
@@ -413,6 +414,7 @@ pub fn of(a: Agent) -> &'static dyn AgentKind {
         Agent::Aider => &aider::Aider,
         Agent::Pi => &pi::Pi,
         Agent::Kimi => &kimi::Kimi,
+        Agent::Droid => &droid::Droid,
     }
 }
 

@@ -242,7 +242,8 @@ pub enum Cmd {
     /// their sessions apart (Gemini CLI: a SessionStart/SessionEnd hook in ~/.gemini/settings.json;
     /// OpenCode and Kilo: a plugin, ~/.config/{opencode,kilo}/plugin/park.js; pi: an extension,
     /// ~/.pi/agent/extensions/park.js; Kimi Code: a SessionStart/SessionEnd [[hooks]] pair appended
-    /// to ~/.kimi-code/config.toml; each records its process's session under $PARK_HOME).
+    /// to ~/.kimi-code/config.toml; Factory Droid: a SessionStart/SessionEnd hook in
+    /// ~/.factory/hooks.json; each records its process's session under $PARK_HOME).
     /// Without AGENT: list each one's state.
     Integrate {
         /// The agent whose integration to install (or remove with --remove).

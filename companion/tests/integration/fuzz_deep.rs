@@ -2305,6 +2305,12 @@ fn fuzz_classify_argv() {
                         prop_assert!(!rest.iter().any(|a| a == t));
                     }
                 }
+                Agent::Droid => {
+                    for t in ["--version", "-v", "--help", "-h"] {
+                        prop_assert!(!rest.iter().any(|a| a == t));
+                    }
+                    prop_assert!(rest.first().is_none_or(|a| a != "exec"));
+                }
             }
             let base = Path::new(&argv[idx])
                 .file_name()
@@ -2319,6 +2325,7 @@ fn fuzz_classify_argv() {
                     || base.contains("aider")
                     || base == "pi"
                     || base.contains("kimi")
+                    || base.contains("droid")
                     || argv[idx].contains("/@anthropic-ai/claude-code/")
                     || argv[idx].contains("/@qwen-code/qwen-code/"),
                 "classified {:?} as {:?}",

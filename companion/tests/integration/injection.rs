@@ -705,6 +705,19 @@ fn kimi_shapes(s: &str) -> Vec<Vec<String>> {
     ]
 }
 
+fn droid_shapes(s: &str) -> Vec<Vec<String>> {
+    vec![
+        strs(&["--auto", s]),
+        vec![format!("--auto={s}")],
+        strs(&["--append-system-prompt", s, "--use-spec"]),
+        vec![s.to_string()],
+        strs(&["--settings", s, "--append-system-prompt-file", s]),
+        strs(&["--resume", s, "-r", s, "--fork", s]),
+        strs(&["resume", s, "--cwd", s, "-w", s, "--last"]),
+        strs(&["--resume", "--auto", s, "-r"]),
+    ]
+}
+
 fn shapes(agent: Agent, s: &str) -> Vec<Vec<String>> {
     match agent {
         Agent::Claude => claude_shapes(s),
@@ -716,6 +729,7 @@ fn shapes(agent: Agent, s: &str) -> Vec<Vec<String>> {
         Agent::Aider => aider_shapes(s),
         Agent::Pi => pi_shapes(s),
         Agent::Kimi => kimi_shapes(s),
+        Agent::Droid => droid_shapes(s),
     }
 }
 
@@ -865,7 +879,7 @@ fn assert_resume_argv_shape(e: &Entry) -> Vec<String> {
             assert_eq!(argv.last().map(String::as_str), Some(SID));
             &argv[2..argv.len() - 1]
         }
-        Agent::Qwen | Agent::Copilot | Agent::Gemini => {
+        Agent::Qwen | Agent::Copilot | Agent::Gemini | Agent::Droid => {
             assert_eq!(
                 argv[..3],
                 [e.program.clone(), "--resume".into(), SID.into()],

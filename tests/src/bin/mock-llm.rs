@@ -37,7 +37,8 @@
 //!     are never held;
 //!   - `[tool CMD]`: answer with a tool call running CMD (Claude: `Bash` tool_use; Codex:
 //!     `exec_command` function_call; Chat Completions: a `tool_calls` delta to the request's shell
-//!     tool, Qwen's `run_shell_command`; Gemini: a `functionCall` part to the shell tool of the
+//!     tool, Qwen's `run_shell_command`, Factory Droid's `Execute`, with whatever else its schema
+//!     requires filled in: an enum its first value, a string a short sentence; Gemini: a `functionCall` part to the shell tool of the
 //!     request's `tools[].functionDeclarations`, the CLI's `run_shell_command`). The follow-up
 //!     request that carries the tool result (Gemini: a `functionResponse` part) gets
 //!     `Tool finished. ` + the canned text, so the turn ends;
@@ -1069,6 +1070,27 @@ fn chat_shell_call(tools: Option<&Value>, cmd: &str, background: bool) -> Option
     }
     if args.is_empty() {
         args.insert("command".into(), json!(cmd));
+    }
+    // Whatever else the schema requires (Factory Droid's `Execute`: a `riskLevel` enum, a
+    // `riskLevelReason`, a sentence-cased 3-8 word `summary`): an enum its first value, a string
+    // a short sentence, so the agent takes the call instead of rejecting it.
+    let params = tool.get("function").unwrap_or(tool).get("parameters");
+    let required = params
+        .and_then(|p| p.get("required"))
+        .and_then(Value::as_array);
+    for k in required.into_iter().flatten().filter_map(Value::as_str) {
+        if args.contains_key(k) {
+            continue;
+        }
+        let prop = props.and_then(|p| p.get(k));
+        let value = match prop.and_then(|p| p.get("enum")).and_then(Value::as_array) {
+            Some(e) if !e.is_empty() => e[0].clone(),
+            _ if prop.and_then(|p| p.get("type")) == Some(&json!("string")) => {
+                json!("Run the mock command")
+            }
+            _ => continue,
+        };
+        args.insert(k.to_string(), value);
     }
     Some((name_of(tool)?, Value::Object(args)))
 }

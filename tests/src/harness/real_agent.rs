@@ -24,6 +24,9 @@ use crate::harness::claude::{
 };
 use crate::harness::codex::{codex_rollouts, seed_codex_home, CodexSeed};
 use crate::harness::copilot::{copilot_events, copilot_locks, seed_copilot_home, Copilot};
+use crate::harness::droid::{
+    droid_session, droid_session_cwd, droid_sessions, seed_droid_home, Droid,
+};
 use crate::harness::gemini::{gemini_chat_with, gemini_chats, seed_gemini_home, Gemini};
 use crate::harness::kimi::{
     kimi_hook_record, kimi_sessions, kimi_wire, seed_kimi_home, trust_dialog, Kimi,
@@ -310,6 +313,7 @@ pub fn real_agent(name: &str) -> Box<dyn RealAgent> {
         "aider" => Box::new(AiderAgent(Aider::locate())),
         "pi" => Box::new(PiAgent(Pi::locate())),
         "kimi" => Box::new(KimiAgent(Kimi::locate())),
+        "droid" => Box::new(DroidAgent(Droid::locate())),
         _ => panic!("no real agent {name}"),
     }
 }
@@ -321,6 +325,7 @@ pub fn skipped(name: &str) -> Option<String> {
         "qwen" => Qwen::try_locate().err().filter(|e| e.contains("skipped")),
         "pi" => Pi::try_locate().err().filter(|e| e.contains("skipped")),
         "kimi" => Kimi::try_locate().err().filter(|e| e.contains("skipped")),
+        "droid" => Droid::try_locate().err().filter(|e| e.contains("skipped")),
         _ => None,
     }
 }
@@ -1238,5 +1243,103 @@ impl RealAgent for KimiAgent {
             std::thread::sleep(Duration::from_millis(200));
         }
         Some(false)
+    }
+}
+
+// ---- Factory Droid ----
+
+pub struct DroidAgent(pub Droid);
+
+static DROID: Spec = Spec {
+    draft: "│ > ",
+    guard_live: true,
+    guard_source: Some("hook"),
+    rebinds_on_new: true,
+    name: "droid",
+    program: "droid",
+    // The empty composer: a fresh session's placeholder (`Try "…"`, `Type "…"`), or nothing
+    // after `> `.
+    ready: r#"(?m)^│ > ((Try|Type) "| +│\s*$)"#,
+    echo: "│ >",
+    start: Duration::from_secs(60),
+    reply: Duration::from_secs(60),
+    pause_ms: 4000,
+    busy: "Press ESC to stop",
+    permission: "Command to approve",
+    new_session: "/new",
+    flags: "--auto low --append-system-prompt terse",
+    flag_pairs: &[("--auto", "low"), ("--append-system-prompt", "terse")],
+    flag_words: &[],
+    freed_mb: 100,
+    resume_flag: "--resume",
+    hostile_flag: "--append-system-prompt",
+    // The TUI and its engine child (`droid exec --input-format stream-jsonrpc …`); `core_tree`
+    // counts the TUI alone.
+    min_tree: 1,
+    live_source: Some("hook"),
+    resumed_source: Some("hook"),
+    turn_source: Some("hook"),
+    integrate: true,
+    settling: &["CPU", "turn in flight"],
+    argv_hidden: false,
+};
+
+impl RealAgent for DroidAgent {
+    fn spec(&self) -> &Spec {
+        &DROID
+    }
+    fn seed(&self, sb: &Sandbox, mock: &MockServer) {
+        seed_droid_home(&sb.home, &sb.work, mock).expect("seed droid home");
+    }
+    fn env(&self, sb: &Sandbox, _mock: &MockServer) -> Env {
+        with_tmpdir(sb, self.0.env(&sb.home, sb.path_env()))
+    }
+    /// The TUI: `/new` replaces its engine child by itself (the rollback case's refused park
+    /// leaves the TUI, not that child).
+    fn core_tree(&self, pid: u32) -> Vec<u32> {
+        vec![pid]
+    }
+    fn unsent(&self, screen: &str, prompt: &str) -> bool {
+        // Still in the composer box (a sent prompt shows in the scrollback, indented, unboxed).
+        let still = Regex::new(&format!("(?m)^│ > {}\\s*│", regex::escape(prompt))).unwrap();
+        still.is_match(screen)
+    }
+    fn assert_records(&self, sb: &Sandbox, dir: &Path, _pid: u32, sid: &str, said: &str) {
+        // Droid keeps no per-process record (park's hook names the process): the session's file
+        // holds what was said, records `dir` as its cwd, and no other session file holds it.
+        let with: Vec<_> = droid_sessions(&sb.home)
+            .into_iter()
+            .filter(|(p, _)| read(p).contains(said))
+            .collect();
+        assert_eq!(
+            with.iter().map(|(_, s)| s.as_str()).collect::<Vec<_>>(),
+            [sid],
+            "{sid} said {said:?}; sessions holding it: {with:?}"
+        );
+        let cwd = droid_session_cwd(&sb.home, sid).unwrap_or_default();
+        assert!(same_dir(&cwd, dir), "{sid} records cwd {cwd:?}");
+    }
+    fn record_len(&self, sb: &Sandbox, _dir: &Path, sid: &str, _said: &str) -> usize {
+        droid_session(&sb.home, sid).map_or(0, |p| read(&p).lines().count())
+    }
+    fn record_has(
+        &self,
+        sb: &Sandbox,
+        _: &Path,
+        sid: &str,
+        _said: &str,
+        text: &str,
+    ) -> Option<bool> {
+        Some(droid_session(&sb.home, sid).is_some_and(|p| read(&p).contains(text)))
+    }
+    fn sessions_in(&self, sb: &Sandbox, dir: &Path) -> Option<usize> {
+        Some(
+            droid_sessions(&sb.home)
+                .iter()
+                .filter(|(_, sid)| {
+                    droid_session_cwd(&sb.home, sid).is_some_and(|c| same_dir(&c, dir))
+                })
+                .count(),
+        )
     }
 }

@@ -471,6 +471,7 @@ pub fn assert_pinned_version(r: &Row) {
         Agent::Aider => &[AIDER_VERSION],
         Agent::Pi => &[PI_VERSION],
         Agent::Kimi => &[KIMI_VERSION],
+        Agent::Droid => &[DROID_VERSION],
     };
     assert!(
         r.agent_version

@@ -1,7 +1,7 @@
 //! The contract every real agent keeps with park (issue 30 §2), run for every agent park supports:
 //! Claude Code, Codex (its plain `--no-daemon` TUI), Qwen Code, Copilot CLI, Gemini CLI, OpenCode,
-//! Kilo, aider, pi, Kimi Code and the rest of the `contract!` list at the end, each the REAL CLI
-//! at its pinned version against `mock-llm`, driven through
+//! Kilo, aider, pi, Kimi Code, Factory Droid and the rest of the `contract!` list at the end, each
+//! the REAL CLI at its pinned version against `mock-llm`, driven through
 //! [`RealAgent`] (`tests/src/harness/real_agent.rs`).
 //!
 //! The cases, one `#[test]` per agent and case (`contract::<agent>::<case>`):
@@ -17,7 +17,7 @@
 //!   refused; nothing is killed or recorded;
 //! * `guards`: a draft (quoted back), a turn in flight (busy) and a permission prompt (where the
 //!   agent has one: pi has none) are refused; nothing is killed or recorded;
-//! * `rollback`: `/clear` (Codex, OpenCode, Kilo, pi, Kimi Code: `/new`) between the scan and the kill: the re-check
+//! * `rollback`: `/clear` (Codex, OpenCode, Kilo, pi, Kimi Code, Droid: `/new`) between the scan and the kill: the re-check
 //!   sees the session change, rolls the claim back, and kills nothing. aider has no session switch
 //!   (`/clear` keeps its history file, which is its identity): a second aider starting on the
 //!   same history file is its change, and the re-check finds the first one untargetable;
@@ -605,4 +605,4 @@ macro_rules! contract {
     )*};
 }
 
-contract!(aider, claude, codex, copilot, gemini, kilo, kimi, opencode, pi, qwen);
+contract!(aider, claude, codex, copilot, droid, gemini, kilo, kimi, opencode, pi, qwen);

@@ -20,6 +20,7 @@ mod e2e_claude;
 mod e2e_claude_bg;
 mod e2e_claude_modes;
 mod e2e_codex;
+mod e2e_droid;
 mod e2e_faults;
 mod e2e_gemini;
 mod e2e_graveyard;
