@@ -35,12 +35,14 @@ pub enum Agent {
     Opencode,
     /// Kilo CLI (`@kilocode/cli`), a fork of OpenCode.
     Kilo,
+    /// Cline CLI (`cline`).
+    Cline,
 }
 
 impl Agent {
     /// Every agent, in declaration order: the one list everything that goes over all agents
     /// iterates (the companion's `agents::all()`, the test corpora).
-    pub const ALL: [Agent; 7] = [
+    pub const ALL: [Agent; 8] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Qwen,
@@ -48,6 +50,7 @@ impl Agent {
         Agent::Gemini,
         Agent::Opencode,
         Agent::Kilo,
+        Agent::Cline,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -59,6 +62,7 @@ impl Agent {
             Agent::Gemini => "gemini",
             Agent::Opencode => "opencode",
             Agent::Kilo => "kilo",
+            Agent::Cline => "cline",
         }
     }
 }

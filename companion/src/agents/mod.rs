@@ -33,6 +33,7 @@
 //! reached through its spec and kind.
 
 pub mod claude;
+pub mod cline;
 pub mod codex;
 pub mod copilot;
 pub mod gemini;
@@ -384,6 +385,7 @@ pub fn of(a: Agent) -> &'static dyn AgentKind {
         Agent::Gemini => &gemini::Gemini,
         Agent::Opencode => &opencode::OPENCODE,
         Agent::Kilo => &kilo::KILO,
+        Agent::Cline => &cline::Cline,
     }
 }
 
