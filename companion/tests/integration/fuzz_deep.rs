@@ -2290,6 +2290,19 @@ fn fuzz_classify_argv() {
                         prop_assert!(!rest.iter().any(|a| a == t));
                     }
                 }
+                Agent::Cline => {
+                    for t in [
+                        "--cline-hub-daemon",
+                        "--json",
+                        "--acp",
+                        "-V",
+                        "--version",
+                        "-h",
+                        "--help",
+                    ] {
+                        prop_assert!(!rest.iter().any(|a| a == t));
+                    }
+                }
             }
             let base = Path::new(&argv[idx])
                 .file_name()
@@ -2301,6 +2314,7 @@ fn fuzz_classify_argv() {
                     || base.contains("qwen")
                     || base.contains("opencode")
                     || base.contains("kilo")
+                    || base.contains("cline")
                     || argv[idx].contains("/@anthropic-ai/claude-code/")
                     || argv[idx].contains("/@qwen-code/qwen-code/"),
                 "classified {:?} as {:?}",

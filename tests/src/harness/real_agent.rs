@@ -19,6 +19,10 @@ use regex::Regex;
 use crate::harness::claude::{
     claude_session_files, claude_transcript, seed_claude_home, CLAUDE_API_KEY, CLAUDE_READY,
 };
+use crate::harness::cline::{
+    cline_logged, cline_messages, cline_messages_path, cline_record, cline_sessions,
+    seed_cline_home, Cline,
+};
 use crate::harness::codex::{codex_rollouts, seed_codex_home, CodexSeed};
 use crate::harness::copilot::{copilot_events, copilot_locks, seed_copilot_home, Copilot};
 use crate::harness::gemini::{gemini_chat_with, gemini_chats, seed_gemini_home, Gemini};
@@ -280,6 +284,7 @@ pub fn real_agent(name: &str) -> Box<dyn RealAgent> {
         "gemini" => Box::new(GeminiAgent(Gemini::locate())),
         "opencode" => Box::new(OpencodeAgent::new(OcCli::Opencode)),
         "kilo" => Box::new(OpencodeAgent::new(OcCli::Kilo)),
+        "cline" => Box::new(ClineAgent(Cline::locate())),
         _ => panic!("no real agent {name}"),
     }
 }
@@ -884,6 +889,97 @@ impl RealAgent for OpencodeAgent {
             opencode_sessions(&self.db(sb))
                 .iter()
                 .filter(|(_, dd, _)| same_dir(dd, dir))
+                .count(),
+        )
+    }
+}
+
+// ---- Cline CLI ----
+
+pub struct ClineAgent(pub Cline);
+
+static CLINE: Spec = Spec {
+    draft: "❯ ",
+    guard_live: true,
+    guard_source: Some("log"),
+    // `/new` logs the new session only at its first prompt: until then the row is untargetable.
+    rebinds_on_new: false,
+    name: "cline",
+    program: "cline",
+    // The empty composer: the start screen's placeholder, or a session's.
+    ready: r"❯ (What can I do for you\?|Ask anything\.\.\.)",
+    echo: "❯",
+    start: Duration::from_secs(90),
+    reply: Duration::from_secs(60),
+    pause_ms: 4000,
+    busy: "esc to cancel",
+    permission: "Cline needs permission",
+    new_session: "/new",
+    // Tool calls ask first (auto-approve is on by default), so the guards case sees a prompt.
+    flags: "--auto-approve false -m mock-model",
+    flag_pairs: &[("--auto-approve", "false"), ("-m", "mock-model")],
+    flag_words: &[],
+    freed_mb: 0,
+    resume_flag: "--id",
+    // A system prompt: any text, and the agent still answers.
+    hostile_flag: "-s",
+    min_tree: 1,
+    live_source: Some("log"),
+    resumed_source: Some("log"),
+    turn_source: Some("log"),
+    integrate: false,
+    settling: &["CPU", "turn in flight"],
+};
+
+impl RealAgent for ClineAgent {
+    fn spec(&self) -> &Spec {
+        &CLINE
+    }
+    fn seed(&self, sb: &Sandbox, mock: &MockServer) {
+        seed_cline_home(&sb.home, mock).expect("seed cline home");
+    }
+    fn env(&self, sb: &Sandbox, _mock: &MockServer) -> Env {
+        with_tmpdir(sb, self.0.env(&sb.home, sb.path_env()))
+    }
+    /// The TUI drops an Enter that comes with the typed keys: the prompt still sits in the
+    /// composer (a line starting `❯ ` right under a rule).
+    fn unsent(&self, screen: &str, prompt: &str) -> bool {
+        Regex::new(&format!("(?m)^ *❯ {}", regex::escape(prompt)))
+            .unwrap()
+            .is_match(screen)
+            && Regex::new(&format!("(?m)─\\n *❯ {}", regex::escape(prompt)))
+                .unwrap()
+                .is_match(screen)
+    }
+    fn assert_records(&self, sb: &Sandbox, dir: &Path, pid: u32, sid: &str, said: &str) {
+        // The TUI logged the session (its records name the hub, never the TUI).
+        assert_eq!(
+            cline_logged(&sb.home, pid).last().map(String::as_str),
+            Some(sid)
+        );
+        assert!(read(&cline_messages_path(&sb.home, sid)).contains(said));
+        let cwd = cline_record(&sb.home, sid)
+            .get("cwd")
+            .and_then(|c| c.as_str())
+            .map(str::to_string)
+            .unwrap_or_default();
+        assert!(
+            same_dir(&cwd, dir),
+            "{sid} in {cwd:?}, not {}",
+            dir.display()
+        );
+    }
+    fn record_len(&self, sb: &Sandbox, _dir: &Path, sid: &str, _said: &str) -> usize {
+        cline_messages(&sb.home, sid).len()
+    }
+    fn record_has(&self, sb: &Sandbox, _: &Path, sid: &str, _: &str, text: &str) -> Option<bool> {
+        Some(read(&cline_messages_path(&sb.home, sid)).contains(text))
+    }
+    fn sessions_in(&self, sb: &Sandbox, dir: &Path) -> Option<usize> {
+        Some(
+            cline_sessions(&sb.home)
+                .iter()
+                .filter(|(_, d)| same_dir(d, dir))
                 .count(),
         )
     }

@@ -462,6 +462,7 @@ pub fn assert_pinned_version(r: &Row) {
         Agent::Gemini => &[GEMINI_VERSION],
         Agent::Opencode => &[OPENCODE_VERSION],
         Agent::Kilo => &[KILO_VERSION],
+        Agent::Cline => &[CLINE_VERSION],
     };
     assert!(
         r.agent_version

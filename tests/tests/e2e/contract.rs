@@ -593,4 +593,4 @@ macro_rules! contract {
     )*};
 }
 
-contract!(claude, codex, copilot, gemini, kilo, opencode, qwen);
+contract!(claude, cline, codex, copilot, gemini, kilo, opencode, qwen);

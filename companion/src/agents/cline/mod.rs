@@ -102,6 +102,9 @@ pub const VALUED_FLAGS: &[&str] = &[
     "--model",
     "--auto-approve",
     "--thinking",
+    "-s",
+    "--system",
+    "--compaction",
 ];
 /// Dropped with their value: the session (rebuilt from the id), the cwd (the pane's), and an API
 /// key, which park never records.
@@ -152,23 +155,6 @@ pub fn interactive(args: &[String]) -> bool {
         i += 1;
     }
     tui || !prompt
-}
-
-/// A bare `--thinking` is `--thinking medium` (its documented meaning), so the whitelist reads
-/// every flag with its value.
-fn prepare(args: &[String]) -> Vec<String> {
-    let mut out = Vec::with_capacity(args.len() + 1);
-    for (i, a) in args.iter().enumerate() {
-        out.push(a.clone());
-        if a == "--thinking"
-            && !args
-                .get(i + 1)
-                .is_some_and(|v| THINKING.contains(&v.as_str()))
-        {
-            out.push("medium".into());
-        }
-    }
-    out
 }
 
 /// A Cline session id (`1796411703276_fgpt0`: milliseconds, `_`, a short lowercase tag), the
@@ -391,10 +377,9 @@ pub static SPEC: Spec = Spec {
     // The node wrapper (when one shows) runs the Bun binary, which runs the TUI.
     main: Main::Innermost,
     config: ConfigDir::var_or_home("CLINE_DATA_DIR", ".cline/data"),
-    flags: Whitelist {
-        prepare: Some(prepare),
-        ..Whitelist::of(BOOL_FLAGS, VALUED_FLAGS, SKIPPED)
-    },
+    // A bare `--thinking` (its level left to the default, `medium`) is not replayed: the
+    // whitelist reads `--thinking` with its value, as `--thinking medium` is written.
+    flags: Whitelist::of(BOOL_FLAGS, VALUED_FLAGS, SKIPPED),
     resume: Resume::Flag("--id"),
     identify: Identify::Pane(identify),
     transcripts: transcript::all,
