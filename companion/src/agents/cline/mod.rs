@@ -321,13 +321,14 @@ pub fn identify(a: &AgentProc, title: &str, screen: &str, platform: &dyn Platfor
                 .cwd(a.main)
                 .map(|p| p.to_string_lossy().into_owned())
         });
+    // The record's `status` is the hub's: `running` while a turn is in flight. `idle` and
+    // `completed` say nothing of this process (a resumed session keeps the `completed` its last
+    // process's exit wrote until its next turn): the screen decides then.
     let status = record
         .as_ref()
         .and_then(|r| r.get("status")?.as_str())
-        .map(|s| match s {
-            "running" => "busy".to_string(),
-            other => other.to_string(),
-        });
+        .filter(|s| *s == "running")
+        .map(|_| "busy".to_string());
     let name = record.as_ref().and_then(|r| {
         r.get("metadata")?
             .get("title")?
@@ -368,7 +369,7 @@ pub static SPEC: Spec = Spec {
     // `scripts/setup`).
     release: Release {
         name: "Cline CLI",
-        packages: &["cline"],
+        packages: &["cline", "@cline/cli"],
         tested: ("3.0.65", "3.0.65"),
     },
     programs: &["cline"],
