@@ -905,7 +905,9 @@ static CLINE: Spec = Spec {
     // `/new` logs the new session only at its first prompt: until then the row is untargetable.
     rebinds_on_new: false,
     name: "cline",
-    program: "cline",
+    // Auto-approve is on by default: off, a tool call asks first, so the guards case (which
+    // starts the agent with no flags of `flags`) sees a permission prompt.
+    program: "cline --auto-approve false",
     // The empty composer: the start screen's placeholder, or a session's.
     ready: r"❯ (What can I do for you\?|Ask anything\.\.\.)",
     echo: "❯",
@@ -915,8 +917,7 @@ static CLINE: Spec = Spec {
     busy: "esc to cancel",
     permission: "Cline needs permission",
     new_session: "/new",
-    // Tool calls ask first (auto-approve is on by default), so the guards case sees a prompt.
-    flags: "--auto-approve false -m mock-model",
+    flags: "-m mock-model",
     flag_pairs: &[("--auto-approve", "false"), ("-m", "mock-model")],
     flag_words: &[],
     freed_mb: 0,
