@@ -184,7 +184,8 @@ fn read_tail(p: &Path) -> std::io::Result<Vec<u8>> {
 }
 
 /// What the log says of process `pid` since `since`: the session it last started, `Err` when it
-/// last stopped one (it is exiting) or logged none.
+/// last stopped one (it is exiting; or, seen after `/new` in a resumed TUI, it left that session
+/// and logs the next one only at its first prompt) or logged none.
 pub fn logged_session(log: &[u8], pid: u32, since: jiff::Timestamp) -> Result<String, String> {
     let mut last: Option<Result<String, String>> = None;
     for line in log.split(|&b| b == b'\n') {
@@ -219,7 +220,7 @@ pub fn logged_session(log: &[u8], pid: u32, since: jiff::Timestamp) -> Result<St
             }
             (Some("session.stopped"), Some(id)) => {
                 last = Some(Err(format!(
-                    "its log says session {id} stopped (it is exiting)"
+                    "its log says session {id} stopped: it is exiting, or it left it with /new and has not started the next one yet (its first prompt does)"
                 )));
             }
             _ => {}
