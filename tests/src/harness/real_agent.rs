@@ -191,6 +191,12 @@ pub trait RealAgent: Send + Sync {
         }
     }
 
+    /// The processes a park of the row's `pid` kills: its whole tree, but a daemon the agent
+    /// shares between its sessions (Cline's hub, started by the first TUI as its child).
+    fn parked_tree(&self, pid: u32) -> Vec<u32> {
+        tree(pid)
+    }
+
     /// The processes of the agent under the row's `pid` that a refused park must leave alive
     /// (a helper it runs for a moment after a reply ends by itself).
     fn core_tree(&self, pid: u32) -> Vec<u32> {
@@ -972,6 +978,13 @@ impl RealAgent for ClineAgent {
     }
     fn record_len(&self, sb: &Sandbox, _dir: &Path, sid: &str, _said: &str) -> usize {
         cline_messages(&sb.home, sid).len()
+    }
+    /// The hub daemon survives every park (it serves every TUI).
+    fn parked_tree(&self, pid: u32) -> Vec<u32> {
+        tree(pid)
+            .into_iter()
+            .filter(|&p| !argv(p).iter().any(|a| a == "--cline-hub-daemon"))
+            .collect()
     }
     fn record_has(&self, sb: &Sandbox, _: &Path, sid: &str, _: &str, text: &str) -> Option<bool> {
         Some(read(&cline_messages_path(&sb.home, sid)).contains(text))
