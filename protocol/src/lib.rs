@@ -43,12 +43,14 @@ pub enum Agent {
     Kimi,
     /// Factory Droid (`@factory/cli`).
     Droid,
+    /// Cline CLI (`cline`).
+    Cline,
 }
 
 impl Agent {
     /// Every agent, in declaration order: the one list everything that goes over all agents
     /// iterates (the companion's `agents::all()`, the test corpora).
-    pub const ALL: [Agent; 11] = [
+    pub const ALL: [Agent; 12] = [
         Agent::Claude,
         Agent::Codex,
         Agent::Qwen,
@@ -60,6 +62,7 @@ impl Agent {
         Agent::Pi,
         Agent::Kimi,
         Agent::Droid,
+        Agent::Cline,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -75,6 +78,7 @@ impl Agent {
             Agent::Pi => "pi",
             Agent::Kimi => "kimi",
             Agent::Droid => "droid",
+            Agent::Cline => "cline",
         }
     }
 }

@@ -31,6 +31,7 @@ pub mod harness {
     pub mod agents;
     pub mod aider;
     pub mod claude;
+    pub mod cline;
     pub mod codex;
     pub mod copilot;
     pub mod droid;
@@ -55,6 +56,10 @@ pub use harness::aider::{
 pub use harness::claude::{
     claude_encode_cwd, claude_env, claude_session_files, claude_transcript, seed_claude_home,
     CLAUDE_API_KEY, CLAUDE_READY,
+};
+pub use harness::cline::{
+    cline_logged, cline_messages, cline_record, cline_sessions, seed_cline_home, Cline,
+    CLINE_VERSION,
 };
 pub use harness::codex::{
     codex_daemon_pids, codex_env, codex_rollouts, seed_codex_home, CodexSeed, CODEX_API_KEY,

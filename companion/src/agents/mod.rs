@@ -34,6 +34,7 @@
 
 pub mod aider;
 pub mod claude;
+pub mod cline;
 pub mod codex;
 pub mod copilot;
 pub mod droid;
@@ -415,6 +416,7 @@ pub fn of(a: Agent) -> &'static dyn AgentKind {
         Agent::Pi => &pi::Pi,
         Agent::Kimi => &kimi::Kimi,
         Agent::Droid => &droid::Droid,
+        Agent::Cline => &cline::Cline,
     }
 }
 

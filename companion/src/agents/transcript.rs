@@ -350,9 +350,11 @@ pub(crate) fn read_file_capped(
 // ---------------------------------------------------------------------------------------------
 
 /// A canonical UUID (8-4-4-4-12 ASCII hex digits, any case), returned lowercased; `session_` and
-/// such a UUID (Kimi Code's ids), the UUID lowercased; or a prefixed id `ses_` + 20 to 40 ASCII
-/// letters or digits, returned as it is (its case matters); anything else (path pieces, shell
-/// metacharacters, whitespace, other lengths, non-ASCII digits) is `None`.
+/// such a UUID (Kimi Code's ids), the UUID lowercased; a prefixed id `ses_` + 20 to 40 ASCII
+/// letters or digits, returned as it is (its case matters); or a timestamped id (Cline's
+/// `1796585412660_mt1oj`: 10 to 16 ASCII digits, `_`, 1 to 16 lowercase ASCII letters or digits);
+/// anything else (path pieces, shell metacharacters, whitespace, other lengths, non-ASCII digits)
+/// is `None`.
 pub fn valid_session_id(s: &str) -> Option<String> {
     if let Some(rest) = s.strip_prefix("session_") {
         return valid_session_id(rest)
@@ -361,6 +363,15 @@ pub fn valid_session_id(s: &str) -> Option<String> {
     }
     if let Some(rest) = s.strip_prefix("ses_") {
         let ok = (20..=40).contains(&rest.len()) && rest.bytes().all(|b| b.is_ascii_alphanumeric());
+        return ok.then(|| s.to_string());
+    }
+    if let Some((ms, tag)) = s.split_once('_') {
+        let ok = (10..=16).contains(&ms.len())
+            && ms.bytes().all(|b| b.is_ascii_digit())
+            && (1..=16).contains(&tag.len())
+            && tag
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
         return ok.then(|| s.to_string());
     }
     let b = s.as_bytes();
@@ -481,6 +492,11 @@ mod tests {
         ] {
             assert_eq!(valid_session_id(bad), None, "{bad}");
         }
+        // Cline's timestamped ids, as they are.
+        assert_eq!(
+            valid_session_id("1796585412660_mt1oj").as_deref(),
+            Some("1796585412660_mt1oj")
+        );
     }
 
     #[test]
@@ -506,6 +522,14 @@ mod tests {
             "١٥٨f2a09-8e02-4cf8-bbf8-0710d4e862", // Arabic-Indic digits
             "158f2a09-8e02-4cf8-bbf8-0710d4e86２４", // fullwidth digits
             "{158f2a09-8e02-4cf8-bbf8-0710d4e8624e}",
+            "1796585412660_",
+            "_mt1oj",
+            "179658541_mt1oj",     // 9 digits
+            "1796585412660_MT1OJ", // upper case
+            "1796585412660_mt1oj/..",
+            "1796585412660_mt_1oj",
+            "1796585412660_$(id)",
+            "-1796585412660_mt1oj",
         ] {
             assert_eq!(valid_session_id(bad), None, "{bad:?}");
         }
@@ -515,7 +539,7 @@ mod tests {
         #[test]
         fn valid_session_id_output_is_strict(s in any::<String>()) {
             if let Some(id) = valid_session_id(&s) {
-                let strict = regex::Regex::new(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$").unwrap();
+                let strict = regex::Regex::new(r"^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|ses_[0-9A-Za-z]{20,40}|[0-9]{10,16}_[0-9a-z]{1,16})$").unwrap();
                 prop_assert!(strict.is_match(&id));
             }
         }

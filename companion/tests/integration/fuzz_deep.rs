@@ -2311,6 +2311,19 @@ fn fuzz_classify_argv() {
                     }
                     prop_assert!(rest.first().is_none_or(|a| a != "exec"));
                 }
+                Agent::Cline => {
+                    for t in [
+                        "--cline-hub-daemon",
+                        "--json",
+                        "--acp",
+                        "-V",
+                        "--version",
+                        "-h",
+                        "--help",
+                    ] {
+                        prop_assert!(!rest.iter().any(|a| a == t));
+                    }
+                }
             }
             let base = Path::new(&argv[idx])
                 .file_name()
@@ -2326,6 +2339,7 @@ fn fuzz_classify_argv() {
                     || base == "pi"
                     || base.contains("kimi")
                     || base.contains("droid")
+                    || base.contains("cline")
                     || argv[idx].contains("/@anthropic-ai/claude-code/")
                     || argv[idx].contains("/@qwen-code/qwen-code/"),
                 "classified {:?} as {:?}",

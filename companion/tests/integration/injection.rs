@@ -718,6 +718,18 @@ fn droid_shapes(s: &str) -> Vec<Vec<String>> {
     ]
 }
 
+fn cline_shapes(s: &str) -> Vec<Vec<String>> {
+    vec![
+        strs(&["-m", s]),
+        vec![format!("--model={s}")],
+        strs(&["--tui", "-P", s, "--auto-approve", s, "-p"]),
+        vec![s.to_string()],
+        strs(&["--thinking", s, "-s", s, "--compaction", s]),
+        strs(&["--id", s, "-c", s, "--cwd", s, "-k", s]),
+        strs(&["--config", s, "--data-dir", s, "--hooks-dir", s]),
+    ]
+}
+
 fn shapes(agent: Agent, s: &str) -> Vec<Vec<String>> {
     match agent {
         Agent::Claude => claude_shapes(s),
@@ -730,6 +742,7 @@ fn shapes(agent: Agent, s: &str) -> Vec<Vec<String>> {
         Agent::Pi => pi_shapes(s),
         Agent::Kimi => kimi_shapes(s),
         Agent::Droid => droid_shapes(s),
+        Agent::Cline => cline_shapes(s),
     }
 }
 
@@ -916,6 +929,14 @@ fn assert_resume_argv_shape(e: &Entry) -> Vec<String> {
             assert_eq!(
                 argv[..3],
                 [e.program.clone(), "-S".into(), SID.into()],
+                "{e:?}"
+            );
+            &argv[3..]
+        }
+        Agent::Cline => {
+            assert_eq!(
+                argv[..3],
+                [e.program.clone(), "--id".into(), SID.into()],
                 "{e:?}"
             );
             &argv[3..]

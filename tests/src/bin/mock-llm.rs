@@ -1015,7 +1015,8 @@ fn openai_responses(
 // ---- OpenAI Chat Completions (not used by Codex 0.171, kept for other clients) ---------------
 
 /// The shell tool a Chat Completions request offers (Qwen Code: `run_shell_command`) and the
-/// arguments that run `cmd` with it: every `command`-like parameter gets the command, a
+/// arguments that run `cmd` with it: every `command`-like parameter gets the command (Cline's
+/// `commands` array a list of that one), a
 /// `description` one a fixed text, an `is_background` one `background`.
 fn chat_shell_call(tools: Option<&Value>, cmd: &str, background: bool) -> Option<(String, Value)> {
     const SHELLISH: &[&str] = &[
@@ -1027,6 +1028,8 @@ fn chat_shell_call(tools: Option<&Value>, cmd: &str, background: bool) -> Option
         "terminal",
         "run_command",
         "command",
+        // Cline 3.0.65: `commands`, an array of command lines.
+        "run_commands",
     ];
     let tools = tools?.as_array()?;
     let name_of = |t: &Value| -> Option<String> {
@@ -1058,6 +1061,9 @@ fn chat_shell_call(tools: Option<&Value>, cmd: &str, background: bool) -> Option
         match k.as_str() {
             "command" | "cmd" | "script" => {
                 args.insert(k.clone(), json!(cmd));
+            }
+            "commands" => {
+                args.insert(k.clone(), json!([cmd]));
             }
             "description" => {
                 args.insert(k.clone(), json!("mock tool call"));

@@ -22,6 +22,10 @@ use crate::harness::aider::{
 use crate::harness::claude::{
     claude_session_files, claude_transcript, seed_claude_home, CLAUDE_API_KEY, CLAUDE_READY,
 };
+use crate::harness::cline::{
+    cline_logged, cline_messages, cline_messages_path, cline_record, cline_sessions,
+    seed_cline_home, Cline,
+};
 use crate::harness::codex::{codex_rollouts, seed_codex_home, CodexSeed};
 use crate::harness::copilot::{copilot_events, copilot_locks, seed_copilot_home, Copilot};
 use crate::harness::droid::{
@@ -201,6 +205,12 @@ pub trait RealAgent: Send + Sync {
         }
     }
 
+    /// The processes a park of the row's `pid` kills: its whole tree, but a daemon the agent
+    /// shares between its sessions (Cline's hub, started by the first TUI as its child).
+    fn parked_tree(&self, pid: u32) -> Vec<u32> {
+        tree(pid)
+    }
+
     /// The processes of the agent under the row's `pid` that a refused park must leave alive
     /// (a helper it runs for a moment after a reply ends by itself).
     fn core_tree(&self, pid: u32) -> Vec<u32> {
@@ -314,6 +324,7 @@ pub fn real_agent(name: &str) -> Box<dyn RealAgent> {
         "pi" => Box::new(PiAgent(Pi::locate())),
         "kimi" => Box::new(KimiAgent(Kimi::locate())),
         "droid" => Box::new(DroidAgent(Droid::locate())),
+        "cline" => Box::new(ClineAgent(Cline::locate())),
         _ => panic!("no real agent {name}"),
     }
 }
@@ -1339,6 +1350,106 @@ impl RealAgent for DroidAgent {
                 .filter(|(_, sid)| {
                     droid_session_cwd(&sb.home, sid).is_some_and(|c| same_dir(&c, dir))
                 })
+                .count(),
+        )
+    }
+}
+
+// ---- Cline CLI ----
+
+pub struct ClineAgent(pub Cline);
+
+static CLINE: Spec = Spec {
+    draft: "❯ ",
+    guard_live: true,
+    guard_source: Some("log"),
+    // `/new` logs the new session only at its first prompt: until then the row is untargetable.
+    rebinds_on_new: false,
+    name: "cline",
+    // Auto-approve is on by default: off, a tool call asks first, so the guards case (which
+    // starts the agent with no flags of `flags`) sees a permission prompt.
+    program: "cline --auto-approve false",
+    // The empty composer: the start screen's placeholder, or a session's.
+    ready: r"❯ (What can I do for you\?|Ask anything\.\.\.)",
+    echo: "❯",
+    start: Duration::from_secs(90),
+    reply: Duration::from_secs(60),
+    pause_ms: 4000,
+    busy: "esc to cancel",
+    permission: "Cline needs permission",
+    new_session: "/new",
+    flags: "-m mock-model",
+    flag_pairs: &[("--auto-approve", "false"), ("-m", "mock-model")],
+    flag_words: &[],
+    freed_mb: 0,
+    resume_flag: "--id",
+    // A system prompt: any text, and the agent still answers.
+    hostile_flag: "-s",
+    min_tree: 1,
+    live_source: Some("log"),
+    resumed_source: Some("log"),
+    turn_source: Some("log"),
+    integrate: false,
+    settling: &["CPU", "turn in flight"],
+    argv_hidden: false,
+};
+
+impl RealAgent for ClineAgent {
+    fn spec(&self) -> &Spec {
+        &CLINE
+    }
+    fn seed(&self, sb: &Sandbox, mock: &MockServer) {
+        seed_cline_home(&sb.home, mock).expect("seed cline home");
+    }
+    fn env(&self, sb: &Sandbox, _mock: &MockServer) -> Env {
+        with_tmpdir(sb, self.0.env(&sb.home, sb.path_env()))
+    }
+    /// The TUI drops an Enter that comes with the typed keys: the prompt still sits in the
+    /// composer (a line starting `❯ ` right under a rule).
+    fn unsent(&self, screen: &str, prompt: &str) -> bool {
+        Regex::new(&format!("(?m)^ *❯ {}", regex::escape(prompt)))
+            .unwrap()
+            .is_match(screen)
+            && Regex::new(&format!("(?m)─\\n *❯ {}", regex::escape(prompt)))
+                .unwrap()
+                .is_match(screen)
+    }
+    fn assert_records(&self, sb: &Sandbox, dir: &Path, pid: u32, sid: &str, said: &str) {
+        // The TUI logged the session (its records name the hub, never the TUI).
+        assert_eq!(
+            cline_logged(&sb.home, pid).last().map(String::as_str),
+            Some(sid)
+        );
+        assert!(read(&cline_messages_path(&sb.home, sid)).contains(said));
+        let cwd = cline_record(&sb.home, sid)
+            .get("cwd")
+            .and_then(|c| c.as_str())
+            .map(str::to_string)
+            .unwrap_or_default();
+        assert!(
+            same_dir(&cwd, dir),
+            "{sid} in {cwd:?}, not {}",
+            dir.display()
+        );
+    }
+    fn record_len(&self, sb: &Sandbox, _dir: &Path, sid: &str, _said: &str) -> usize {
+        cline_messages(&sb.home, sid).len()
+    }
+    /// The hub daemon survives every park (it serves every TUI).
+    fn parked_tree(&self, pid: u32) -> Vec<u32> {
+        tree(pid)
+            .into_iter()
+            .filter(|&p| !argv(p).iter().any(|a| a == "--cline-hub-daemon"))
+            .collect()
+    }
+    fn record_has(&self, sb: &Sandbox, _: &Path, sid: &str, _: &str, text: &str) -> Option<bool> {
+        Some(read(&cline_messages_path(&sb.home, sid)).contains(text))
+    }
+    fn sessions_in(&self, sb: &Sandbox, dir: &Path) -> Option<usize> {
+        Some(
+            cline_sessions(&sb.home)
+                .iter()
+                .filter(|(_, d)| same_dir(d, dir))
                 .count(),
         )
     }

@@ -472,6 +472,7 @@ pub fn assert_pinned_version(r: &Row) {
         Agent::Pi => &[PI_VERSION],
         Agent::Kimi => &[KIMI_VERSION],
         Agent::Droid => &[DROID_VERSION],
+        Agent::Cline => &[CLINE_VERSION],
     };
     assert!(
         r.agent_version

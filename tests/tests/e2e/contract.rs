@@ -34,7 +34,7 @@
 
 use crate::common::*;
 use crate::e2e_zellij::{zaction, zrow, zwait_row};
-use park_e2e::harness::real_agent::{same_dir, skipped, tree, REPLY_RE};
+use park_e2e::harness::real_agent::{same_dir, skipped, REPLY_RE};
 use park_e2e::*;
 use park_protocol::{Row, RowState, Status};
 use std::path::{Path, PathBuf};
@@ -211,7 +211,7 @@ fn two_sessions(name: &'static str) {
     }
     let dead: Vec<u32> = [&ra, &rb]
         .iter()
-        .flat_map(|r| tree(r.pid.unwrap()))
+        .flat_map(|r| a_.parked_tree(r.pid.unwrap()))
         .collect();
     for pane in [&a, &b] {
         let (c, oc, why) = w.park_when_quiet(pane);
@@ -268,7 +268,7 @@ fn round_trip(name: &'static str) {
     let live = w.wait_live(&pane, Status::Idle, s.live_source);
     let sid = live.session_id.clone().unwrap();
     let pid = live.pid.expect("row pid");
-    let tree0 = tree(pid);
+    let tree0 = a_.parked_tree(pid);
     assert!(tree0.len() >= s.min_tree, "{name}'s processes: {tree0:?}");
     assert!(live.bytes > 0 && live.uss_bytes > 0, "{live:?}");
     a_.assert_records(sb, &dir, pid, &sid, said);
@@ -506,7 +506,7 @@ fn zellij_round_trip(name: &'static str) {
         env_of(pid, "ZELLIJ_PANE_ID").as_deref(),
         Some(id.trim_start_matches("terminal_"))
     );
-    let tree0 = tree(pid);
+    let tree0 = a_.parked_tree(pid);
     a_.assert_records(sb, &dir, pid, &sid, said);
     let before = a_.record_len(sb, &dir, &sid, said);
 
@@ -605,4 +605,4 @@ macro_rules! contract {
     )*};
 }
 
-contract!(aider, claude, codex, copilot, droid, gemini, kilo, kimi, opencode, pi, qwen);
+contract!(aider, claude, cline, codex, copilot, droid, gemini, kilo, kimi, opencode, pi, qwen);

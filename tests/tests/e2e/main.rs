@@ -19,6 +19,7 @@ mod e2e_auto;
 mod e2e_claude;
 mod e2e_claude_bg;
 mod e2e_claude_modes;
+mod e2e_cline;
 mod e2e_codex;
 mod e2e_droid;
 mod e2e_faults;
