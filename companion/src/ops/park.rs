@@ -626,13 +626,16 @@ pub(crate) fn repair_shell_screen(ctx: &Ctx, p: &Pane) -> bool {
         },
     );
     let _ = ctx.mux.send_keys(&p.id, &["C-l"]);
-    // A loaded machine redraws slowly (zellij most): wait up to 3 s for the prompt.
+    // A loaded machine redraws slowly (zellij most): wait up to 3 s for the prompt. A terminal's
+    // late reply can land in the shell's line here too (the shell took the terminal back after
+    // `leave_pane_usable`'s own wait, under load): cleared as there, or no prompt is ever bare.
     for _ in 0..60 {
         std::thread::sleep(Duration::from_millis(50));
         if let Some(now) = find_pane(ctx, &p.id) {
             if shell_prompt_ready(ctx, &now) {
                 return true;
             }
+            clear_late_terminal_reply(ctx, &now);
         }
     }
     false
