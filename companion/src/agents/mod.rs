@@ -24,9 +24,23 @@
 //!    cases every agent passes, in tmux and zellij), an e2e module only for what is its own, and
 //!    its pin in `common::assert_pinned_version`;
 //! 5. its pin in `scripts/setup` and its line in `scripts/agents-latest`'s table;
-//! 6. the README's agent and tested-version tables.
+//! 6. the README's agent and tested-version tables;
+//! 7. the two exhaustive matches of the integration corpora (`companion/tests/integration/`:
+//!    `fuzz_deep.rs`'s not-the-TUI flags, `injection.rs`'s argv shapes and resume-argv shape; the
+//!    compiler asks for both arms), and the regenerated `schema/` (`scripts/update-schema`: the
+//!    agent enum).
 //!
-//! Nothing else names agents one by one: the integration corpora iterate [`all`].
+//! Nothing else names agents one by one. Seams an agent may need, each with a default every
+//! other agent keeps: a process that hides its argv behind its title (`Spec::process_title`:
+//! the program to resume and the flags lost, said by `park show`) or answers its flags from its
+//! own record ([`AgentKind::launch_flags`]); a TUI that takes no first prompt
+//! (`Spec::first_prompt`: a fresh start primed with an archived conversation is refused, not
+//! guessed); a resume that restores rather than names a session (`Resume::Restore`, aider); a
+//! transcript that is not JSONL ([`AgentKind::raw_end`]); what a resume does not bring back
+//! ([`AgentKind::resume_note`]); a session id of another shape (one gate for every store:
+//! [`transcript::valid_session_id`]). In the e2e harness: `RealAgent::launch_argv`,
+//! `parked_tree` (a daemon the TUI started), `change_session` (an agent with no session switch),
+//! `Spec::argv_hidden`.
 //!
 //! The shared modules (`spec`, `screen`, `transcript`, `render`, `limit`, `release`) hold only the
 //! kit every agent's readers build with; each agent's own parsers live in its folder and are
