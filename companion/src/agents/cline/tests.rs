@@ -464,9 +464,7 @@ fn a_resume_runs_the_session_its_log_names() {
             A,
         )],
     );
-    let mut e = crate::store::ledger::tests::sample("c");
-    e.agent = Agent::Cline;
-    e.session_id = A.into();
+    let mut e = crate::model::entry::Entry::sample(Agent::Cline, A);
     assert!(Cline.runs_session(&e, 70, 5070, &p));
     e.session_id = B.into();
     assert!(!Cline.runs_session(&e, 70, 5070, &p));
@@ -484,8 +482,7 @@ fn the_archive_is_jsonl_and_restore_says_how() {
     let md = (SPEC.markdown)(&b);
     let raw = crate::agents::raw_end(Agent::Cline, &b);
     assert_eq!(raw.last_reply, md.last_assistant);
-    let mut e = crate::store::ledger::tests::sample("c");
-    e.agent = Agent::Cline;
+    let e = crate::model::entry::Entry::sample(Agent::Cline, A);
     assert!(Cline
         .restore_path(&e, &p.data(), A)
         .unwrap_err()
