@@ -68,7 +68,11 @@ impl Gemini {
 pub fn seed_gemini_home(home: &Path, trusted: &Path) -> io::Result<()> {
     let dir = home.join(".gemini");
     std::fs::create_dir_all(&dir)?;
-    let settings = json!({"security": {"auth": {"selectedType": "gemini-api-key"}}});
+    // Keystroke logging goes to GEMINI_DEBUG_LOG_FILE when the pane sets it (the contract does).
+    let settings = json!({
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "general": {"debugKeystrokeLogging": true},
+    });
     std::fs::write(
         dir.join("settings.json"),
         serde_json::to_string_pretty(&settings)?,

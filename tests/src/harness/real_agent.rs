@@ -201,7 +201,11 @@ pub trait RealAgent: Send + Sync {
         self.send(t, pane, prompt);
         let re = format!("(?s){}", vec![REPLY_RE; nth].join(".*"));
         if let Err(e) = t.wait_for(pane, &re, self.spec().reply) {
-            panic!("{}: no reply #{nth} to {prompt:?}: {e}", self.spec().name);
+            panic!(
+                "{}: no reply #{nth} to {prompt:?}: {e}{}",
+                self.spec().name,
+                debug_tail()
+            );
         }
     }
 
@@ -303,6 +307,37 @@ fn read(p: &Path) -> String {
 pub fn same_dir(recorded: &str, dir: &Path) -> bool {
     let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     canon(Path::new(recorded)) == canon(dir)
+}
+
+thread_local! {
+    /// Debug logs the agents of this test thread write (a test runs on one thread), quoted when
+    /// a prompt goes unanswered: what the agent read from its terminal says why.
+    static DEBUG_LOGS: std::cell::RefCell<Vec<PathBuf>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// `path` is a debug log an agent of this test writes; [`debug_tail`] quotes it.
+fn note_debug_log(path: PathBuf) {
+    DEBUG_LOGS.with(|l| {
+        let mut l = l.borrow_mut();
+        if !l.contains(&path) {
+            l.push(path);
+        }
+    });
+}
+
+/// The last lines of every debug log of this test thread.
+fn debug_tail() -> String {
+    DEBUG_LOGS.with(|l| {
+        l.borrow()
+            .iter()
+            .map(|p| {
+                let text = std::fs::read_to_string(p).unwrap_or_default();
+                let lines: Vec<&str> = text.lines().collect();
+                let tail = lines[lines.len().saturating_sub(80)..].join("\n");
+                format!("\n--- last lines of {} ---\n{tail}", p.display())
+            })
+            .collect()
+    })
 }
 
 fn with_tmpdir(sb: &Sandbox, mut env: Env) -> Env {
@@ -792,7 +827,16 @@ impl RealAgent for GeminiAgent {
         seed_gemini_home(&sb.home, &sb.work).expect("seed gemini home");
     }
     fn env(&self, sb: &Sandbox, mock: &MockServer) -> Env {
-        with_tmpdir(sb, self.0.env(mock, &sb.home, sb.path_env()))
+        // Gemini's own debug log, with every key it read (`debugKeystrokeLogging`, seeded): an
+        // unanswered prompt quotes it (a zellij round trip once saw 4 Enters ignored).
+        let log = sb.tmp.join("gemini-debug.log");
+        note_debug_log(log.clone());
+        let mut env = with_tmpdir(sb, self.0.env(mock, &sb.home, sb.path_env()));
+        env.push((
+            "GEMINI_DEBUG_LOG_FILE".into(),
+            log.to_string_lossy().into_owned(),
+        ));
+        env
     }
     fn unsent(&self, screen: &str, prompt: &str) -> bool {
         // Still in the composer: below the last full-width rule (above it, the line is the
