@@ -115,6 +115,72 @@ pub struct RebuildOutput {
     pub relocated: Vec<Relocated>,
     pub skipped: Vec<Skipped>,
     pub warnings: Vec<String>,
+    /// Sessions that were live when their multiplexer died (the journal): adopted into the ledger
+    /// and rebuilt with the parked ones, or skipped with the reason.
+    #[serde(default)]
+    pub lost: Vec<LostSession>,
+}
+
+/// A journaled session found lost (its process and its multiplexer server gone), as `park
+/// snapshot` and `park rebuild` report it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct LostSession {
+    /// The ledger entry id it gets (or got) when adopted.
+    pub entry: String,
+    pub agent: Agent,
+    pub session_id: String,
+    pub cwd: String,
+    pub server: String,
+    pub session: String,
+    pub window_index: u32,
+    pub window_name: String,
+    pub pane_index: u32,
+    /// When park last saw it live.
+    pub last_seen: String,
+    /// `lost` (listed), `would-adopt` (dry run), `adopted` (now a parked entry the rebuild resumes),
+    /// `skipped` (see `reason`).
+    pub outcome: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// `park snapshot --json`: what the journal holds after the pass.
+#[derive(Debug, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct SnapshotOutput {
+    pub schema: u32,
+    /// The journal file.
+    pub journal: String,
+    /// Live sessions recorded by this pass.
+    pub live: Vec<JournalLive>,
+    /// Sessions kept because their multiplexer died with them (`park rebuild` brings them back).
+    pub lost: Vec<LostSession>,
+    /// Sessions that left the journal at this pass, and why (exited, parked, running again).
+    pub left: Vec<JournalLeft>,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct JournalLive {
+    pub agent: Agent,
+    pub session_id: String,
+    pub pane: String,
+    pub session: String,
+    pub window_index: u32,
+    pub pane_index: u32,
+    pub cwd: String,
+    pub flags: Vec<String>,
+    pub pid: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct JournalLeft {
+    pub agent: Agent,
+    pub session_id: String,
+    pub reason: String,
 }
 
 /// One transcript's outcome in `park archive --all`.

@@ -150,8 +150,15 @@ pub enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Record every live agent pane in the journal now (what the daemon does every 10 s), so a
+    /// crash, a `kill-server` or a reboot loses no conversation; print what it holds.
+    Snapshot {
+        #[arg(long)]
+        json: bool,
+    },
     /// Recreate windows and panes the multiplexer lost (tmux server killed, window closed) from the
-    /// ledger and window groups, and resume each parked session in its slot.
+    /// ledger and window groups, and resume each parked session in its slot; sessions that were
+    /// live when the server died (the journal, `park snapshot`) come back with them.
     Rebuild {
         /// Show the plan only.
         #[arg(long)]

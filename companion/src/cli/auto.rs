@@ -38,13 +38,15 @@ pub fn daemon_cmd(ctx: &Ctx, once: bool, json: bool, ensure: bool) -> ExitStatus
         if let Err(e) = config::load(&ctx.ledger.home) {
             eprintln!("park daemon: config: {e}; nothing automatic runs");
         }
-        return match park::ops::waker::ensure(ctx) {
+        return match park::ops::waker::ensure(ctx, true) {
             Ok(Some(pid)) => {
                 println!("daemon running (pid {pid})");
                 ExitStatus::Success
             }
             Ok(None) => {
-                println!("nothing to do: no wake-up pending and the autopilot is off");
+                println!(
+                    "nothing to do: no wake-up pending, the autopilot is off and the journal is off"
+                );
                 ExitStatus::Success
             }
             Err(e) => {

@@ -1,11 +1,78 @@
-//! `park rebuild`: recreate the lost windows of parked sessions (`ops::rebuild`), then print what
-//! came back, as text or `--json`.
+//! `park rebuild`: recreate the lost windows of parked sessions and of sessions lost with their
+//! multiplexer (`ops::rebuild`, `ops::journal`), then print what came back, as text or `--json`;
+//! `park snapshot`: one journal pass, and what the journal holds.
 
 use crate::cli::term::report;
 use park::ctx::Ctx;
 use park::exit::ExitStatus;
 use park::ops::rebuild;
-use park_protocol::reports::RebuildOutput;
+use park_protocol::reports::{LostSession, RebuildOutput};
+
+pub fn snapshot_cmd(ctx: &Ctx, json: bool) -> ExitStatus {
+    let out = match park::ops::journal::pass(ctx) {
+        Ok(out) => out,
+        Err(stop) => return report(stop),
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+        return ExitStatus::Success;
+    }
+    println!(
+        "journal {}: {} live, {} lost",
+        out.journal,
+        out.live.len(),
+        out.lost.len()
+    );
+    for l in &out.live {
+        println!(
+            "  live {} {} {}:{}.{} {} {}{}",
+            l.agent.as_str(),
+            l.session_id,
+            l.session,
+            l.window_index,
+            l.pane_index,
+            l.pane,
+            l.cwd,
+            if l.flags.is_empty() {
+                String::new()
+            } else {
+                format!("  [{}]", l.flags.join(" "))
+            }
+        );
+    }
+    for l in &out.lost {
+        print_lost(l);
+    }
+    for l in &out.left {
+        println!("  left {} {}: {}", l.agent.as_str(), l.session_id, l.reason);
+    }
+    if !out.lost.is_empty() {
+        println!("`park rebuild` brings the lost sessions back (`--dry-run` shows how)");
+    }
+    for w in &out.warnings {
+        eprintln!("park snapshot: {w}");
+    }
+    ExitStatus::Success
+}
+
+fn print_lost(l: &LostSession) {
+    println!(
+        "  {} {} {} {}:{}.{} \"{}\" {} (last seen live {}){}",
+        l.outcome,
+        l.agent.as_str(),
+        l.session_id,
+        l.session,
+        l.window_index,
+        l.pane_index,
+        l.window_name,
+        l.cwd,
+        l.last_seen,
+        l.reason
+            .as_deref()
+            .map(|r| format!(": {r}"))
+            .unwrap_or_default()
+    );
+}
 
 pub fn rebuild_cmd(ctx: &Ctx, o: rebuild::Opts) -> ExitStatus {
     match rebuild::run(ctx, &o) {
@@ -18,7 +85,17 @@ fn print(out: &RebuildOutput, json: bool) -> ExitStatus {
     if json {
         println!("{}", serde_json::to_string_pretty(out).unwrap_or_default());
     } else {
-        if out.windows.is_empty() && out.relocated.is_empty() && out.skipped.is_empty() {
+        if !out.lost.is_empty() {
+            println!("sessions lost with their multiplexer (the journal):");
+            for l in &out.lost {
+                print_lost(l);
+            }
+        }
+        if out.windows.is_empty()
+            && out.relocated.is_empty()
+            && out.skipped.is_empty()
+            && out.lost.is_empty()
+        {
             if out.server.is_empty() {
                 println!("nothing to rebuild: every parked zellij pane is where it was recorded");
             } else {
@@ -112,5 +189,10 @@ fn print(out: &RebuildOutput, json: bool) -> ExitStatus {
             eprintln!("park rebuild: {x}");
         }
     }
-    ExitStatus::from_ok(rebuild::all_back(out))
+    // A lost session that could not be adopted is not back either.
+    let lost_back = out
+        .lost
+        .iter()
+        .all(|l| matches!(l.outcome.as_str(), "adopted" | "would-adopt"));
+    ExitStatus::from_ok(rebuild::all_back(out) && lost_back)
 }

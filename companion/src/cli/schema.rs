@@ -7,7 +7,7 @@
 use schemars::schema_for;
 
 /// The outputs, by the name `park schema <name>` takes.
-pub const NAMES: [&str; 12] = [
+pub const NAMES: [&str; 13] = [
     "ls",
     "action",
     "status",
@@ -20,6 +20,7 @@ pub const NAMES: [&str; 12] = [
     "archive-prune",
     "recover",
     "auto",
+    "snapshot",
 ];
 
 /// Which command prints it, for the schema's description.
@@ -37,6 +38,7 @@ fn command_of(name: &str) -> &'static str {
         "archive-prune" => "park archive --prune --older-than DUR --json",
         "recover" => "park recover --json",
         "auto" => "park auto status --json, park daemon --once --json",
+        "snapshot" => "park snapshot --json",
         _ => "",
     }
 }
@@ -55,6 +57,7 @@ pub fn json(name: &str) -> Option<String> {
         "archive-prune" => schema_for!(park_protocol::reports::PruneOutput),
         "recover" => schema_for!(park_protocol::reports::RecoverOutput),
         "auto" => schema_for!(park_protocol::auto::AutoReport),
+        "snapshot" => schema_for!(park_protocol::reports::SnapshotOutput),
         _ => return None,
     };
     let meta = s.schema.metadata();

@@ -139,7 +139,7 @@ pub fn build(f: &WakeFlags, now: Timestamp) -> Result<Option<Wake>, String> {
 /// Starts the waker if something is pending; a failure is a warning, never an error of the
 /// command that asked.
 pub fn ensure_quietly(ctx: &Ctx) {
-    if let Err(e) = park::ops::waker::ensure(ctx) {
+    if let Err(e) = park::ops::waker::ensure(ctx, false) {
         eprintln!("park: warning: {e}");
     }
 }

@@ -9,6 +9,7 @@ pub mod auto;
 pub mod doctor;
 pub mod forget;
 pub mod integrate;
+pub mod journal;
 pub mod kill;
 pub mod note;
 pub mod park;

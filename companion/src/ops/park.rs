@@ -679,7 +679,7 @@ pub(crate) fn record_groups(
     s: &Scan,
     window_level: &[usize],
 ) -> (std::collections::HashMap<usize, String>, Vec<String>) {
-    use crate::store::group::{self, Group, Slot};
+    use crate::store::group;
     let mut out = std::collections::HashMap::new();
     let mut warnings = vec![];
     let home = &ctx.ledger.home;
@@ -695,90 +695,19 @@ pub(crate) fn record_groups(
         }
     }
     for (server, session, window_index) in windows {
-        let mut panes: Vec<&Pane> = s
-            .panes
-            .iter()
-            .filter(|p| {
-                p.server == server && p.session == session && p.window_index == window_index
-            })
-            .collect();
-        panes.sort_by_key(|p| p.pane_index);
-        let Some(first) = panes.first() else { continue };
-        let window_name = first.window_name.clone();
-        let slots: Vec<Slot> = panes
-            .iter()
-            .map(|p| {
-                let live = s
-                    .found
-                    .iter()
-                    .find(|f| f.pane.as_ref().is_some_and(|fp| fp.id == p.id));
-                // A pane already parked keeps its session in the group.
-                let parked = entries
-                    .iter()
-                    .find(|e| e.place.server == server && e.place.pane == p.id);
-                Slot {
-                    pane_index: p.pane_index,
-                    pane: p.id.clone(),
-                    cwd: live
-                        .map(|f| f.cwd.clone())
-                        .or_else(|| parked.map(|e| e.cwd.clone()))
-                        .unwrap_or_else(|| p.cwd.clone()),
-                    command: live
-                        .map(|f| f.proc.agent.as_str().to_string())
-                        .unwrap_or_else(|| p.current_command.clone()),
-                    session_id: live
-                        .and_then(|f| f.ident.session_id.clone())
-                        .or_else(|| parked.map(|e| e.session_id.clone())),
-                    agent: live
-                        .map(|f| f.proc.agent.as_str().to_string())
-                        .or_else(|| parked.map(|e| e.agent.as_str().to_string())),
-                }
-            })
-            .collect();
-        let members: Vec<String> = slots.iter().filter_map(|x| x.session_id.clone()).collect();
-        let id = group::pick_id(
+        let Some(g) = window_group(
+            ctx,
+            s,
+            &entries,
             &groups,
             &server,
             &session,
             window_index,
-            &window_name,
-            &members,
-        )
-        .unwrap_or_else(group::new_id);
-        // zellij saves its own layouts (and a tmux session of the same name is another window).
-        let (layout, width, height) = if crate::adapters::mux::is_zellij_server(&server) {
-            Default::default()
-        } else {
-            ctx.mux
-                .window_layout(&session, window_index)
-                .unwrap_or_default()
+            None,
+        ) else {
+            continue;
         };
-        let g = Group {
-            schema: group::SCHEMA,
-            id: id.clone(),
-            kind: if crate::adapters::mux::is_zellij_server(&server) {
-                crate::adapters::mux::MuxKind::Zellij
-            } else {
-                crate::adapters::mux::MuxKind::Tmux
-            }
-            .as_str()
-            .into(),
-            server: server.clone(),
-            session: session.clone(),
-            window_index,
-            window_name,
-            layout,
-            width,
-            height,
-            recorded_at: jiff::Timestamp::now().to_string(),
-            slots,
-            // Servers stopped by an earlier park of this window wait for their restart.
-            servers: groups
-                .iter()
-                .find(|x| x.id == id)
-                .map(|x| x.servers.clone())
-                .unwrap_or_default(),
-        };
+        let id = g.id.clone();
         if let Err(e) = group::save(home, &g) {
             warnings.push(format!(
                 "could not record window {session}:{window_index} as a group: {e}"
@@ -807,6 +736,109 @@ pub(crate) fn record_groups(
         groups.push(g);
     }
     (out, warnings)
+}
+
+/// The window group of `server`'s window `session:window_index` as the scan `s` sees it now:
+/// every pane in order, each with its cwd, command and the session it holds (a live agent's, or
+/// a parked entry's of `entries`), and the window's layout. The id is `id`, else the one already
+/// recorded for the window or one of its sessions in `groups`, else a new one. Nothing is saved.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn window_group(
+    ctx: &Ctx,
+    s: &Scan,
+    entries: &[Entry],
+    groups: &[crate::store::group::Group],
+    server: &str,
+    session: &str,
+    window_index: u32,
+    id: Option<String>,
+) -> Option<crate::store::group::Group> {
+    use crate::store::group::{self, Group, Slot};
+    let mut panes: Vec<&Pane> = s
+        .panes
+        .iter()
+        .filter(|p| p.server == server && p.session == session && p.window_index == window_index)
+        .collect();
+    panes.sort_by_key(|p| p.pane_index);
+    let first = panes.first()?;
+    let window_name = first.window_name.clone();
+    let slots: Vec<Slot> = panes
+        .iter()
+        .map(|p| {
+            let live = s
+                .found
+                .iter()
+                .find(|f| f.pane.as_ref().is_some_and(|fp| fp.id == p.id));
+            // A pane already parked keeps its session in the group.
+            let parked = entries
+                .iter()
+                .find(|e| e.place.server == server && e.place.pane == p.id);
+            Slot {
+                pane_index: p.pane_index,
+                pane: p.id.clone(),
+                cwd: live
+                    .map(|f| f.cwd.clone())
+                    .or_else(|| parked.map(|e| e.cwd.clone()))
+                    .unwrap_or_else(|| p.cwd.clone()),
+                command: live
+                    .map(|f| f.proc.agent.as_str().to_string())
+                    .unwrap_or_else(|| p.current_command.clone()),
+                session_id: live
+                    .and_then(|f| f.ident.session_id.clone())
+                    .or_else(|| parked.map(|e| e.session_id.clone())),
+                agent: live
+                    .map(|f| f.proc.agent.as_str().to_string())
+                    .or_else(|| parked.map(|e| e.agent.as_str().to_string())),
+            }
+        })
+        .collect();
+    let members: Vec<String> = slots.iter().filter_map(|x| x.session_id.clone()).collect();
+    let id = id.unwrap_or_else(|| {
+        group::pick_id(
+            groups,
+            server,
+            session,
+            window_index,
+            &window_name,
+            &members,
+        )
+        .unwrap_or_else(group::new_id)
+    });
+    // zellij saves its own layouts (and a tmux session of the same name is another window).
+    let (layout, width, height) = if crate::adapters::mux::is_zellij_server(server) {
+        Default::default()
+    } else {
+        ctx.mux
+            .window_layout(session, window_index)
+            .unwrap_or_default()
+    };
+    let g = Group {
+        schema: group::SCHEMA,
+        id: id.clone(),
+        kind: if crate::adapters::mux::is_zellij_server(server) {
+            crate::adapters::mux::MuxKind::Zellij
+        } else {
+            crate::adapters::mux::MuxKind::Tmux
+        }
+        .as_str()
+        .into(),
+        server: server.to_string(),
+        session: session.to_string(),
+        window_index,
+        window_name,
+        layout,
+        width,
+        height,
+        recorded_at: jiff::Timestamp::now().to_string(),
+        slots,
+        // Servers stopped by an earlier park of this window wait for their restart.
+        servers: groups
+            .iter()
+            .find(|x| x.id == id)
+            .map(|x| x.servers.clone())
+            .unwrap_or_default(),
+    };
+    Some(g)
 }
 
 /// Changes a parked entry in place: under its session lock, re-read, and only while it is still

@@ -111,7 +111,26 @@ pub(crate) fn lost_now(
 pub fn run(ctx: &Ctx, o: &Opts) -> Result<RebuildOutput, Stop> {
     let home = ctx.mux.home_server();
     let mut warnings = vec![];
-    let (entries, errs) = ctx.ledger.all();
+    // Held from the plan to the last re-point: the pane map a plan is computed from is only
+    // changed by the rebuild holding this lock (and lost sessions are adopted under it).
+    let _lock = if o.dry_run {
+        None
+    } else {
+        Some(rebuild_lock(ctx)?)
+    };
+    // Sessions live when their server died become parked entries first: the same windows,
+    // groups and unpark path bring them back (a dry run only says which would).
+    let (lost_sessions, jwarn) = if o.session.is_none() {
+        crate::ops::journal::adopt(ctx, home.as_deref(), o.dry_run)
+    } else {
+        (vec![], vec![])
+    };
+    warnings.extend(jwarn);
+    let (mut entries, errs) = ctx.ledger.all();
+    if o.dry_run {
+        // What a real run would adopt, planned with the parked ones.
+        entries.extend(journal_entries(ctx, &lost_sessions));
+    }
     warnings.extend(errs.iter().map(|e| format!("ledger: {e}")));
     let parked: Vec<Entry> = entries
         .into_iter()
@@ -121,13 +140,6 @@ pub fn run(ctx: &Ctx, o: &Opts) -> Result<RebuildOutput, Stop> {
     let mut mine = vec![];
     let mut zellij = vec![];
     let down = crate::rows::slots::sessions_down(ctx, &parked);
-    // Held from the plan to the last re-point: the pane map a plan is computed from is only
-    // changed by the rebuild holding this lock.
-    let _lock = if o.dry_run {
-        None
-    } else {
-        Some(rebuild_lock(ctx)?)
-    };
     for e in parked
         .iter()
         .filter(|e| o.session.as_ref().is_none_or(|s| *s == e.place.session))
@@ -197,6 +209,7 @@ pub fn run(ctx: &Ctx, o: &Opts) -> Result<RebuildOutput, Stop> {
             relocated,
             skipped,
             warnings,
+            lost: lost_sessions,
         });
     };
     // A server that is not running has lost every pane; any other listing failure means the map
@@ -223,6 +236,7 @@ pub fn run(ctx: &Ctx, o: &Opts) -> Result<RebuildOutput, Stop> {
         relocated,
         skipped,
         warnings,
+        lost: lost_sessions,
     };
     if o.dry_run || plans.is_empty() {
         out.windows = plans
@@ -253,6 +267,18 @@ pub fn run(ctx: &Ctx, o: &Opts) -> Result<RebuildOutput, Stop> {
     }
     ctx.publish_status();
     Ok(out)
+}
+
+/// The entries a dry run's `would-adopt` lost sessions would become (for the plan only).
+fn journal_entries(ctx: &Ctx, lost: &[park_protocol::reports::LostSession]) -> Vec<Entry> {
+    let Ok(j) = crate::store::journal::load(&ctx.ledger.home) else {
+        return vec![];
+    };
+    lost.iter()
+        .filter(|l| l.outcome == "would-adopt")
+        .filter_map(|l| j.sessions.iter().find(|r| r.entry.id == l.entry))
+        .map(|r| r.entry.clone())
+        .collect()
 }
 
 /// Whether every agent slot that was tried came back (no `refused` or `failed` slot).

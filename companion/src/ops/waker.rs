@@ -65,11 +65,14 @@ pub fn auto_wanted(home: &Path) -> bool {
     crate::store::config::load(home).is_ok_and(|c| c.auto.active())
 }
 
-/// Starts the daemon when a wake-up is pending or the autopilot is on, and none runs. Cheap when
-/// there is nothing to do (a ledger read and a config read); never waits for the daemon.
-pub fn ensure(ctx: &Ctx) -> Result<Option<u32>, String> {
+/// Starts the daemon when a wake-up is pending or the autopilot is on — or, with `journal` (the
+/// explicit `park daemon --ensure` of the tmux plugin and the zellij strip), when the journal is
+/// on — and none runs. Cheap when there is nothing to do (a ledger read and a config read); never
+/// waits for the daemon.
+pub fn ensure(ctx: &Ctx, journal: bool) -> Result<Option<u32>, String> {
     let (entries, _) = ctx.ledger.all();
-    if pending(&entries).is_empty() && !auto_wanted(&ctx.ledger.home) {
+    let for_journal = journal && crate::ops::journal::enabled(&ctx.ledger.home);
+    if pending(&entries).is_empty() && !auto_wanted(&ctx.ledger.home) && !for_journal {
         return Ok(None);
     }
     if let Some(pid) = running(&ctx.ledger.home) {
@@ -283,6 +286,7 @@ pub fn run(ctx: &Ctx) -> ExitStatus {
     let mut reread = Instant::now() - Duration::from_secs(3600);
     let mut stash: Option<Msg> = None;
     let mut auto = AutoState::new(ctx);
+    let mut journal = JournalState::new(&home);
     loop {
         auto.reload(ctx);
         // Re-read the ledger when it changed (any claim, save or remove renames into parked/),
@@ -294,9 +298,16 @@ pub fn run(ctx: &Ctx) -> ExitStatus {
             entries = ctx.ledger.all().0;
             // `[archive] auto`: the daily `park archive --all` (a no-op until a day has passed).
             crate::ops::protect::ensure_auto(ctx);
+            journal.on = crate::ops::journal::enabled(&home);
         }
+        journal.run_if_due(ctx);
         let todo: Vec<Entry> = pending(&entries).into_iter().cloned().collect();
-        if todo.is_empty() && in_flight.is_empty() && stash.is_none() && !auto.on() {
+        if todo.is_empty()
+            && in_flight.is_empty()
+            && stash.is_none()
+            && !auto.on()
+            && !journal.watching()
+        {
             break;
         }
         if let Some(trigger) = auto.due(ctx, stash.as_ref()) {
@@ -408,8 +419,62 @@ pub fn run(ctx: &Ctx) -> ExitStatus {
         }
     }
     let _ = std::fs::remove_file(pid_path(&home));
-    eprintln!("park daemon: nothing pending and the autopilot is off; exiting");
+    eprintln!(
+        "park daemon: nothing pending, the autopilot is off and no multiplexer to journal; exiting"
+    );
     ExitStatus::Success
+}
+
+/// The journal's side of the daemon loop: a pass every [`crate::ops::journal::INTERVAL`] while the
+/// journal is on; the daemon stays for it while the last pass saw a multiplexer with panes (a
+/// server that died leaves nothing to watch: its sessions are in the journal as lost).
+struct JournalState {
+    on: bool,
+    next: Instant,
+    /// The last pass saw panes (or has not run yet).
+    saw_panes: bool,
+    /// The last error logged, so a broken journal is said once, not every pass.
+    said: Option<String>,
+}
+
+impl JournalState {
+    fn new(home: &Path) -> Self {
+        JournalState {
+            on: crate::ops::journal::enabled(home),
+            next: Instant::now(),
+            saw_panes: true,
+            said: None,
+        }
+    }
+
+    fn watching(&self) -> bool {
+        self.on && self.saw_panes
+    }
+
+    fn run_if_due(&mut self, ctx: &Ctx) {
+        if !self.on || Instant::now() < self.next {
+            return;
+        }
+        self.next = Instant::now() + crate::ops::journal::INTERVAL;
+        match crate::ops::journal::pass_seeing(ctx) {
+            Ok((out, panes)) => {
+                self.saw_panes = panes;
+                self.said = None;
+                for w in &out.warnings {
+                    eprintln!("park daemon: journal: {w}");
+                }
+            }
+            Err(e) => {
+                let msg = e.to_string();
+                if self.said.as_deref() != Some(msg.as_str()) {
+                    eprintln!("park daemon: journal: {msg}");
+                    self.said = Some(msg);
+                }
+                // A journal that cannot be written keeps nothing alive.
+                self.saw_panes = false;
+            }
+        }
+    }
 }
 
 /// At most one pressure-triggered pass this often: a park takes a moment to show in MemAvailable.

@@ -5,6 +5,9 @@
 //! [archive]
 //! auto = true          # run `park archive --all` at most once a day (default false)
 //!
+//! [journal]
+//! enabled = true       # keep journal.json, the live sessions a crash would lose (default true)
+//!
 //! [auto]               # the autopilot (model::auto): off until `mode` says otherwise
 //! mode = "suggest"     # "off" | "suggest" | "park"
 //! idle = "2h"
@@ -36,6 +39,8 @@ pub struct Config {
     pub archive_auto: bool,
     /// `[auto]`: the autopilot.
     pub auto: Auto,
+    /// `[journal]`: the journal of live sessions.
+    pub journal: Journal,
     /// The file read, if any.
     pub file: Option<PathBuf>,
     /// (key, line in `file`) of every value the file set; the rest are defaults.
@@ -52,6 +57,19 @@ impl Config {
             (Some(f), Some(line)) => format!("{}:{line}", f.display()),
             _ => "default".into(),
         }
+    }
+}
+
+/// `[journal]`: the daemon records the live sessions a crash would lose (read-only but for
+/// `journal.json`, so on by default).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Journal {
+    pub enabled: bool,
+}
+
+impl Default for Journal {
+    fn default() -> Self {
+        Journal { enabled: true }
     }
 }
 
@@ -114,8 +132,9 @@ fn line_of(text: &str, span: Option<std::ops::Range<usize>>) -> usize {
 }
 
 /// The tables a config file may have, and the keys of `[archive]`.
-const TABLES: &[&str] = &["archive", "auto"];
+const TABLES: &[&str] = &["archive", "auto", "journal"];
 const ARCHIVE_KEYS: &[&str] = &["auto"];
+const JOURNAL_KEYS: &[&str] = &["enabled"];
 
 const AUTO_KEYS: &[&str] = &[
     "mode",
@@ -157,6 +176,7 @@ pub fn parse(text: &str) -> Result<Config, String> {
                 .iter()
                 .filter(|t| match **t {
                     "auto" => AUTO_KEYS.contains(&k),
+                    "journal" => JOURNAL_KEYS.contains(&k),
                     _ => ARCHIVE_KEYS.contains(&k),
                 })
                 .map(|t| format!("; it belongs under [{t}]"))
@@ -186,6 +206,29 @@ pub fn parse(text: &str) -> Result<Config, String> {
             ))?;
             c.origins
                 .push(("archive.auto".into(), line_of(text, v.span())));
+        }
+    }
+    if let Some(item) = root.get("journal") {
+        let t = item.as_table_like().ok_or(format!(
+            "line {}: [journal] must be a table",
+            line_of(text, item.span())
+        ))?;
+        for (k, v) in t.iter() {
+            if !JOURNAL_KEYS.contains(&k) {
+                let line = line_of(text, t.key(k).and_then(|k| k.span()).or_else(|| v.span()));
+                return Err(format!(
+                    "line {line}: [journal] {k}: unknown key (known: {})",
+                    JOURNAL_KEYS.join(", ")
+                ));
+            }
+        }
+        if let Some(v) = t.get("enabled") {
+            c.journal.enabled = v.as_bool().ok_or(format!(
+                "line {}: [journal] enabled must be true or false",
+                line_of(text, v.span())
+            ))?;
+            c.origins
+                .push(("journal.enabled".into(), line_of(text, v.span())));
         }
     }
     if let Some(item) = root.get("auto") {
@@ -286,6 +329,22 @@ mod tests {
             .unwrap_err()
             .contains("true or false"));
         assert!(parse("[archive\n").unwrap_err().contains("invalid TOML"));
+        assert!(
+            parse("").unwrap().journal.enabled,
+            "the journal is on by default"
+        );
+        assert!(
+            !parse("[journal]\nenabled = false\n")
+                .unwrap()
+                .journal
+                .enabled
+        );
+        assert!(parse("[journal]\nenabled = 0\n")
+            .unwrap_err()
+            .contains("[journal] enabled must be true or false"));
+        assert!(parse("[journal]\nenable = false\n")
+            .unwrap_err()
+            .contains("[journal] enable: unknown key"));
         let d = tempfile::tempdir().unwrap();
         assert_eq!(load_from(None, &path(d.path())).unwrap(), Config::default());
         std::fs::write(path(d.path()), "[archive]\nauto = 3\n").unwrap();
@@ -340,11 +399,11 @@ mod tests {
             // Typos outside [auto] are errors too: each of these read as "off" before.
             (
                 "[atuo]\nmode = \"park\"\n",
-                "line 1: unknown table [atuo] (known tables: [archive], [auto])",
+                "line 1: unknown table [atuo] (known tables: [archive], [auto], [journal])",
             ),
             (
                 "mode = \"park\"\n",
-                "line 1: unknown key mode outside any table (known tables: [archive], [auto]); it belongs under [auto]",
+                "line 1: unknown key mode outside any table (known tables: [archive], [auto], [journal]); it belongs under [auto]",
             ),
             (
                 "# hi\n[auto]\nmode = \"off\"\n[auto.x]\n",

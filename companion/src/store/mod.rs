@@ -7,6 +7,7 @@ pub mod archive;
 pub mod autolog;
 pub mod config;
 pub mod group;
+pub mod journal;
 pub mod ledger;
 pub mod lock;
 pub mod pins;

@@ -10,7 +10,7 @@ use serde_json::Value;
 use std::path::PathBuf;
 
 const FAKE: &str = env!("CARGO_BIN_EXE_fake-agent");
-const NAMES: [&str; 12] = [
+const NAMES: [&str; 13] = [
     "ls",
     "action",
     "status",
@@ -23,6 +23,7 @@ const NAMES: [&str; 12] = [
     "archive-prune",
     "recover",
     "auto",
+    "snapshot",
 ];
 
 fn repo() -> PathBuf {
@@ -65,7 +66,7 @@ fn version_names_the_git_revision() {
 fn completions_and_man_page_cover_every_verb() {
     let verbs = [
         "park", "unpark", "rebuild", "wake", "daemon", "search", "note", "schema", "auto", "pin",
-        "unpin", "config",
+        "unpin", "config", "snapshot",
     ];
     for shell in ["bash", "zsh", "fish"] {
         let c = out(&["completions", shell]);
@@ -251,6 +252,7 @@ fn real_json_outputs_validate_against_the_published_schemas() {
         ("candidates", vec!["candidates", "--json"]),
         ("doctor", vec!["doctor", "--json"]),
         ("rebuild", vec!["rebuild", "--dry-run", "--json"]),
+        ("snapshot", vec!["snapshot", "--json"]),
     ] {
         let o = park(&sb, &args);
         validate(name, &o.stdout);

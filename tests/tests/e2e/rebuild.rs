@@ -532,3 +532,200 @@ fn unpark_never_types_into_a_pane_that_only_reuses_the_parked_handle() {
     assert!(!decoys.contains(&r.pane), "{r:?}");
     assert_untouched(sb, &decoys);
 }
+
+/// `park snapshot --json`, parsed.
+fn snapshot(sb: &Sandbox) -> Value {
+    let o = park(sb, &["snapshot", "--json"]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("snapshot --json ({e}): {}", text(&o)))
+}
+
+/// The session ids of a `snapshot`/`rebuild` list (`live`, `lost`, `left`), sorted, with `field`
+/// of each (`outcome`, `reason`…) when given.
+fn sids_of(v: &Value, list: &str) -> Vec<String> {
+    let mut out: Vec<String> = v[list]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|x| x["session_id"].as_str().unwrap_or_default().to_string())
+        .collect();
+    out.sort();
+    out
+}
+
+fn lost_outcome(v: &Value, sid: &str) -> (String, String) {
+    let l = v["lost"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|x| x["session_id"] == sid)
+        .unwrap_or_else(|| panic!("{sid} is not listed as lost: {v}"));
+    (
+        l["outcome"].as_str().unwrap_or_default().to_string(),
+        l["reason"].as_str().unwrap_or_default().to_string(),
+    )
+}
+
+/// A reboot, as far as the sessions go: the tmux server killed with SIGKILL and every agent
+/// process gone with it (their pty closed; a reboot takes the rest).
+fn crash(sb: &Sandbox, agent_pids: &[u32]) {
+    let server: u32 = sb
+        .tmux(&["display-message", "-p", "#{pid}"])
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let mut all: Vec<u32> = vec![];
+    for &p in agent_pids {
+        all.push(p);
+        all.extend(descendants(p));
+    }
+    let _ = std::process::Command::new("kill")
+        .args(["-9", &server.to_string()])
+        .status();
+    for p in &all {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", &p.to_string()])
+            .status();
+    }
+    assert!(
+        wait_gone(server, SECS(10)),
+        "the tmux server survived SIGKILL"
+    );
+    for p in &all {
+        assert!(wait_gone(*p, SECS(10)), "agent process {p} survived");
+    }
+    poll(SECS(10), || {
+        sb.tmux(&["list-sessions"]).is_err().then_some(())
+    })
+    .expect("the server is gone");
+}
+
+/// The journal's edge cases with the deterministic fake agent: two sessions in one cwd, one that
+/// exits normally before the crash (stays gone), one `/clear`ed before it (its new conversation
+/// comes back, never the old one), one resumed by hand after it (skipped: one process per
+/// transcript); the rest come back in their slots.
+#[test]
+fn sessions_live_at_a_crash_come_back_in_their_slots_and_only_those() {
+    let f = Fake::new();
+    let sb = &f.sb;
+    let proj = sb.project_dir("proj");
+    let p0 = sb.new_shell_window("w", "pair", &proj, &[] as &[(&str, &str)]);
+    let p1 = split_shell(sb, &p0, &proj, &[], &["-h"]);
+    let a = f.agent(&p0);
+    let b = f.agent(&p1);
+    let pair_geo = geometry(sb, "w", "pair");
+    let p2 = sb.new_shell_window("w", "solo", &sb.project_dir("solo"), &[] as &[(&str, &str)]);
+    let c_old = f.agent(&p2);
+    let p3 = sb.new_shell_window("w", "gone", &sb.project_dir("gone"), &[] as &[(&str, &str)]);
+    let e = f.agent(&p3);
+    let snap = snapshot(sb);
+    let mut want = vec![a.clone(), b.clone(), c_old.clone(), e.clone()];
+    want.sort();
+    assert_eq!(sids_of(&snap, "live"), want, "{snap}");
+    let j: Value =
+        serde_json::from_slice(&std::fs::read(sb.park_home.join("journal.json")).unwrap()).unwrap();
+    assert_eq!(j["schema"], 1, "{j}");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(sb.park_home.join("journal.json"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600, "the journal is private");
+    }
+
+    // `e` exits normally; `c` is /clear-ed and talks on in a new conversation.
+    sb.type_line(&p3, "/exit");
+    poll(SECS(10), || {
+        claude_pids_for(&sb.home, &e).is_empty().then_some(())
+    })
+    .expect("the agent exits");
+    sb.type_line(&p2, "/clear");
+    let c = wait_row(sb, &p2, SECS(10), |r| {
+        r.session_id.as_deref().is_some_and(|s| s != c_old)
+    })
+    .session_id
+    .unwrap();
+    sb.type_line(&p2, "a prompt in the new conversation");
+    sb.wait_for(&p2, "(?s)new conversation.*PARKTEST-OK", SECS(15))
+        .unwrap();
+    wait_row(sb, &p2, SECS(10), |r| r.status == Status::Idle);
+    let snap = snapshot(sb);
+    let mut want = vec![a.clone(), b.clone(), c.clone()];
+    want.sort();
+    assert_eq!(sids_of(&snap, "live"), want, "{snap}");
+    let mut left = vec![c_old.clone(), e.clone()];
+    left.sort();
+    assert_eq!(sids_of(&snap, "left"), left, "{snap}");
+
+    let pids: Vec<u32> = [&a, &b, &c]
+        .iter()
+        .flat_map(|s| claude_pids_for(&sb.home, s))
+        .collect();
+    assert_eq!(pids.len(), 3);
+    crash(sb, &pids);
+
+    // A fresh server on the same socket reuses the pane handles; `a` is resumed there by hand.
+    let decoys = decoy_server(sb, 3, &[]);
+    sb.type_line(
+        &decoys[2],
+        &format!("cd {} && claude --resume {a}", proj.display()),
+    );
+    poll(SECS(15), || {
+        (claude_pids_for(&sb.home, &a).len() == 1).then_some(())
+    })
+    .expect("the hand-resumed session runs");
+
+    let (_, plan) = rebuild_json(sb, &["--dry-run"], &[]);
+    let mut lost = vec![a.clone(), b.clone(), c.clone()];
+    lost.sort();
+    assert_eq!(
+        sids_of(&plan, "lost"),
+        lost,
+        "only the live-at-crash sessions: {plan}"
+    );
+    assert_eq!(lost_outcome(&plan, &b).0, "would-adopt", "{plan}");
+    assert_eq!(lost_outcome(&plan, &c).0, "would-adopt", "{plan}");
+    let (oc, why) = lost_outcome(&plan, &a);
+    assert_eq!(oc, "skipped", "{plan}");
+    assert!(why.contains("running again"), "{why}");
+    assert!(
+        sb.tmux(&["has-session", "-t", "=w"]).is_err(),
+        "a dry run makes nothing"
+    );
+    assert!(entries(sb).is_empty(), "a dry run adopts nothing");
+
+    let (c_rebuild, out) = rebuild_json(sb, &[], &[]);
+    assert_ne!(c_rebuild, 0, "one lost session did not come back: {out}");
+    assert_eq!(lost_outcome(&out, &b).0, "adopted", "{out}");
+    assert_eq!(lost_outcome(&out, &c).0, "adopted", "{out}");
+    assert_eq!(lost_outcome(&out, &a).0, "skipped", "{out}");
+    // `b` in its slot of the rebuilt pair window (a shell where `a` was), `c` in its own.
+    assert_eq!(
+        geometry(sb, "w", "pair"),
+        pair_geo,
+        "same panes, order, size and cwds"
+    );
+    for (window, slot, sid) in [("pair", 1, &b), ("solo", 0, &c)] {
+        let pane = pane_at(sb, "w", window, slot);
+        let r = wait_row(sb, &pane, SECS(20), |r| r.state == RowState::Live);
+        assert_eq!(
+            r.session_id.as_deref(),
+            Some(sid.as_str()),
+            "{window}.{slot}"
+        );
+    }
+    // One process per transcript; the exited and the cleared conversations stay gone.
+    for sid in [&a, &b, &c] {
+        assert_eq!(claude_pids_for(&sb.home, sid).len(), 1, "{sid}");
+    }
+    for sid in [&e, &c_old] {
+        assert!(claude_pids_for(&sb.home, sid).is_empty(), "{sid} came back");
+    }
+    assert!(entries(sb).is_empty(), "nothing is left parked");
+    // The hand-resumed one is live again: the next pass drops it from the journal.
+    let snap = snapshot(sb);
+    assert!(sids_of(&snap, "lost").is_empty(), "{snap}");
+}

@@ -59,6 +59,11 @@ fn park_with(sb: &Sandbox, pane: &str, extra: &[&str]) -> (i32, String, Option<S
 #[test]
 fn real_claude_parked_with_wake_in_resumes_by_itself_and_reads_the_note() {
     let sb = Sandbox::new();
+    // With the journal on (the default) the daemon stays to keep it while tmux runs; this test
+    // ends by checking that a daemon with nothing left to do goes away.
+    let cfg = sb.home.join(".config/park");
+    std::fs::create_dir_all(&cfg).unwrap();
+    std::fs::write(cfg.join("config.toml"), "[journal]\nenabled = false\n").unwrap();
     let mock = mock_server!(&sb.logs);
     seed_claude_home(&sb.home, &sb.work, CLAUDE_API_KEY).unwrap();
     install_shims(&sb, None);
@@ -130,7 +135,7 @@ fn real_claude_parked_with_wake_in_resumes_by_itself_and_reads_the_note() {
         !notes.contains("undelivered") && !notes.contains("by hand"),
         "a delivered note is recorded as undelivered:\n{notes}"
     );
-    // Nothing is pending any more: the waker goes away by itself.
+    // Nothing is pending any more (and the journal is off): the waker goes away by itself.
     poll(SECS(10), || (!pid_alive(pid)).then_some(())).expect("the waker exits when idle");
 }
 

@@ -1,0 +1,477 @@
+//! The journal of live sessions (`store::journal`): the pass that keeps it (`park snapshot`, and the
+//! daemon every [`INTERVAL`]) and the adoption of lost sessions by `park rebuild`.
+//!
+//! Contract:
+//! * A pass is read-only but for `journal.json`: one scan, and for every live agent bound to a pane
+//!   with an exact session id (and no ledger entry) the park entry a park would write now. A record
+//!   the scan did not refresh meets its [`journal::fate`]: kept while its process runs, dropped
+//!   when the agent ended while its server lived, kept as lost when the server died with it.
+//! * `[journal] enabled = false` turns the pass off (nothing written); a config that does not load
+//!   records nothing either (the daemon's rule for everything automatic).
+//! * [`adopt`] runs under the rebuild lock: each lost record of the server being rebuilt becomes a
+//!   parked ledger entry (its window recorded as a window group first), so the rebuild recreates
+//!   its window and resumes it through the normal unpark path, every guard applying. It is never
+//!   adopted when the session runs again anywhere, the ledger already has it, its transcript was
+//!   written after park last saw it live (another process may hold it), or another lost record
+//!   claims the same slot: each is skipped with the reason.
+
+use crate::ctx::Ctx;
+use crate::exit::Stop;
+use crate::model::entry::{entry_id, Entry, EntryState};
+use crate::scan::{self, Scan};
+use crate::store::group;
+use crate::store::journal::{self, Facts, Fate, Journal, Record};
+use park_protocol::reports::{JournalLeft, JournalLive, LostSession, SnapshotOutput};
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
+
+/// How often the daemon journals: a session started, switched or ended is in the journal within
+/// this (and a scan's time).
+pub const INTERVAL: Duration = Duration::from_secs(10);
+
+/// How long after park last saw a session live its transcript may still change before a crash
+/// (the agent finishing a reply between two passes): later than that, another process wrote it.
+const WRITE_SLACK: Duration = Duration::from_secs(30);
+
+/// Whether the journal is kept (`[journal] enabled`, default on; a broken config: off).
+pub fn enabled(home: &std::path::Path) -> bool {
+    crate::store::config::load(home).is_ok_and(|c| c.journal.enabled)
+}
+
+/// The process (pid, start time) runs: a zombie is a dead process its parent has not reaped yet
+/// (a killed tmux server's agents are reparented to a subreaper that may reap them late).
+fn alive(s: &Scan, (pid, start): (u32, u64)) -> bool {
+    pid != 0
+        && s.table
+            .get(pid)
+            .is_some_and(|p| p.start_ticks == start && !matches!(p.state, 'Z' | 'X'))
+}
+
+fn ident(s: &Scan, pid: u32) -> (u32, u64) {
+    s.table
+        .get(pid)
+        .map(|p| (p.pid, p.start_ticks))
+        .unwrap_or((pid, 0))
+}
+
+pub fn lost_session(r: &Record, outcome: &str, reason: Option<String>) -> LostSession {
+    let e = &r.entry;
+    LostSession {
+        entry: e.id.clone(),
+        agent: e.agent,
+        session_id: e.session_id.clone(),
+        cwd: e.cwd.clone(),
+        server: e.place.server.clone(),
+        session: e.place.session.clone(),
+        window_index: e.place.window_index,
+        window_name: e.place.window_name.clone(),
+        pane_index: e.place.pane_index,
+        last_seen: r.last_seen.clone(),
+        outcome: outcome.into(),
+        reason,
+    }
+}
+
+/// The journal as the scan `s` sees things now, from `prev` (pure but for the window layouts
+/// [`crate::ops::park::window_group`] asks the multiplexer for).
+fn next_journal(
+    ctx: &Ctx,
+    s: &Scan,
+    prev: &Journal,
+    ledger: &[Entry],
+    now: &str,
+) -> (Journal, Vec<JournalLive>, Vec<JournalLeft>) {
+    let in_ledger: HashSet<&str> = ledger.iter().map(|e| e.id.as_str()).collect();
+    let mut next = Journal {
+        schema: journal::SCHEMA,
+        written_by: format!("park {}", env!("CARGO_PKG_VERSION")),
+        written_at: now.to_string(),
+        sessions: vec![],
+        windows: vec![],
+    };
+    let mut live = vec![];
+    let mut left = vec![];
+    // Windows by (server, session, index): the id a window had in the journal is kept.
+    let mut window_ids: HashMap<(String, String, u32), String> = HashMap::new();
+    for f in &s.found {
+        let (Some(pane), Some(sid)) = (&f.pane, &f.ident.session_id) else {
+            continue;
+        };
+        if f.proc.background {
+            continue;
+        }
+        let eid = entry_id(f.proc.agent, sid);
+        if in_ledger.contains(eid.as_str()) || next.sessions.iter().any(|r| r.entry.id == eid) {
+            continue;
+        }
+        let mut e = crate::ops::park::entry_for(f, pane, &pane.server, sid, None);
+        e.state = EntryState::Parked;
+        e.parked_at = now.to_string();
+        e.session_source = format!("journal ({})", e.session_source);
+        e.place.pane_proc = ident(s, pane.pid);
+        let key = (pane.server.clone(), pane.session.clone(), pane.window_index);
+        let gid = match window_ids.get(&key) {
+            Some(id) => Some(id.clone()),
+            None => {
+                let was = prev
+                    .windows
+                    .iter()
+                    .find(|g| {
+                        g.server == key.0
+                            && g.session == key.1
+                            && g.window_index == key.2
+                            && g.window_name == pane.window_name
+                    })
+                    .map(|g| g.id.clone());
+                crate::ops::park::window_group(
+                    ctx,
+                    s,
+                    ledger,
+                    &prev.windows,
+                    &key.0,
+                    &key.1,
+                    key.2,
+                    Some(was.unwrap_or_else(group::new_id)),
+                )
+                .map(|g| {
+                    let id = g.id.clone();
+                    next.windows.push(g);
+                    window_ids.insert(key.clone(), id.clone());
+                    id
+                })
+            }
+        };
+        e.group = gid.clone();
+        let server = s
+            .table
+            .get(pane.pid)
+            .map(|p| ident(s, p.ppid))
+            .unwrap_or((0, 0));
+        let first_seen = prev
+            .sessions
+            .iter()
+            .find(|r| r.entry.id == eid)
+            .map(|r| r.first_seen.clone())
+            .unwrap_or_else(|| now.to_string());
+        live.push(JournalLive {
+            agent: e.agent,
+            session_id: e.session_id.clone(),
+            pane: pane.id.clone(),
+            session: pane.session.clone(),
+            window_index: pane.window_index,
+            pane_index: pane.pane_index,
+            cwd: e.cwd.clone(),
+            flags: e.flags.clone(),
+            pid: f.proc.main,
+        });
+        next.sessions.push(Record {
+            entry: e,
+            process: (f.proc.main, f.main_start),
+            server_process: server,
+            first_seen,
+            last_seen: now.to_string(),
+            window: gid,
+            lost_at: None,
+        });
+    }
+    // Every session the scan sees running, bound or not, and which session each process runs.
+    let running: HashMap<String, u32> = s
+        .found
+        .iter()
+        .filter_map(|f| {
+            let sid = f.ident.session_id.as_ref()?;
+            Some((entry_id(f.proc.agent, sid), f.proc.main))
+        })
+        .collect();
+    let runs: HashMap<(u32, u64), String> = s
+        .found
+        .iter()
+        .filter_map(|f| {
+            let sid = f.ident.session_id.as_ref()?;
+            Some(((f.proc.main, f.main_start), entry_id(f.proc.agent, sid)))
+        })
+        .collect();
+    for r in &prev.sessions {
+        if next.sessions.iter().any(|n| n.entry.id == r.entry.id) {
+            continue;
+        }
+        let process_alive = alive(s, r.process);
+        let superseded = process_alive
+            && runs
+                .get(&r.process)
+                .is_some_and(|other| *other != r.entry.id);
+        let facts = Facts {
+            process_alive: process_alive && !superseded,
+            server_alive: alive(s, r.server_process),
+            running_now: running.contains_key(&r.entry.id),
+            in_ledger: in_ledger.contains(r.entry.id.as_str()),
+        };
+        let why = || {
+            if facts.in_ledger {
+                "parked: the ledger has it".to_string()
+            } else if superseded {
+                "its process runs another session now (/clear, /new or /resume)".into()
+            } else if let Some(pid) = running.get(&r.entry.id) {
+                format!("running again (pid {pid})")
+            } else {
+                "ended while its multiplexer ran (an exit, a park or a closed pane)".into()
+            }
+        };
+        match journal::fate(facts) {
+            Fate::Live => next.sessions.push(r.clone()),
+            Fate::Leaves => left.push(JournalLeft {
+                agent: r.entry.agent,
+                session_id: r.entry.session_id.clone(),
+                reason: why(),
+            }),
+            Fate::Lost => {
+                let mut r = r.clone();
+                r.lost_at.get_or_insert_with(|| now.to_string());
+                next.sessions.push(r);
+            }
+        }
+    }
+    // Windows of the records kept as they were.
+    for r in &next.sessions {
+        if let Some(w) = r.window.as_deref() {
+            if !next.windows.iter().any(|g| g.id == w) {
+                if let Some(g) = prev.window(w) {
+                    next.windows.push(g.clone());
+                }
+            }
+        }
+    }
+    (next, live, left)
+}
+
+/// One journal pass: scan, update `journal.json`, say what it holds.
+pub fn pass(ctx: &Ctx) -> Result<SnapshotOutput, Stop> {
+    pass_seeing(ctx).map(|(out, _)| out)
+}
+
+/// [`pass`], and whether the scan saw any pane (the daemon stays while there is one to watch).
+pub fn pass_seeing(ctx: &Ctx) -> Result<(SnapshotOutput, bool), Stop> {
+    let home = &ctx.ledger.home;
+    let file = journal::path(home).to_string_lossy().into_owned();
+    if !enabled(home) {
+        return Err(Stop::refused(match crate::store::config::load(home) {
+            Err(e) => format!("the config does not load, so nothing is recorded: {e}"),
+            Ok(_) => "the journal is off ([journal] enabled = false in config.toml)".into(),
+        })
+        .of("snapshot"));
+    }
+    let prev = journal::load(home).map_err(|e| Stop::refused(e.to_string()).of("snapshot"))?;
+    let s = scan::scan(ctx.platform.as_ref(), ctx.mux.as_ref(), false)
+        .map_err(|e| Stop::refused(format!("process scan failed: {e}")).of("snapshot"))?;
+    let mut warnings = s.warnings.clone();
+    if let Some(e) = &s.pane_error {
+        if !s.tmux_absent {
+            warnings.push(format!(
+                "pane map unavailable ({e}): live records kept as they were"
+            ));
+        }
+    }
+    let (ledger, _) = ctx.ledger.all();
+    let now = jiff::Timestamp::now().to_string();
+    let (next, live, left) = next_journal(ctx, &s, &prev, &ledger, &now);
+    journal::save(home, &next).map_err(|e| Stop::refused(e.to_string()).of("snapshot"))?;
+    let out = SnapshotOutput {
+        schema: park_protocol::SCHEMA_VERSION,
+        journal: file,
+        live,
+        lost: next.lost().map(|r| lost_session(r, "lost", None)).collect(),
+        left,
+        warnings,
+    };
+    Ok((out, !s.panes.is_empty()))
+}
+
+/// The lost sessions of the journal, as listed (no pass, no write): `park ls`, `doctor`, `status`.
+pub fn lost(home: &std::path::Path) -> Result<Vec<LostSession>, String> {
+    let j = journal::load(home).map_err(|e| e.to_string())?;
+    Ok(j.lost().map(|r| lost_session(r, "lost", None)).collect())
+}
+
+/// Why a lost record must not be adopted now, if it must not (see the module's contract).
+fn refuse(r: &Record, j: &Journal, s: &Scan, ledger: &[Entry]) -> Option<String> {
+    if ledger.iter().any(|e| e.id == r.entry.id) {
+        return Some("the ledger already has it (`park unpark` brings it back)".into());
+    }
+    if let Some(f) = s.found.iter().find(|f| {
+        f.ident
+            .session_id
+            .as_deref()
+            .is_some_and(|sid| entry_id(f.proc.agent, sid) == r.entry.id)
+    }) {
+        return Some(format!(
+            "running again (pid {}{}): one process per transcript",
+            f.proc.main,
+            f.pane
+                .as_ref()
+                .map(|p| format!(" in pane {}", p.id))
+                .unwrap_or_default()
+        ));
+    }
+    let same_slot = j.lost().filter(|o| {
+        o.entry.id != r.entry.id
+            && o.entry.place.server == r.entry.place.server
+            && o.entry.place.session == r.entry.place.session
+            && o.entry.place.window_index == r.entry.place.window_index
+            && o.entry.place.pane_index == r.entry.place.pane_index
+    });
+    let others: Vec<String> = same_slot.map(|o| o.entry.id.clone()).collect();
+    if !others.is_empty() {
+        return Some(format!(
+            "{} claim the same pane ({}:{}.{}) too; not guessing which was there last (`park snapshot` lists them)",
+            others.join(", "),
+            r.entry.place.session,
+            r.entry.place.window_index,
+            r.entry.place.pane_index
+        ));
+    }
+    if let Some(t) = r.entry.transcript.as_deref() {
+        let seen: Option<jiff::Timestamp> = r.last_seen.parse().ok();
+        let written = std::fs::metadata(t)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|m| jiff::Timestamp::try_from(m).ok());
+        if let (Some(seen), Some(written)) = (seen, written) {
+            let slack = jiff::SignedDuration::try_from(WRITE_SLACK).unwrap_or_default();
+            if written > seen.checked_add(slack).unwrap_or(seen) {
+                return Some(format!(
+                    "its transcript was written at {written}, after park last saw the session live ({seen}): another process may have resumed it; `park snapshot` after checking, or resume it by hand"
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// Adopts the lost sessions of `server` into the ledger (nothing written with `dry_run`); returns
+/// one [`LostSession`] per lost record of any server, with its outcome.
+pub fn adopt(ctx: &Ctx, server: Option<&str>, dry_run: bool) -> (Vec<LostSession>, Vec<String>) {
+    let home = &ctx.ledger.home;
+    let mut warnings = vec![];
+    let j0 = match journal::load(home) {
+        Ok(j) => j,
+        Err(e) => {
+            warnings.push(format!("journal: {e}"));
+            return (vec![], warnings);
+        }
+    };
+    if j0.sessions.is_empty() {
+        return (vec![], warnings);
+    }
+    let s = match scan::scan(ctx.platform.as_ref(), ctx.mux.as_ref(), false) {
+        Ok(s) => s,
+        Err(e) => {
+            warnings.push(format!(
+                "journal: process scan failed ({e}); no lost session adopted"
+            ));
+            return (
+                j0.lost()
+                    .map(|r| lost_session(r, "skipped", Some("process scan failed".into())))
+                    .collect(),
+                warnings,
+            );
+        }
+    };
+    let (ledger, _) = ctx.ledger.all();
+    // The fates as of now: the daemon may not have run a pass between the crash and this rebuild.
+    let now = jiff::Timestamp::now().to_string();
+    let (mut j, _, _) = next_journal(ctx, &s, &j0, &ledger, &now);
+    let mut out = vec![];
+    // Lost with its server, but running again now (resumed by hand, by a background agent):
+    // the pass made it a live record; it is said here, never adopted.
+    for r in &j0.sessions {
+        let was_lost = !alive(&s, r.process) && !alive(&s, r.server_process);
+        if was_lost && !j.lost().any(|x| x.entry.id == r.entry.id) {
+            if let Some(why) = refuse(r, &j0, &s, &ledger) {
+                out.push(lost_session(r, "skipped", Some(why)));
+            }
+        }
+    }
+    let mut adopted: Vec<String> = vec![];
+    let lost: Vec<Record> = j.lost().cloned().collect();
+    for r in &lost {
+        if crate::adapters::mux::is_zellij_server(&r.entry.place.server) {
+            out.push(lost_session(
+                r,
+                "skipped",
+                Some("lost with its zellij session: not rebuilt by park yet; `park unpark` after `park snapshot` lists it".into()),
+            ));
+            continue;
+        }
+        if server != Some(r.entry.place.server.as_str()) {
+            out.push(lost_session(
+                r,
+                "skipped",
+                Some(format!(
+                    "lost with tmux server {}; run `PARK_TMUX_SOCKET={} park rebuild` for it",
+                    r.entry.place.server, r.entry.place.server
+                )),
+            ));
+            continue;
+        }
+        if let Some(why) = refuse(r, &j, &s, &ledger) {
+            out.push(lost_session(r, "skipped", Some(why)));
+            continue;
+        }
+        if dry_run {
+            out.push(lost_session(r, "would-adopt", None));
+            continue;
+        }
+        // Under the session's lock, as a park's claim is: never beside a park or unpark of it.
+        let _l = match crate::store::lock::try_lock(
+            home,
+            &crate::ops::park::session_lock_key(&r.entry.session_id),
+        ) {
+            Ok(crate::store::lock::TryLock::Acquired(l)) => l,
+            Ok(crate::store::lock::TryLock::Held(o)) => {
+                out.push(lost_session(
+                    r,
+                    "skipped",
+                    Some(format!("its session is locked by pid {}", o.trim())),
+                ));
+                continue;
+            }
+            Err(err) => {
+                out.push(lost_session(r, "skipped", Some(err.to_string())));
+                continue;
+            }
+        };
+        let mut e = r.entry.clone();
+        e.parked_at = r.last_seen.clone();
+        e.last_error = Some(format!(
+            "lost when its multiplexer died (last seen live {})",
+            r.last_seen
+        ));
+        if let Some(g) = r.window.as_deref().and_then(|w| j.window(w)) {
+            if let Err(err) = group::save(home, g) {
+                warnings.push(format!(
+                    "could not record window {}:{} as a group ({err}); it is tiled",
+                    g.session, g.window_index
+                ));
+                e.group = None;
+            }
+        }
+        match ctx.ledger.claim(&e) {
+            Ok(()) => {
+                adopted.push(r.entry.id.clone());
+                out.push(lost_session(r, "adopted", None));
+            }
+            Err(err) => out.push(lost_session(r, "skipped", Some(err.to_string()))),
+        }
+    }
+    if !dry_run && (!adopted.is_empty() || j.sessions != j0.sessions) {
+        j.sessions.retain(|r| !adopted.contains(&r.entry.id));
+        let keep: HashSet<String> = j.sessions.iter().filter_map(|r| r.window.clone()).collect();
+        j.windows.retain(|g| keep.contains(&g.id));
+        if let Err(e) = journal::save(home, &j) {
+            warnings.push(format!(
+                "journal: {e} (the adopted sessions are in the ledger; the next pass drops them)"
+            ));
+        }
+    }
+    (out, warnings)
+}
