@@ -292,35 +292,35 @@ pub fn lost(home: &std::path::Path) -> Result<Vec<LostSession>, String> {
     Ok(j.lost().map(|r| lost_session(r, "lost", None)).collect())
 }
 
-/// Why a lost record must not be adopted now, if it must not (see the module's contract).
-fn refuse(r: &Record, j: &Journal, s: &Scan, ledger: &[Entry]) -> Option<String> {
-    if ledger.iter().any(|e| e.id == r.entry.id) {
+/// Why a lost record must not be adopted now, if it must not (see the module's contract): the
+/// facts are gathered by [`refuse`], the decision is pure. `running` names the process (and pane)
+/// that runs the session now; `written` is when its transcript was last written.
+fn refusal(
+    r: &Record,
+    j: &Journal,
+    in_ledger: bool,
+    running: Option<String>,
+    written: Option<jiff::Timestamp>,
+) -> Option<String> {
+    use crate::support::fault::disabled;
+    if in_ledger && !disabled("journal-in-ledger") {
         return Some("the ledger already has it (`park unpark` brings it back)".into());
     }
-    if let Some(f) = s.found.iter().find(|f| {
-        f.ident
-            .session_id
-            .as_deref()
-            .is_some_and(|sid| entry_id(f.proc.agent, sid) == r.entry.id)
-    }) {
-        return Some(format!(
-            "running again (pid {}{}): one process per transcript",
-            f.proc.main,
-            f.pane
-                .as_ref()
-                .map(|p| format!(" in pane {}", p.id))
-                .unwrap_or_default()
-        ));
+    if let Some(who) = running.filter(|_| !disabled("journal-running")) {
+        return Some(format!("running again ({who}): one process per transcript"));
     }
-    let same_slot = j.lost().filter(|o| {
-        o.entry.id != r.entry.id
-            && o.entry.place.server == r.entry.place.server
-            && o.entry.place.session == r.entry.place.session
-            && o.entry.place.window_index == r.entry.place.window_index
-            && o.entry.place.pane_index == r.entry.place.pane_index
-    });
-    let others: Vec<String> = same_slot.map(|o| o.entry.id.clone()).collect();
-    if !others.is_empty() {
+    let others: Vec<String> = j
+        .lost()
+        .filter(|o| {
+            o.entry.id != r.entry.id
+                && o.entry.place.server == r.entry.place.server
+                && o.entry.place.session == r.entry.place.session
+                && o.entry.place.window_index == r.entry.place.window_index
+                && o.entry.place.pane_index == r.entry.place.pane_index
+        })
+        .map(|o| o.entry.id.clone())
+        .collect();
+    if !others.is_empty() && !disabled("journal-same-slot") {
         return Some(format!(
             "{} claim the same pane ({}:{}.{}) too; not guessing which was there last (`park snapshot` lists them)",
             others.join(", "),
@@ -329,22 +329,52 @@ fn refuse(r: &Record, j: &Journal, s: &Scan, ledger: &[Entry]) -> Option<String>
             r.entry.place.pane_index
         ));
     }
-    if let Some(t) = r.entry.transcript.as_deref() {
-        let seen: Option<jiff::Timestamp> = r.last_seen.parse().ok();
-        let written = std::fs::metadata(t)
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|m| jiff::Timestamp::try_from(m).ok());
-        if let (Some(seen), Some(written)) = (seen, written) {
-            let slack = jiff::SignedDuration::try_from(WRITE_SLACK).unwrap_or_default();
-            if written > seen.checked_add(slack).unwrap_or(seen) {
-                return Some(format!(
-                    "its transcript was written at {written}, after park last saw the session live ({seen}): another process may have resumed it; `park snapshot` after checking, or resume it by hand"
-                ));
-            }
+    let seen: Option<jiff::Timestamp> = r.last_seen.parse().ok();
+    if let (Some(seen), Some(written)) = (seen, written) {
+        let slack = jiff::SignedDuration::try_from(WRITE_SLACK).unwrap_or_default();
+        if written > seen.checked_add(slack).unwrap_or(seen) && !disabled("journal-written-after") {
+            return Some(format!(
+                "its transcript was written at {written}, after park last saw the session live ({seen}): another process may have resumed it; check, then `park snapshot` and resume it by hand"
+            ));
         }
     }
     None
+}
+
+/// [`refusal`] with the facts of now: the ledger, the scan, the transcript's mtime.
+fn refuse(r: &Record, j: &Journal, s: &Scan, ledger: &[Entry]) -> Option<String> {
+    let running = s
+        .found
+        .iter()
+        .find(|f| {
+            f.ident
+                .session_id
+                .as_deref()
+                .is_some_and(|sid| entry_id(f.proc.agent, sid) == r.entry.id)
+        })
+        .map(|f| {
+            format!(
+                "pid {}{}",
+                f.proc.main,
+                f.pane
+                    .as_ref()
+                    .map(|p| format!(" in pane {}", p.id))
+                    .unwrap_or_default()
+            )
+        });
+    let written = r
+        .entry
+        .transcript
+        .as_deref()
+        .and_then(|t| std::fs::metadata(t).and_then(|m| m.modified()).ok())
+        .and_then(|m| jiff::Timestamp::try_from(m).ok());
+    refusal(
+        r,
+        j,
+        ledger.iter().any(|e| e.id == r.entry.id),
+        running,
+        written,
+    )
 }
 
 /// Adopts the lost sessions of `server` into the ledger (nothing written with `dry_run`); returns
@@ -474,4 +504,76 @@ pub fn adopt(ctx: &Ctx, server: Option<&str>, dry_run: bool) -> (Vec<LostSession
         }
     }
     (out, warnings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use park_protocol::Agent;
+
+    fn record(sid: &str, pane_index: u32) -> Record {
+        let mut e = Entry::sample(Agent::Claude, sid);
+        e.place.pane_index = pane_index;
+        Record {
+            entry: e,
+            process: (10, 20),
+            server_process: (1, 2),
+            first_seen: "2026-12-06T10:00:00Z".into(),
+            last_seen: "2026-12-06T10:00:00Z".into(),
+            window: None,
+            lost_at: Some("2026-12-06T10:01:00Z".into()),
+        }
+    }
+
+    const A: &str = "0b1d3c52-7a7e-4c1b-9d59-2f6f6c1e0a11";
+    const B: &str = "6f2e9a4b-1c3d-4e5f-8a9b-0c1d2e3f4a5b";
+
+    fn journal(rs: &[Record]) -> Journal {
+        Journal {
+            sessions: rs.to_vec(),
+            ..Journal::default()
+        }
+    }
+
+    #[test]
+    fn a_lost_session_is_adopted_only_when_nothing_says_otherwise() {
+        let a = record(A, 0);
+        let j = journal(&[a.clone(), record(B, 1)]);
+        assert_eq!(refusal(&a, &j, false, None, None), None);
+        // Written within the slack after park last saw it live: the reply it was finishing.
+        let late = "2026-12-06T10:00:20Z".parse().ok();
+        assert_eq!(refusal(&a, &j, false, None, late), None);
+    }
+
+    #[test]
+    fn a_session_in_the_ledger_or_running_again_is_never_adopted() {
+        let a = record(A, 0);
+        let j = journal(std::slice::from_ref(&a));
+        let why = refusal(&a, &j, true, None, None).expect("the ledger has it");
+        assert!(why.contains("ledger"), "{why}");
+        let why =
+            refusal(&a, &j, false, Some("pid 42 in pane %7".into()), None).expect("running again");
+        assert!(why.contains("running again (pid 42 in pane %7)"), "{why}");
+    }
+
+    #[test]
+    fn two_lost_sessions_in_one_slot_are_both_refused() {
+        let (a, b) = (record(A, 0), record(B, 0));
+        let j = journal(&[a.clone(), b.clone()]);
+        let why = refusal(&a, &j, false, None, None).expect("same slot");
+        assert!(
+            why.contains(&b.entry.id) && why.contains("same pane"),
+            "{why}"
+        );
+        assert!(refusal(&b, &j, false, None, None).is_some());
+    }
+
+    #[test]
+    fn a_transcript_written_after_the_crash_means_another_process() {
+        let a = record(A, 0);
+        let j = journal(std::slice::from_ref(&a));
+        let later = "2026-12-06T10:05:00Z".parse().ok();
+        let why = refusal(&a, &j, false, None, later).expect("written after");
+        assert!(why.contains("another process may have resumed it"), "{why}");
+    }
 }

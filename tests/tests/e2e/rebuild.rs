@@ -729,3 +729,135 @@ fn sessions_live_at_a_crash_come_back_in_their_slots_and_only_those() {
     let snap = snapshot(sb);
     assert!(sids_of(&snap, "lost").is_empty(), "{snap}");
 }
+
+/// Issue 32's cycle with the real CLIs against the mock: two Claude Code sessions in one cwd (one
+/// window, two panes) and a Codex with flags are live; `park snapshot` journals them; the tmux
+/// server is killed with SIGKILL and every agent process with it (a reboot); a fresh server comes
+/// up on the same socket; `park rebuild` puts each session back in its own slot, with its own id
+/// and its flags, one process each.
+#[test]
+fn real_agents_live_at_a_tmux_crash_come_back_with_their_ids_flags_and_layout() {
+    let sb = Sandbox::new();
+    let mock = mock_server!(&sb.logs);
+    Agents::locate();
+    let claude = real_agent("claude");
+    let codex = real_agent("codex");
+    claude.seed(&sb, &mock);
+    codex.seed(&sb, &mock);
+    install_shims(&sb, None);
+    login_profile(&sb);
+    let (cl_env, cx_env) = (claude.env(&sb, &mock), codex.env(&sb, &mock));
+    let proj = sb.project_dir("proj");
+    let p0 = sb.new_shell_window("w", "pair", &proj, &cl_env);
+    let p1 = split_shell(&sb, &p0, &proj, &cl_env, &["-v", "-l", "40%"]);
+    let cx = sb.new_shell_window("w", "cx", &sb.project_dir("proj-cx"), &cx_env);
+    let mut live: Vec<(&str, u32, String, &dyn RealAgent)> = vec![];
+    // One start at a time: concurrent Claude starts race on ~/.claude.json.
+    for (pane, window, slot, a) in [
+        (&p0, "pair", 0, claude.as_ref()),
+        (&p1, "pair", 1, claude.as_ref()),
+        (&cx, "cx", 0, codex.as_ref()),
+    ] {
+        let s = a.spec();
+        sb.type_line(pane, &format!("{} {}", s.program, s.flags));
+        sb.wait_for(pane, s.ready, s.start).unwrap();
+        a.first_turns(&sb, pane, &format!("crash prompt {window}.{slot}"));
+        let r = wait_row(&sb, pane, s.reply, |r| {
+            r.status == Status::Idle && r.state == RowState::Live && r.session_id.is_some()
+        });
+        live.push((window, slot, r.session_id.unwrap(), a));
+    }
+    assert_ne!(live[0].2, live[1].2, "two sessions in one cwd");
+    let pair_geo = geometry(&sb, "w", "pair");
+    let snap = snapshot(&sb);
+    let mut sids: Vec<String> = live.iter().map(|l| l.2.clone()).collect();
+    sids.sort();
+    assert_eq!(sids_of(&snap, "live"), sids, "{snap}");
+    let flags = |sid: &str| -> Vec<String> {
+        snap["live"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["session_id"] == sid)
+            .map(|l| serde_json::from_value(l["flags"].clone()).unwrap())
+            .unwrap_or_default()
+    };
+    assert!(
+        flags(&live[2].2).contains(&"workspace-write".to_string()),
+        "{snap}"
+    );
+
+    let pids: Vec<u32> = ls(&sb)
+        .rows
+        .iter()
+        .filter(|r| r.state == RowState::Live)
+        .filter_map(|r| r.pid)
+        .collect();
+    assert_eq!(pids.len(), 3, "{pids:?}");
+    crash(&sb, &pids);
+    // The fresh server has the user's environment (what a login shell after a reboot gets).
+    let mut env = cl_env.clone();
+    env.extend(
+        cx_env
+            .iter()
+            .filter(|(k, _)| !cl_env.iter().any(|(c, _)| c == k))
+            .cloned(),
+    );
+    let decoys = decoy_server(&sb, 4, &env);
+
+    let (c, plan) = rebuild_json(&sb, &["--dry-run"], &[]);
+    assert_eq!(c, 0, "{plan}");
+    assert_eq!(sids_of(&plan, "lost"), sids, "{plan}");
+    let t0 = Instant::now();
+    let (c, out) = rebuild_json(&sb, &[], &[]);
+    eprintln!(
+        "MEASURE rebuild of 3 live-at-crash real sessions (2 Claude, 1 Codex): {:?}",
+        t0.elapsed()
+    );
+    assert_eq!(c, 0, "{out}\n{}", screens(&sb, &out));
+    for sid in &sids {
+        assert_eq!(lost_outcome(&out, sid).0, "adopted", "{out}");
+    }
+    assert_eq!(
+        geometry(&sb, "w", "pair"),
+        pair_geo,
+        "same panes, order, size and cwds"
+    );
+    for (window, slot, sid, a) in &live {
+        let pane = pane_at(&sb, "w", window, *slot);
+        let r = wait_row(&sb, &pane, a.spec().start, |r| r.state == RowState::Live);
+        assert_eq!(
+            r.session_id.as_deref(),
+            Some(sid.as_str()),
+            "{window}.{slot}"
+        );
+        let argv = a.launch_argv(&sb, r.pid.unwrap());
+        assert!(
+            a.resumes(&argv, sid),
+            "{window}.{slot} resumes {sid}: {argv:?}"
+        );
+        for (f, v) in a.spec().flag_pairs {
+            assert!(
+                argv.windows(2).any(|p| p[0] == *f && p[1] == *v)
+                    || argv.iter().any(|x| *x == format!("{f}={v}")),
+                "{f} {v} replayed: {argv:?}"
+            );
+        }
+    }
+    for (_, _, sid, _) in live.iter().take(2) {
+        assert_eq!(
+            claude_pids_for(&sb.home, sid).len(),
+            1,
+            "one process for {sid}"
+        );
+    }
+    assert!(entries(&sb).is_empty(), "nothing is left parked");
+    assert_untouched(&sb, &decoys);
+    let snap = snapshot(&sb);
+    assert_eq!(
+        sids_of(&snap, "live"),
+        sids,
+        "journaled again, in their new panes: {snap}"
+    );
+    assert!(sids_of(&snap, "lost").is_empty(), "{snap}");
+}
