@@ -861,3 +861,62 @@ fn real_agents_live_at_a_tmux_crash_come_back_with_their_ids_flags_and_layout() 
     );
     assert!(sids_of(&snap, "lost").is_empty(), "{snap}");
 }
+
+/// The journal as users get it: nobody runs `park snapshot`. `park daemon --ensure` (what the tmux
+/// plugin runs when it loads) keeps it: a new session is journaled within a pass, a `/clear`
+/// replaces the old conversation by the new one, and when the server dies the daemon's last pass
+/// keeps the sessions as lost and the daemon goes away.
+#[test]
+fn the_daemon_keeps_the_journal_without_anyone_asking() {
+    let f = Fake::new();
+    let sb = &f.sb;
+    let journal = sb.park_home.join("journal.json");
+    let sessions = |lost: bool| -> Vec<String> {
+        let Ok(b) = std::fs::read(&journal) else {
+            return vec![];
+        };
+        let v: Value = serde_json::from_slice(&b).unwrap_or_default();
+        v["sessions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|r| r["lost_at"].is_string() == lost)
+            .map(|r| r["entry"]["session_id"].as_str().unwrap_or_default().to_string())
+            .collect()
+    };
+    let p = sb.new_shell_window("w", "d", &sb.project_dir("daemon"), &[] as &[(&str, &str)]);
+    let old = f.agent(&p);
+    let o = park(sb, &["daemon", "--ensure"]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(text(&o).contains("daemon running"), "{}", text(&o));
+    let t0 = Instant::now();
+    poll(SECS(60), || (sessions(false) == vec![old.clone()]).then_some(()))
+        .unwrap_or_else(|| panic!("the daemon never journaled {old}: {:?}", sessions(false)));
+    eprintln!("MEASURE journal latency of a running session after daemon start: {:?}", t0.elapsed());
+
+    sb.type_line(&p, "/clear");
+    let new = wait_row(sb, &p, SECS(10), |r| {
+        r.session_id.as_deref().is_some_and(|s| s != old)
+    })
+    .session_id
+    .unwrap();
+    let t0 = Instant::now();
+    poll(SECS(60), || (sessions(false) == vec![new.clone()]).then_some(()))
+        .unwrap_or_else(|| panic!("the /clear never reached the journal: {:?}", sessions(false)));
+    eprintln!("MEASURE journal latency of a /clear: {:?}", t0.elapsed());
+
+    let daemon: u32 = std::fs::read_to_string(sb.park_home.join("waker.pid"))
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    crash(sb, &claude_pids_for(&sb.home, &new));
+    poll(SECS(60), || (sessions(true) == vec![new.clone()]).then_some(()))
+        .unwrap_or_else(|| panic!("the crash was not journaled as lost: {:?}", sessions(true)));
+    assert!(
+        wait_gone(daemon, SECS(60)),
+        "the daemon stays with no multiplexer to journal"
+    );
+}
