@@ -68,9 +68,18 @@ impl Ctx {
                     .any(|e| e.session_id.eq_ignore_ascii_case(id))
             })
             .count() as u32;
+        // Marked lost by a journal pass (a file read, like the rest: the status is never a scan).
+        let lost = crate::store::journal::load(&self.ledger.home)
+            .map(|j| {
+                j.lost()
+                    .filter(|r| !entries.iter().any(|e| e.id == r.entry.id))
+                    .count() as u32
+            })
+            .unwrap_or(0);
         StatusSummary {
             schema: SCHEMA_VERSION,
             parked: parked.len() as u32,
+            lost,
             freed_bytes: parked.iter().filter_map(|e| e.freed_bytes).sum(),
             suggested,
             updated: jiff::Timestamp::now().as_second(),

@@ -122,6 +122,7 @@ fn row_line(p: &Plugin, r: &Row, selected: bool, w: usize) -> String {
             RowState::Parked => ("❄ parked".into(), CYAN),
             RowState::Untargetable => ("⚠ untargetable".into(), RED),
             RowState::Background => (format!("◌ bg {}", r.status.as_str()), CYAN),
+            RowState::Lost => ("⚠ lost".into(), RED),
             RowState::Live if busy(r) || r.reason.is_some() => {
                 (format!("● {}", r.status.as_str()), YELLOW)
             }
@@ -135,6 +136,7 @@ fn row_line(p: &Plugin, r: &Row, selected: bool, w: usize) -> String {
             r.freed_bytes.map(human_bytes).unwrap_or("?".into())
         ),
         RowState::Untargetable | RowState::Background => format!("{} rss", human_bytes(r.bytes)),
+        RowState::Lost => "park rebuild".into(),
         RowState::Live => format!("frees ~{}", human_bytes(r.anon_bytes)),
     };
     let rest = w.saturating_sub(FIXED);
@@ -393,6 +395,7 @@ mod tests {
             parked: 3,
             freed_bytes: 1181116006,
             suggested: 0,
+            lost: 0,
             updated: 0,
             version: Some(park_protocol::VERSION.into()),
         });

@@ -95,6 +95,9 @@ pub enum RowState {
     /// A Claude background session (Agent View): run by Claude's supervisor, in no pane. Listed
     /// with its state and memory; park never parks it (`claude stop`/`attach` manage it).
     Background,
+    /// Live when its multiplexer died (a crash, a `kill-server`, a reboot): in the journal, not
+    /// running, its pane gone; `park rebuild` brings it back in its slot.
+    Lost,
 }
 
 /// What the agent is doing, in the trust order park reads it (README "What happens on `park park`"). `Unknown` counts as busy.
@@ -241,6 +244,9 @@ pub struct StatusSummary {
     /// Live agents the autopilot's last pass suggests parking (suggest mode).
     #[serde(default)]
     pub suggested: u32,
+    /// Sessions lost with their multiplexer (the journal), waiting for `park rebuild`.
+    #[serde(default)]
+    pub lost: u32,
     /// Unix seconds of the last rewrite.
     pub updated: i64,
     /// The version of the park binary that sent it ([`VERSION`]); absent from older parks.
@@ -257,10 +263,20 @@ impl StatusSummary {
         } else {
             String::new()
         };
-        match (self.parked, self.suggested) {
+        let lost = if self.lost > 0 {
+            format!("⚠ {} lost", self.lost)
+        } else {
+            String::new()
+        };
+        let main = match (self.parked, self.suggested) {
             (0, 0) => String::new(),
             (0, n) => format!("❄ {n}?"),
             (p, _) => format!("❄ {p} · {}{hint}", human_bytes(self.freed_bytes)),
+        };
+        match (main.is_empty(), lost.is_empty()) {
+            (_, true) => main,
+            (true, false) => lost,
+            (false, false) => format!("{main} · {lost}"),
         }
     }
 
@@ -653,6 +669,23 @@ mod tests {
             "park 0.2.0 ≠ plugin 0.1.0: run park zellij install"
         );
         assert_eq!(StatusSummary::default().text(), "");
+    }
+
+    #[test]
+    fn lost_sessions_are_counted_in_the_status_line() {
+        let mut s = StatusSummary {
+            parked: 3,
+            freed_bytes: 1181116006,
+            lost: 2,
+            ..StatusSummary::default()
+        };
+        assert_eq!(s.text(), "❄ 3 · 1.1G · ⚠ 2 lost");
+        s.parked = 0;
+        assert_eq!(s.text(), "⚠ 2 lost");
+        // An older park's status has no count: nothing lost.
+        let old: StatusSummary =
+            serde_json::from_str(r#"{"schema":1,"parked":1,"freed_bytes":0,"updated":1}"#).unwrap();
+        assert_eq!(old.lost, 0);
     }
 
     #[test]

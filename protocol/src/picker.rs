@@ -596,6 +596,13 @@ impl App {
                 );
                 return Action::None;
             }
+            RowState::Lost => {
+                self.say(
+                    "lost with its multiplexer: `park rebuild` brings every lost session back in its slot",
+                    true,
+                );
+                return Action::None;
+            }
             RowState::Parked => Op::Unpark,
             RowState::Live => {
                 if let Some(why) = r.reason.clone() {

@@ -20,7 +20,8 @@ pub struct Finding {
     /// Stable machine name: `corrupt`, `foreign`, `permissions`, `symlink`, `interrupted`,
     /// `resuming`, `running-while-parked`, `unrestorable`, `duplicate`, `cleanup-age`,
     /// `cleanup-period`, `config`, `daemon-down`, `waker-down`,
-    /// `worktree-drift`, `pane-lost`, `pane-moved`, `pane-unmatched`, `stale-lock`, `lock-held`, `leftover-temp`, `scan`, `untested-version`.
+    /// `worktree-drift`, `pane-lost`, `pane-moved`, `pane-unmatched`, `stale-lock`, `lock-held`, `leftover-temp`, `scan`, `untested-version`,
+    /// `lost` (a session live when its multiplexer died), `journal` (the journal does not read).
     pub code: String,
     /// The entry id or file the finding is about.
     pub subject: String,

@@ -4,7 +4,7 @@ use crate::cli::term::report;
 use park::ctx::Ctx;
 use park::exit::ExitStatus;
 use park::guards::Overrides;
-use park::rows::ls::{rows, BACKGROUND_GROUP};
+use park::rows::ls::{rows, BACKGROUND_GROUP, LOST_GROUP};
 use park_protocol::{human_bytes, LsOutput, RowState, SCHEMA_VERSION};
 
 fn short(s: &str, n: usize) -> String {
@@ -23,7 +23,12 @@ pub fn render_text(out: &LsOutput, w: usize, home: Option<&str>) -> String {
     let mut group = None;
     let cut = |s: &str, n: usize| crate::cli::pick::view::fit(s, n).trim_end().to_string();
     for r in &out.rows {
-        let g = (r.session.clone(), r.window_index, r.window.clone());
+        // The lost sessions are one group whatever window they were in (their title says where).
+        let g = if r.state == RowState::Lost {
+            (String::new(), None, LOST_GROUP.to_string())
+        } else {
+            (r.session.clone(), r.window_index, r.window.clone())
+        };
         if group.as_ref() != Some(&g) {
             let parkable: u64 = out
                 .rows
@@ -46,7 +51,9 @@ pub fn render_text(out: &LsOutput, w: usize, home: Option<&str>) -> String {
                     .filter(|x| x.state == "running" && x.note.is_none())
                     .map(|x| x.bytes)
                     .sum::<u64>();
-            let head = if r.state == RowState::Background {
+            let head = if r.state == RowState::Lost {
+                LOST_GROUP.to_string()
+            } else if r.state == RowState::Background {
                 BACKGROUND_GROUP.to_string()
             } else if r.session.is_empty() {
                 "(no pane)".to_string()

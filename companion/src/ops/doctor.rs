@@ -118,6 +118,10 @@ pub struct Facts {
     pub integrations: Vec<crate::ops::integrate::Row>,
     /// Each running agent whose version could be read: (agent, version, pane or pid).
     pub versions: Vec<(crate::agents::Agent, String, String)>,
+    /// Sessions lost with their multiplexer (the journal, as of this scan).
+    pub lost: Vec<park_protocol::reports::LostSession>,
+    /// The journal could not be read (corrupt, or written by a newer park).
+    pub journal_error: Option<String>,
 }
 
 /// Pure: the findings for a set of facts.
@@ -142,6 +146,32 @@ pub fn diagnose(f: &Facts) -> Report {
     });
     locks(f, &mut out);
     settings(f, &mut out);
+    for l in &f.lost {
+        out.push(att(
+            "lost",
+            &l.entry,
+            format!(
+                "{} session {} was live in {}:{}.{} \"{}\" ({}) when its multiplexer died (last seen {})",
+                l.agent.as_str(),
+                l.session_id,
+                l.session,
+                l.window_index,
+                l.pane_index,
+                l.window_name,
+                l.cwd,
+                l.last_seen
+            ),
+            Some("park rebuild (puts it back in its slot with its flags; --dry-run shows the plan)".into()),
+        ));
+    }
+    if let Some(e) = &f.journal_error {
+        out.push(att(
+            "journal",
+            "journal.json",
+            format!("{e}; nothing live is recorded until it reads"),
+            Some("move the file aside (`park snapshot` then writes a new one), or use the park that wrote it".into()),
+        ));
+    }
     for (session, ids) in &f.sessions_down {
         out.push(att(
             "session-down",
@@ -881,7 +911,17 @@ pub fn gather(ctx: &crate::ctx::Ctx) -> Facts {
         ctx,
         &facts.iter().map(|(e, _)| e.clone()).collect::<Vec<_>>(),
     );
+    let (lost, journal_error) = match scan
+        .as_ref()
+        .map(|s| crate::ops::journal::lost_as_of(ctx, s))
+    {
+        Some(Ok(l)) => (l, None),
+        Some(Err(e)) => (vec![], Some(e)),
+        None => (vec![], None),
+    };
     Facts {
+        lost,
+        journal_error,
         entries: facts,
         bad,
         files: scan_files(&ctx.ledger),
@@ -985,6 +1025,8 @@ mod tests {
             auto_on: false,
             integrations: vec![],
             versions: vec![],
+            lost: vec![],
+            journal_error: None,
         }
     }
 

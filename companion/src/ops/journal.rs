@@ -38,13 +38,8 @@ pub fn enabled(home: &std::path::Path) -> bool {
     crate::store::config::load(home).is_ok_and(|c| c.journal.enabled)
 }
 
-/// The process (pid, start time) runs: a zombie is a dead process its parent has not reaped yet
-/// (a killed tmux server's agents are reparented to a subreaper that may reap them late).
-fn alive(s: &Scan, (pid, start): (u32, u64)) -> bool {
-    pid != 0
-        && s.table
-            .get(pid)
-            .is_some_and(|p| p.start_ticks == start && !matches!(p.state, 'Z' | 'X'))
+fn alive(s: &Scan, p: (u32, u64)) -> bool {
+    journal::alive(&s.table, p)
 }
 
 fn ident(s: &Scan, pid: u32) -> (u32, u64) {
@@ -286,10 +281,19 @@ pub fn pass_seeing(ctx: &Ctx) -> Result<(SnapshotOutput, bool), Stop> {
     Ok((out, !s.panes.is_empty()))
 }
 
-/// The lost sessions of the journal, as listed (no pass, no write): `park ls`, `doctor`, `status`.
-pub fn lost(home: &std::path::Path) -> Result<Vec<LostSession>, String> {
-    let j = journal::load(home).map_err(|e| e.to_string())?;
-    Ok(j.lost().map(|r| lost_session(r, "lost", None)).collect())
+/// The journal's sessions lost as of the scan `s` (no pass, no write): `park doctor`.
+pub fn lost_as_of(ctx: &Ctx, s: &Scan) -> Result<Vec<LostSession>, String> {
+    let j = journal::load(&ctx.ledger.home).map_err(|e| e.to_string())?;
+    let running: HashSet<String> = s
+        .found
+        .iter()
+        .filter_map(|f| Some(entry_id(f.proc.agent, f.ident.session_id.as_ref()?)))
+        .collect();
+    let ledger: HashSet<String> = ctx.ledger.all().0.into_iter().map(|e| e.id).collect();
+    Ok(journal::lost_now(&j, &s.table, &running, &ledger)
+        .into_iter()
+        .map(|r| lost_session(r, "lost", None))
+        .collect())
 }
 
 /// Why a lost record must not be adopted now, if it must not (see the module's contract): the

@@ -435,6 +435,8 @@ struct JournalState {
     saw_panes: bool,
     /// The last error logged, so a broken journal is said once, not every pass.
     said: Option<String>,
+    /// Lost sessions at the last pass: the status line is pushed when the count changes.
+    lost: usize,
 }
 
 impl JournalState {
@@ -444,6 +446,7 @@ impl JournalState {
             next: Instant::now(),
             saw_panes: true,
             said: None,
+            lost: 0,
         }
     }
 
@@ -460,6 +463,10 @@ impl JournalState {
             Ok((out, panes)) => {
                 self.saw_panes = panes;
                 self.said = None;
+                if out.lost.len() != self.lost {
+                    self.lost = out.lost.len();
+                    ctx.publish_status();
+                }
                 for w in &out.warnings {
                     eprintln!("park daemon: journal: {w}");
                 }

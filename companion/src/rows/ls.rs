@@ -89,6 +89,8 @@ pub fn live_row(s: &Scan, f: &scan::Found) -> Row {
 
 /// The `ls` group of Claude's background sessions.
 pub const BACKGROUND_GROUP: &str = "(background)";
+/// The group `park ls` lists the sessions lost with their multiplexer under.
+pub const LOST_GROUP: &str = "(lost: `park rebuild` brings them back)";
 
 /// A parked session whose transcript the agent's own cleanup will soon delete (Claude
 /// `cleanupPeriodDays`): say so in `ls`, with the fix.
@@ -152,6 +154,28 @@ fn entry_row(e: &Entry) -> Row {
         suggested: false,
         agent_version: e.agent_version.clone(),
     }
+}
+
+/// The row of a session lost with its multiplexer: where it was, and the way back.
+fn lost_row(r: &crate::store::journal::Record) -> Row {
+    let mut row = entry_row(&r.entry);
+    row.state = RowState::Lost;
+    row.pane = String::new();
+    row.title = format!(
+        "was {}:{}.{} \"{}\"",
+        r.entry.place.session,
+        r.entry.place.window_index,
+        r.entry.place.pane_index,
+        r.entry.place.window_name
+    );
+    row.freed_bytes = None;
+    row.parked_at = None;
+    row.entry = None;
+    row.reason = Some(format!(
+        "lost when its multiplexer died (last seen live {}): `park rebuild` brings it back in its slot",
+        r.last_seen
+    ));
+    row
 }
 
 /// The row of a ledger file that does not read (agent and session from its name).
@@ -268,14 +292,38 @@ pub fn rows(ctx: &Ctx, s: &Scan) -> LsOutput {
         }
         r
     }));
+    // Sessions live when their multiplexer died (the journal), as of this scan.
+    match crate::store::journal::load(&ctx.ledger.home) {
+        Ok(j) if !j.sessions.is_empty() => {
+            let running: std::collections::HashSet<String> = s
+                .found
+                .iter()
+                .filter_map(|f| {
+                    let sid = f.ident.session_id.as_ref()?;
+                    Some(crate::model::entry::entry_id(f.proc.agent, sid))
+                })
+                .collect();
+            let ledger: std::collections::HashSet<String> =
+                entries.iter().map(|e| e.id.clone()).collect();
+            rows.extend(
+                crate::store::journal::lost_now(&j, &s.table, &running, &ledger)
+                    .into_iter()
+                    .map(lost_row),
+            );
+        }
+        Ok(_) => {}
+        Err(e) => warnings.push(e.to_string()),
+    }
     let auto = crate::store::config::load(&ctx.ledger.home)
         .ok()
         .map(|c| c.auto);
     if let Some(e) = decorate(ctx, auto.as_ref(), &mut rows) {
         warnings.push(e);
     }
-    // Pane groups first, then Claude's background sessions, then agents in no pane.
+    // Pane groups first, then Claude's background sessions, then agents in no pane, then the
+    // sessions lost with their multiplexer.
     let rank = |r: &Row| match (r.state, r.session.is_empty()) {
+        (RowState::Lost, _) => 3,
         (RowState::Background, _) => 1,
         (_, true) => 2,
         _ => 0,

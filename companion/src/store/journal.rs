@@ -128,6 +128,43 @@ pub fn save(home: &Path, j: &Journal) -> Result<(), JournalError> {
     write_atomic(&p, &bytes).map_err(|e| JournalError::Io(p, e.to_string()))
 }
 
+/// The process (pid, start time) runs in `table`: a zombie is a dead process its parent has not
+/// reaped yet (a killed tmux server's agents are reparented to a subreaper that may reap them
+/// late).
+pub fn alive(
+    table: &crate::adapters::platform::proctree::ProcTable,
+    (pid, start): (u32, u64),
+) -> bool {
+    pid != 0
+        && table.get(pid).is_some_and(|p| {
+            p.start_ticks == start
+                && (!matches!(p.state, 'Z' | 'X')
+                    || crate::support::fault::disabled("journal-zombie"))
+        })
+}
+
+/// The records of `j` lost as of now (their fate with these facts), whether or not a pass has
+/// marked them yet: `running` holds the entry ids of sessions running now, `ledger` the ids the
+/// ledger has.
+pub fn lost_now<'a>(
+    j: &'a Journal,
+    table: &crate::adapters::platform::proctree::ProcTable,
+    running: &std::collections::HashSet<String>,
+    ledger: &std::collections::HashSet<String>,
+) -> Vec<&'a Record> {
+    j.sessions
+        .iter()
+        .filter(|r| {
+            fate(Facts {
+                process_alive: alive(table, r.process),
+                server_alive: alive(table, r.server_process),
+                running_now: running.contains(&r.entry.id),
+                in_ledger: ledger.contains(&r.entry.id),
+            }) == Fate::Lost
+        })
+        .collect()
+}
+
 /// What the scan says now about a journaled session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Facts {

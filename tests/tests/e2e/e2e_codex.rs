@@ -484,6 +484,7 @@ fn codex_daemon_default_title_without_unique_name_is_untargetable_or_exact() {
             }
             RowState::Parked => panic!("nothing was parked: {r:?}"),
             RowState::Background => panic!("Codex has no background sessions: {r:?}"),
+            RowState::Lost => panic!("no tmux server died here: {r:?}"),
         }
     }
     let n = ids.len();

@@ -678,6 +678,39 @@ fn sessions_live_at_a_crash_come_back_in_their_slots_and_only_those() {
     })
     .expect("the hand-resumed session runs");
 
+    // `ls` and `doctor` list what is lost (a, running again, is not) and name the way back.
+    let rows = ls(sb).rows;
+    let mut lost_rows: Vec<String> = rows
+        .iter()
+        .filter(|r| r.state == RowState::Lost)
+        .filter_map(|r| r.session_id.clone())
+        .collect();
+    lost_rows.sort();
+    let mut want = vec![b.clone(), c.clone()];
+    want.sort();
+    assert_eq!(lost_rows, want, "{rows:?}");
+    let o = park(sb, &["ls"]);
+    assert!(
+        text(&o).contains("(lost: `park rebuild` brings them back)"),
+        "{}",
+        text(&o)
+    );
+    let d: Value = serde_json::from_slice(&park(sb, &["doctor", "--json"]).stdout).unwrap();
+    let found: Vec<&Value> = d["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "lost")
+        .collect();
+    assert_eq!(found.len(), 2, "{d}");
+    assert!(
+        found[0]["fix"]
+            .as_str()
+            .unwrap()
+            .starts_with("park rebuild"),
+        "{d}"
+    );
+
     let (_, plan) = rebuild_json(sb, &["--dry-run"], &[]);
     let mut lost = vec![a.clone(), b.clone(), c.clone()];
     lost.sort();
@@ -881,7 +914,12 @@ fn the_daemon_keeps_the_journal_without_anyone_asking() {
             .into_iter()
             .flatten()
             .filter(|r| r["lost_at"].is_string() == lost)
-            .map(|r| r["entry"]["session_id"].as_str().unwrap_or_default().to_string())
+            .map(|r| {
+                r["entry"]["session_id"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string()
+            })
             .collect()
     };
     let p = sb.new_shell_window("w", "d", &sb.project_dir("daemon"), &[] as &[(&str, &str)]);
@@ -890,9 +928,14 @@ fn the_daemon_keeps_the_journal_without_anyone_asking() {
     assert_eq!(code(&o), 0, "{}", text(&o));
     assert!(text(&o).contains("daemon running"), "{}", text(&o));
     let t0 = Instant::now();
-    poll(SECS(60), || (sessions(false) == vec![old.clone()]).then_some(()))
-        .unwrap_or_else(|| panic!("the daemon never journaled {old}: {:?}", sessions(false)));
-    eprintln!("MEASURE journal latency of a running session after daemon start: {:?}", t0.elapsed());
+    poll(SECS(60), || {
+        (sessions(false) == vec![old.clone()]).then_some(())
+    })
+    .unwrap_or_else(|| panic!("the daemon never journaled {old}: {:?}", sessions(false)));
+    eprintln!(
+        "MEASURE journal latency of a running session after daemon start: {:?}",
+        t0.elapsed()
+    );
 
     sb.type_line(&p, "/clear");
     let new = wait_row(sb, &p, SECS(10), |r| {
@@ -901,8 +944,15 @@ fn the_daemon_keeps_the_journal_without_anyone_asking() {
     .session_id
     .unwrap();
     let t0 = Instant::now();
-    poll(SECS(60), || (sessions(false) == vec![new.clone()]).then_some(()))
-        .unwrap_or_else(|| panic!("the /clear never reached the journal: {:?}", sessions(false)));
+    poll(SECS(60), || {
+        (sessions(false) == vec![new.clone()]).then_some(())
+    })
+    .unwrap_or_else(|| {
+        panic!(
+            "the /clear never reached the journal: {:?}",
+            sessions(false)
+        )
+    });
     eprintln!("MEASURE journal latency of a /clear: {:?}", t0.elapsed());
 
     let daemon: u32 = std::fs::read_to_string(sb.park_home.join("waker.pid"))
@@ -913,10 +963,15 @@ fn the_daemon_keeps_the_journal_without_anyone_asking() {
         .parse()
         .unwrap();
     crash(sb, &claude_pids_for(&sb.home, &new));
-    poll(SECS(60), || (sessions(true) == vec![new.clone()]).then_some(()))
-        .unwrap_or_else(|| panic!("the crash was not journaled as lost: {:?}", sessions(true)));
+    poll(SECS(60), || {
+        (sessions(true) == vec![new.clone()]).then_some(())
+    })
+    .unwrap_or_else(|| panic!("the crash was not journaled as lost: {:?}", sessions(true)));
     assert!(
         wait_gone(daemon, SECS(60)),
         "the daemon stays with no multiplexer to journal"
     );
+    // The status (a file read) counts it, for the status line of the next server.
+    let st: Value = serde_json::from_slice(&park(sb, &["status", "--json"]).stdout).unwrap();
+    assert_eq!(st["lost"], 1, "{st}");
 }

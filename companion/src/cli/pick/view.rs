@@ -38,6 +38,7 @@ pub fn state_text(r: &Row) -> (String, Color) {
         RowState::Parked => ("❄ parked".into(), Color::Cyan),
         RowState::Untargetable => ("⚠ untargetable".into(), Color::Red),
         RowState::Background => (format!("◌ bg {}", r.status.as_str()), Color::Blue),
+        RowState::Lost => ("⚠ lost".into(), Color::Red),
         RowState::Live if busy(r) || r.reason.is_some() => {
             (format!("● {}", r.status.as_str()), Color::Yellow)
         }
@@ -54,6 +55,7 @@ pub fn mem_text(r: &Row) -> String {
             r.freed_bytes.map(human_bytes).unwrap_or_else(|| "?".into())
         ),
         RowState::Untargetable | RowState::Background => format!("{} rss", human_bytes(r.bytes)),
+        RowState::Lost => "park rebuild".into(),
         RowState::Live => format!("frees ~{}", human_bytes(r.anon_bytes)),
     }
 }
