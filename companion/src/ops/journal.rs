@@ -88,6 +88,8 @@ fn next_journal(
     let mut left = vec![];
     // Windows by (server, session, index): the id a window had in the journal is kept.
     let mut window_ids: HashMap<(String, String, u32), String> = HashMap::new();
+    // Every window's layout in one multiplexer call, fetched once a window needs it.
+    let mut layouts: Option<Vec<crate::adapters::mux::WindowLayout>> = None;
     for f in &s.found {
         let (Some(pane), Some(sid)) = (&f.pane, &f.ident.session_id) else {
             continue;
@@ -99,7 +101,7 @@ fn next_journal(
         if in_ledger.contains(eid.as_str()) || next.sessions.iter().any(|r| r.entry.id == eid) {
             continue;
         }
-        let mut e = crate::ops::park::entry_for(f, pane, &pane.server, sid, None);
+        let mut e = crate::ops::park::entry_without_worktree(f, pane, &pane.server, sid, None);
         e.state = EntryState::Parked;
         e.parked_at = now.to_string();
         e.session_source = format!("journal ({})", e.session_source);
@@ -118,6 +120,8 @@ fn next_journal(
                             && g.window_name == pane.window_name
                     })
                     .map(|g| g.id.clone());
+                let all =
+                    layouts.get_or_insert_with(|| ctx.mux.window_layouts().unwrap_or_default());
                 crate::ops::park::window_group(
                     ctx,
                     s,
@@ -127,6 +131,7 @@ fn next_journal(
                     &key.1,
                     key.2,
                     Some(was.unwrap_or_else(group::new_id)),
+                    Some(all),
                 )
                 .map(|g| {
                     let id = g.id.clone();

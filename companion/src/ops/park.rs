@@ -98,6 +98,20 @@ fn interrupted_claim(ctx: &Ctx, eid: &str, sid: &str) -> bool {
 
 /// The ledger entry (state `Parking`) that records `f` as it is now.
 pub fn entry_for(f: &Found, pane: &Pane, server: &str, sid: &str, group: Option<String>) -> Entry {
+    let mut e = entry_without_worktree(f, pane, server, sid, group);
+    e.worktree = crate::adapters::worktree::fingerprint(&f.cwd);
+    e
+}
+
+/// [`entry_for`] without the git checkout's fingerprint (a `git status` per agent: the journal,
+/// which records every live agent every pass, does without it).
+pub fn entry_without_worktree(
+    f: &Found,
+    pane: &Pane,
+    server: &str,
+    sid: &str,
+    group: Option<String>,
+) -> Entry {
     let kind = crate::agents::of(f.proc.agent);
     let program = f
         .proc
@@ -141,7 +155,7 @@ pub fn entry_for(f: &Found, pane: &Pane, server: &str, sid: &str, group: Option<
         resumer: None,
         last_error: None,
         handoff_pane: None,
-        worktree: crate::adapters::worktree::fingerprint(&f.cwd),
+        worktree: None,
         group,
         fresh_from: None,
         wake: None,
@@ -704,6 +718,7 @@ pub(crate) fn record_groups(
             &session,
             window_index,
             None,
+            None,
         ) else {
             continue;
         };
@@ -752,6 +767,7 @@ pub(crate) fn window_group(
     session: &str,
     window_index: u32,
     id: Option<String>,
+    layouts: Option<&[crate::adapters::mux::WindowLayout]>,
 ) -> Option<crate::store::group::Group> {
     use crate::store::group::{self, Group, Slot};
     let mut panes: Vec<&Pane> = s
@@ -807,6 +823,11 @@ pub(crate) fn window_group(
     // zellij saves its own layouts (and a tmux session of the same name is another window).
     let (layout, width, height) = if crate::adapters::mux::is_zellij_server(server) {
         Default::default()
+    } else if let Some(all) = layouts {
+        all.iter()
+            .find(|l| l.session == session && l.window_index == window_index)
+            .map(|l| (l.layout.clone(), l.width, l.height))
+            .unwrap_or_default()
     } else {
         ctx.mux
             .window_layout(session, window_index)

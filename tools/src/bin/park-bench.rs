@@ -155,6 +155,26 @@ impl Bench {
         median((0..n).map(|_| self.run(args).0).collect())
     }
 
+    /// `args` run `n` times: the median wall time, and the mean CPU time (user + system) each
+    /// run took, from this process's children's times in `/proc/self/stat` (clock ticks; the
+    /// mean over `n` runs is finer than one tick). The tmux server's own work is not in it.
+    fn cpu_times(&self, args: &[&str], n: usize) -> (Duration, Duration) {
+        fn children_ticks() -> u64 {
+            let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+            let after = stat.rsplit_once(')').map(|x| x.1).unwrap_or_default();
+            let f: Vec<&str> = after.split_whitespace().collect();
+            // Fields 16 and 17 (cutime, cstime) are at 13 and 14 after the name.
+            f.get(13).and_then(|x| x.parse::<u64>().ok()).unwrap_or(0)
+                + f.get(14).and_then(|x| x.parse::<u64>().ok()).unwrap_or(0)
+        }
+        let t0 = children_ticks();
+        let walls: Vec<Duration> = (0..n).map(|_| self.run(args).0).collect();
+        let ticks = children_ticks() - t0;
+        // The kernel's USER_HZ is 100 on every Linux this runs on.
+        let cpu = Duration::from_secs_f64(ticks as f64 / 100.0 / n as f64);
+        (median(walls), cpu)
+    }
+
     /// The floor: what any tool must read — the pane map and the process table, once each.
     fn floor(&self, n: usize) -> Duration {
         median(
@@ -267,8 +287,8 @@ fn main() {
         .trim()
     );
     println!();
-    println!("| panes | `park status` | `park ls --json` | floor (list-panes + ps) | ls / floor | ls per pane |");
-    println!("|---:|---:|---:|---:|---:|---:|");
+    println!("| panes | `park status` | `park ls --json` | floor (list-panes + ps) | ls / floor | ls per pane | journal pass (`park snapshot`): wall / CPU |");
+    println!("|---:|---:|---:|---:|---:|---:|---:|");
     let mut b = Bench::new();
     let mut panes = vec![];
     for &n in &ns {
@@ -278,13 +298,16 @@ fn main() {
         let _ = b.run(&["ls", "--json"]); // warm the memory cache, as a status line or picker would
         let ls = b.times(&["ls", "--json"], if n > 200 { 7 } else { 15 });
         let floor = b.floor(15);
+        let (snap, snap_cpu) = b.cpu_times(&["snapshot", "--json"], if n > 200 { 10 } else { 20 });
         println!(
-            "| {n} ({idle} idle listed) | {} | {} | {} | {:.1}× | {:.2} ms |",
+            "| {n} ({idle} idle listed) | {} | {} | {} | {:.1}× | {:.2} ms | {} / {} |",
             ms(status),
             ms(ls),
             ms(floor),
             ls.as_secs_f64() / floor.as_secs_f64().max(1e-9),
-            ls.as_secs_f64() * 1000.0 / n as f64
+            ls.as_secs_f64() * 1000.0 / n as f64,
+            ms(snap),
+            ms(snap_cpu)
         );
     }
     let left = b.sb.cleanup();

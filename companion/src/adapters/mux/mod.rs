@@ -75,6 +75,16 @@ pub struct Pane {
     pub in_mode: bool,
 }
 
+/// One window's `#{window_layout}` and size.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WindowLayout {
+    pub session: String,
+    pub window_index: u32,
+    pub layout: String,
+    pub width: u32,
+    pub height: u32,
+}
+
 /// What one scan needs from the multiplexers: the pane map and the screens of the panes asked for.
 #[derive(Debug)]
 pub struct Snapshot {
@@ -218,6 +228,14 @@ pub trait Mux: Send + Sync {
     /// would start), so `rebuild` can tell which parked entries are its own.
     fn home_server(&self) -> Option<String> {
         self.server_id().ok()
+    }
+    /// Every window's layout, in one call (the journal records them all every pass); `Err`
+    /// where the multiplexer records none.
+    fn window_layouts(&self) -> Result<Vec<WindowLayout>, MuxError> {
+        Err(MuxError::Command(format!(
+            "{} records no window layouts",
+            self.kind()
+        )))
     }
     /// A window's `#{window_layout}`, width and height.
     fn window_layout(

@@ -263,6 +263,10 @@ impl Mux for MuxSet {
         self.tmux.home_server()
     }
 
+    fn window_layouts(&self) -> Result<Vec<super::WindowLayout>, MuxError> {
+        self.tmux.window_layouts()
+    }
+
     fn window_layout(
         &self,
         session: &str,

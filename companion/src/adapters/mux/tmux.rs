@@ -535,6 +535,33 @@ impl Mux for Tmux {
         self.server_id().ok().or_else(|| Some(self.socket_path()))
     }
 
+    fn window_layouts(&self) -> Result<Vec<super::WindowLayout>, MuxError> {
+        let out = self.run(&[
+            "list-windows",
+            "-a",
+            "-F",
+            &format!(
+                "#{{session_name}}{SEP}#{{window_index}}{SEP}#{{window_layout}}{SEP}#{{window_width}}{SEP}#{{window_height}}"
+            ),
+        ])?;
+        Ok(out
+            .lines()
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split(SEP).collect();
+                match f.as_slice() {
+                    [s, i, l, w, h] => Some(super::WindowLayout {
+                        session: s.to_string(),
+                        window_index: i.parse().ok()?,
+                        layout: l.to_string(),
+                        width: w.parse().unwrap_or(0),
+                        height: h.parse().unwrap_or(0),
+                    }),
+                    _ => None,
+                }
+            })
+            .collect())
+    }
+
     fn window_layout(
         &self,
         session: &str,
