@@ -23,6 +23,8 @@
 #   @park-pane-format     replaces #{park_pane} in pane-border-format
 #   @park-auto            on: also add the pills to window/border formats the user never set
 #   @park-border          on: turn pane-border-status on (top) when it is off
+# It also sets tmux-resurrect's @resurrect-hook-post-save-all / -post-restore-all to
+# `park resurrect save|restore` where they are unset (see resurrect_hooks).
 
 CURRENT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source-path=SCRIPTDIR
@@ -154,6 +156,26 @@ offer_build() {
     "$(fmt_escape "park: binary not installed: press $prefix $key to build it (or set @park-bin)")"
 }
 
+# tmux-resurrect runs @resurrect-hook-post-save-all after each save (tmux-continuum's autosave
+# too) and @resurrect-hook-post-restore-all after a restore. park sets both where the user has
+# not (a value of the user's is never touched: `park doctor` says it is taken), and updates its
+# own (the binary or the socket changed). The socket is written in: the hooks run from
+# resurrect's scripts, which do not say which server they saved.
+resurrect_hooks() {
+  local bin="$1" socket q opt cur want
+  socket="$(tmux display-message -p '#{socket_path}')"
+  q="PARK_TMUX_SOCKET=$(sh_quote "$socket") $(sh_quote "$bin")"
+  for opt in save restore; do
+    cur="$(tmux show-option -gqv "@resurrect-hook-post-$opt-all")"
+    want="$q resurrect $opt"
+    case "$cur" in
+      "" | "PARK_TMUX_SOCKET="*" resurrect $opt")
+        [ "$cur" = "$want" ] || tmux set-option -gq "@resurrect-hook-post-$opt-all" "$want"
+        ;;
+    esac
+  done
+}
+
 main() {
   local bin
   if ! bin="$(find_park_bin)" || [ -z "$bin" ]; then
@@ -166,11 +188,13 @@ main() {
   fi
   bind_keys "$bin"
   decorate
+  resurrect_hooks "$bin"
   # Seed @park_status from $PARK_HOME/status (a file read; park pushes every later change).
   "$bin" status --tmux >/dev/null 2>&1 </dev/null || true
-  # Pending wake-ups survive a reboot in the ledger, and the autopilot is configured in
-  # config.toml: the daemon that serves both starts here (in the background, detached; it exits
-  # by itself when no wake-up is pending and the autopilot is off).
+  # Pending wake-ups survive a reboot in the ledger, the autopilot is configured in config.toml,
+  # and the journal of live sessions is on by default: the daemon that serves them starts here
+  # (in the background, detached; it exits by itself when no wake-up is pending, the autopilot
+  # is off and the journal is off or has no server to watch).
   "$bin" daemon --ensure >/dev/null 2>&1 </dev/null &
   return 0
 }

@@ -21,7 +21,9 @@ pub struct Finding {
     /// `resuming`, `running-while-parked`, `unrestorable`, `duplicate`, `cleanup-age`,
     /// `cleanup-period`, `config`, `daemon-down`, `waker-down`,
     /// `worktree-drift`, `pane-lost`, `pane-moved`, `pane-unmatched`, `stale-lock`, `lock-held`, `leftover-temp`, `scan`, `untested-version`,
-    /// `lost` (a session live when its multiplexer died), `journal` (the journal does not read).
+    /// `lost` (a session live when its multiplexer died), `journal` (the journal does not read),
+    /// `resurrect-hook` (a tmux-resurrect hook is the user's), `resurrect-processes` (an agent in
+    /// `@resurrect-processes`).
     pub code: String,
     /// The entry id or file the finding is about.
     pub subject: String,
@@ -174,6 +176,26 @@ pub struct JournalLive {
     pub cwd: String,
     pub flags: Vec<String>,
     pub pid: u32,
+}
+
+/// `park resurrect save|restore --json`: what park did in a tmux-resurrect hook.
+#[derive(Debug, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct ResurrectOutput {
+    pub schema: u32,
+    /// `save` or `restore`.
+    pub action: String,
+    pub dry_run: bool,
+    /// The tmux-resurrect save file (`last`) the journal copy is named by.
+    pub save_file: Option<String>,
+    /// park's copy of the journal for that save.
+    pub copy: Option<String>,
+    /// Live sessions journaled (save).
+    pub recorded: u32,
+    /// Each lost session and what became of it (restore): `unparked` in its restored pane,
+    /// `would-adopt` (dry run), `refused` (the unpark's reason) or `skipped`.
+    pub sessions: Vec<LostSession>,
+    pub warnings: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -150,6 +150,13 @@ pub enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// tmux-resurrect's hooks (the tmux plugin sets them where unset): `save` journals and keeps
+    /// a copy for the save resurrect just wrote; `restore` resumes each lost session in the pane
+    /// resurrect restored for it.
+    Resurrect {
+        #[command(subcommand)]
+        op: ResurrectOp,
+    },
     /// Record every live agent pane in the journal now (what the daemon does every 10 s), so a
     /// crash, a `kill-server` or a reboot loses no conversation; print what it holds.
     Snapshot {
@@ -327,6 +334,23 @@ pub struct ParkFlags {
 pub enum AutoOp {
     /// The policy, the measured budget and, for every live agent, what a pass would decide and why. Parks nothing.
     Status {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum ResurrectOp {
+    /// @resurrect-hook-post-save-all: a journal pass and its copy named by resurrect's save file.
+    Save {
+        #[arg(long)]
+        json: bool,
+    },
+    /// @resurrect-hook-post-restore-all: resume each lost session in its restored pane.
+    Restore {
+        /// Say what would be resumed where; touch nothing.
+        #[arg(long)]
+        dry_run: bool,
         #[arg(long)]
         json: bool,
     },

@@ -270,6 +270,7 @@ fn run_cmd(ctx: &Ctx, cmd: Cmd) -> ExitStatus {
         Cmd::Recover { dry_run, json } => archive::recover_cmd(ctx, dry_run, json),
         Cmd::Park { targets, o } => batch::park_cmd(ctx, &targets, &o),
         Cmd::Snapshot { json } => rebuild::snapshot_cmd(ctx, json),
+        Cmd::Resurrect { op } => rebuild::resurrect_cmd(ctx, op),
         Cmd::Rebuild {
             dry_run,
             no_resume,

@@ -55,6 +55,48 @@ pub fn snapshot_cmd(ctx: &Ctx, json: bool) -> ExitStatus {
     ExitStatus::Success
 }
 
+pub fn resurrect_cmd(ctx: &Ctx, op: crate::cli::args::ResurrectOp) -> ExitStatus {
+    use crate::cli::args::ResurrectOp;
+    let (r, json) = match op {
+        ResurrectOp::Save { json } => (park::ops::resurrect::save(ctx), json),
+        ResurrectOp::Restore { dry_run, json } => {
+            (park::ops::resurrect::restore(ctx, dry_run), json)
+        }
+    };
+    let out = match r {
+        Ok(out) => out,
+        Err(stop) => return report(stop),
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+    } else {
+        if out.action == "save" {
+            println!(
+                "journaled {} live session(s){}",
+                out.recorded,
+                out.copy
+                    .as_deref()
+                    .map(|c| format!(
+                        "; copy for {} in {c}",
+                        out.save_file.as_deref().unwrap_or("?")
+                    ))
+                    .unwrap_or_default()
+            );
+        }
+        for l in &out.sessions {
+            print_lost(l);
+        }
+        for w in &out.warnings {
+            eprintln!("park resurrect: {w}");
+        }
+    }
+    let back = out
+        .sessions
+        .iter()
+        .all(|l| matches!(l.outcome.as_str(), "unparked" | "would-adopt"));
+    ExitStatus::from_ok(back)
+}
+
 fn print_lost(l: &LostSession) {
     println!(
         "  {} {} {} {}:{}.{} \"{}\" {} (last seen live {}){}",

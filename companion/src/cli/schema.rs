@@ -7,7 +7,7 @@
 use schemars::schema_for;
 
 /// The outputs, by the name `park schema <name>` takes.
-pub const NAMES: [&str; 13] = [
+pub const NAMES: [&str; 14] = [
     "ls",
     "action",
     "status",
@@ -21,6 +21,7 @@ pub const NAMES: [&str; 13] = [
     "recover",
     "auto",
     "snapshot",
+    "resurrect",
 ];
 
 /// Which command prints it, for the schema's description.
@@ -39,6 +40,7 @@ fn command_of(name: &str) -> &'static str {
         "recover" => "park recover --json",
         "auto" => "park auto status --json, park daemon --once --json",
         "snapshot" => "park snapshot --json",
+        "resurrect" => "park resurrect save|restore --json",
         _ => "",
     }
 }
@@ -58,6 +60,7 @@ pub fn json(name: &str) -> Option<String> {
         "recover" => schema_for!(park_protocol::reports::RecoverOutput),
         "auto" => schema_for!(park_protocol::auto::AutoReport),
         "snapshot" => schema_for!(park_protocol::reports::SnapshotOutput),
+        "resurrect" => schema_for!(park_protocol::reports::ResurrectOutput),
         _ => return None,
     };
     let meta = s.schema.metadata();

@@ -122,6 +122,64 @@ pub struct Facts {
     pub lost: Vec<park_protocol::reports::LostSession>,
     /// The journal could not be read (corrupt, or written by a newer park).
     pub journal_error: Option<String>,
+    /// tmux-resurrect's options as set on the server park talks to: (option, value).
+    pub resurrect: Vec<(String, String)>,
+}
+
+/// tmux-resurrect: a hook of the user's keeps park's out; an agent in `@resurrect-processes`
+/// comes back as a fresh conversation.
+fn resurrect(f: &Facts, out: &mut Vec<Finding>) {
+    let value = |k: &str| {
+        f.resurrect
+            .iter()
+            .find(|(o, _)| o == k)
+            .map(|(_, v)| v.as_str())
+    };
+    for (opt, verb) in [
+        ("@resurrect-hook-post-save-all", "save"),
+        ("@resurrect-hook-post-restore-all", "restore"),
+    ] {
+        if let Some(v) = value(opt) {
+            if !v.contains(&format!("resurrect {verb}")) {
+                out.push(info(
+                    "resurrect-hook",
+                    opt,
+                    format!(
+                        "{opt} is yours ({v}): park's `park resurrect {verb}` does not run there; append `; park resurrect {verb}` to it"
+                    ),
+                ));
+            }
+        }
+    }
+    if let Some(v) = value("@resurrect-processes") {
+        let words: Vec<&str> = v
+            .split_whitespace()
+            .map(|w| {
+                w.trim_matches(|c| c == '\'' || c == '"')
+                    .trim_start_matches('~')
+            })
+            .collect();
+        let agents: Vec<&str> = crate::agents::all()
+            .iter()
+            .flat_map(|k| k.spec().programs.iter().copied())
+            .filter(|p| {
+                words
+                    .iter()
+                    .any(|w| w == p || w.starts_with(&format!("{p}->")))
+            })
+            .collect();
+        if !agents.is_empty() {
+            out.push(att(
+                "resurrect-processes",
+                "@resurrect-processes",
+                format!(
+                    "@resurrect-processes lists {}: tmux-resurrect restarts it in a restored pane as a fresh conversation, and park never types into a pane an agent runs in",
+                    agents.join(", ")
+                ),
+                Some("remove the agents from @resurrect-processes: park's restore hook resumes each exact conversation in its pane".into()),
+            ));
+        }
+    }
 }
 
 /// Pure: the findings for a set of facts.
@@ -164,6 +222,7 @@ pub fn diagnose(f: &Facts) -> Report {
             Some("park rebuild (puts it back in its slot with its flags; --dry-run shows the plan)".into()),
         ));
     }
+    resurrect(f, &mut out);
     if let Some(e) = &f.journal_error {
         out.push(att(
             "journal",
@@ -919,9 +978,18 @@ pub fn gather(ctx: &crate::ctx::Ctx) -> Facts {
         Some(Err(e)) => (vec![], Some(e)),
         None => (vec![], None),
     };
+    let resurrect = [
+        "@resurrect-hook-post-save-all",
+        "@resurrect-hook-post-restore-all",
+        "@resurrect-processes",
+    ]
+    .iter()
+    .filter_map(|o| Some((o.to_string(), ctx.mux.global_option(o).ok()??)))
+    .collect();
     Facts {
         lost,
         journal_error,
+        resurrect,
         entries: facts,
         bad,
         files: scan_files(&ctx.ledger),
@@ -1027,7 +1095,48 @@ mod tests {
             versions: vec![],
             lost: vec![],
             journal_error: None,
+            resurrect: vec![],
         }
+    }
+
+    #[test]
+    fn resurrect_a_users_hook_is_said_and_agents_in_its_processes_need_attention() {
+        let mut f = facts(vec![]);
+        f.resurrect = vec![
+            (
+                "@resurrect-hook-post-save-all".into(),
+                "PARK_TMUX_SOCKET='/t' 'park' resurrect save".into(),
+            ),
+            (
+                "@resurrect-hook-post-restore-all".into(),
+                "my-script".into(),
+            ),
+            (
+                "@resurrect-processes".into(),
+                "'~claude' vim \"codex->codex resume\"".into(),
+            ),
+        ];
+        let r = diagnose(&f);
+        let c = codes(&r);
+        assert!(c.contains(&("resurrect-hook", Level::Info)), "{c:?}");
+        assert_eq!(
+            c.iter().filter(|x| x.0 == "resurrect-hook").count(),
+            1,
+            "{c:?}"
+        );
+        let p = r
+            .findings
+            .iter()
+            .find(|x| x.code == "resurrect-processes")
+            .unwrap();
+        assert_eq!(p.level, Level::Attention);
+        assert!(
+            p.message.contains("claude") && p.message.contains("codex"),
+            "{}",
+            p.message
+        );
+        f.resurrect = vec![("@resurrect-processes".into(), "vim htop".into())];
+        assert!(codes(&diagnose(&f)).is_empty());
     }
 
     /// Issue 30: a running agent newer (or older) than every version park was tested with is

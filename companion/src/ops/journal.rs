@@ -38,11 +38,11 @@ pub fn enabled(home: &std::path::Path) -> bool {
     crate::store::config::load(home).is_ok_and(|c| c.journal.enabled)
 }
 
-fn alive(s: &Scan, p: (u32, u64)) -> bool {
+pub(crate) fn alive(s: &Scan, p: (u32, u64)) -> bool {
     journal::alive(&s.table, p)
 }
 
-fn ident(s: &Scan, pid: u32) -> (u32, u64) {
+pub(crate) fn ident(s: &Scan, pid: u32) -> (u32, u64) {
     s.table
         .get(pid)
         .map(|p| (p.pid, p.start_ticks))
@@ -351,7 +351,7 @@ fn refusal(
 }
 
 /// [`refusal`] with the facts of now: the ledger, the scan, the transcript's mtime.
-fn refuse(r: &Record, j: &Journal, s: &Scan, ledger: &[Entry]) -> Option<String> {
+pub(crate) fn refuse(r: &Record, j: &Journal, s: &Scan, ledger: &[Entry]) -> Option<String> {
     let running = s
         .found
         .iter()
@@ -384,6 +384,55 @@ fn refuse(r: &Record, j: &Journal, s: &Scan, ledger: &[Entry]) -> Option<String>
         running,
         written,
     )
+}
+
+/// Makes lost record `r` a parked ledger entry, under its session's lock as a park's claim is
+/// (never beside a park or unpark of it): its window recorded as a group first, and, with
+/// `place`, pointed at that pane (pane handle, the pane process's pid and start time) instead of
+/// the one it had.
+pub(crate) fn claim_lost(
+    ctx: &Ctx,
+    r: &Record,
+    window: Option<&group::Group>,
+    place: Option<(&crate::adapters::mux::Pane, (u32, u64))>,
+    warnings: &mut Vec<String>,
+) -> Result<(), String> {
+    let home = &ctx.ledger.home;
+    let _l = match crate::store::lock::try_lock(
+        home,
+        &crate::ops::park::session_lock_key(&r.entry.session_id),
+    ) {
+        Ok(crate::store::lock::TryLock::Acquired(l)) => l,
+        Ok(crate::store::lock::TryLock::Held(o)) => {
+            return Err(format!("its session is locked by pid {}", o.trim()))
+        }
+        Err(err) => return Err(err.to_string()),
+    };
+    let mut e = r.entry.clone();
+    e.parked_at = r.last_seen.clone();
+    e.last_error = Some(format!(
+        "lost when its multiplexer died (last seen live {})",
+        r.last_seen
+    ));
+    if let Some((p, proc_)) = place {
+        e.place.pane = p.id.clone();
+        e.place.session = p.session.clone();
+        e.place.window_index = p.window_index;
+        e.place.window_name = p.window_name.clone();
+        e.place.pane_index = p.pane_index;
+        e.place.pane_proc = proc_;
+        e.pane_owned = false;
+        e.group = None;
+    } else if let Some(g) = window {
+        if let Err(err) = group::save(home, g) {
+            warnings.push(format!(
+                "could not record window {}:{} as a group ({err}); it is tiled",
+                g.session, g.window_index
+            ));
+            e.group = None;
+        }
+    }
+    ctx.ledger.claim(&e).map_err(|e| e.to_string())
 }
 
 /// Adopts the lost sessions of `server` into the ledger (nothing written with `dry_run`); returns
@@ -460,46 +509,18 @@ pub fn adopt(ctx: &Ctx, server: Option<&str>, dry_run: bool) -> (Vec<LostSession
             out.push(lost_session(r, "would-adopt", None));
             continue;
         }
-        // Under the session's lock, as a park's claim is: never beside a park or unpark of it.
-        let _l = match crate::store::lock::try_lock(
-            home,
-            &crate::ops::park::session_lock_key(&r.entry.session_id),
+        match claim_lost(
+            ctx,
+            r,
+            r.window.as_deref().and_then(|w| j.window(w)),
+            None,
+            &mut warnings,
         ) {
-            Ok(crate::store::lock::TryLock::Acquired(l)) => l,
-            Ok(crate::store::lock::TryLock::Held(o)) => {
-                out.push(lost_session(
-                    r,
-                    "skipped",
-                    Some(format!("its session is locked by pid {}", o.trim())),
-                ));
-                continue;
-            }
-            Err(err) => {
-                out.push(lost_session(r, "skipped", Some(err.to_string())));
-                continue;
-            }
-        };
-        let mut e = r.entry.clone();
-        e.parked_at = r.last_seen.clone();
-        e.last_error = Some(format!(
-            "lost when its multiplexer died (last seen live {})",
-            r.last_seen
-        ));
-        if let Some(g) = r.window.as_deref().and_then(|w| j.window(w)) {
-            if let Err(err) = group::save(home, g) {
-                warnings.push(format!(
-                    "could not record window {}:{} as a group ({err}); it is tiled",
-                    g.session, g.window_index
-                ));
-                e.group = None;
-            }
-        }
-        match ctx.ledger.claim(&e) {
             Ok(()) => {
                 adopted.push(r.entry.id.clone());
                 out.push(lost_session(r, "adopted", None));
             }
-            Err(err) => out.push(lost_session(r, "skipped", Some(err.to_string()))),
+            Err(why) => out.push(lost_session(r, "skipped", Some(why))),
         }
     }
     if !dry_run && (!adopted.is_empty() || j.sessions != j0.sessions) {

@@ -17,6 +17,7 @@ pub mod park_batch;
 pub mod protect;
 pub mod rebuild;
 pub mod recover;
+pub mod resurrect;
 pub mod servers;
 pub mod ui;
 pub mod unpark;

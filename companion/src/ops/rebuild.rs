@@ -489,7 +489,7 @@ fn build_one(ctx: &Ctx, p: &WindowPlan, o: &Opts) -> WindowOutcome {
 
 /// Resumes a re-pointed entry in its pane once the pane's shell is up (the same hand-off as
 /// `park unpark <entry>`, which re-checks everything under the locks).
-fn resume_in(ctx: &Ctx, s: &Scan, pane: &str, eid: &str) -> park_protocol::ActionResult {
+pub(crate) fn resume_in(ctx: &Ctx, s: &Scan, pane: &str, eid: &str) -> park_protocol::ActionResult {
     wait_for_shell(ctx, pane);
     unpark::unpark_remote(ctx, s, &LiveSet::from_scan(s), eid, eid, false, false)
 }

@@ -10,7 +10,7 @@ use serde_json::Value;
 use std::path::PathBuf;
 
 const FAKE: &str = env!("CARGO_BIN_EXE_fake-agent");
-const NAMES: [&str; 13] = [
+const NAMES: [&str; 14] = [
     "ls",
     "action",
     "status",
@@ -24,6 +24,7 @@ const NAMES: [&str; 13] = [
     "recover",
     "auto",
     "snapshot",
+    "resurrect",
 ];
 
 fn repo() -> PathBuf {

@@ -17,7 +17,7 @@ const FAKE: &str = env!("CARGO_BIN_EXE_fake-agent");
 
 /// The user's login profile: the panes a rebuilt window opens run login shells, which re-read
 /// the system profile (Debian's resets PATH), so PATH is set where a user sets it.
-fn login_profile(sb: &Sandbox) {
+pub(crate) fn login_profile(sb: &Sandbox) {
     let path = sb
         .base_env()
         .into_iter()
@@ -33,7 +33,7 @@ fn login_profile(sb: &Sandbox) {
 
 /// Splits `target` with an interactive `bash --norc --noprofile` in `cwd` (env + the test prompt)
 /// and waits for its prompt. `flags` are extra split-window flags (`-h`, `-l 30%`).
-fn split_shell(
+pub(crate) fn split_shell(
     sb: &Sandbox,
     target: &str,
     cwd: &Path,
@@ -349,12 +349,12 @@ fn real_claude_two_parked_windows_come_back_after_the_tmux_server_is_killed() {
     assert!(again["windows"].as_array().unwrap().is_empty(), "{again}");
 }
 
-struct Fake {
-    sb: Sandbox,
+pub(crate) struct Fake {
+    pub(crate) sb: Sandbox,
 }
 
 impl Fake {
-    fn new() -> Fake {
+    pub(crate) fn new() -> Fake {
         let sb = Sandbox::new();
         install_shims(&sb, Some(FAKE));
         login_profile(&sb);
@@ -362,7 +362,7 @@ impl Fake {
     }
 
     /// Starts the fake agent at the shell prompt in `pane` and waits for its first turn.
-    fn agent(&self, pane: &str) -> String {
+    pub(crate) fn agent(&self, pane: &str) -> String {
         self.sb.type_line(pane, "claude");
         self.sb.wait_for(pane, CLAUDE_READY, SECS(15)).unwrap();
         self.sb.type_line(pane, "first prompt");
@@ -569,7 +569,7 @@ fn lost_outcome(v: &Value, sid: &str) -> (String, String) {
 
 /// A reboot, as far as the sessions go: the tmux server killed with SIGKILL and every agent
 /// process gone with it (their pty closed; a reboot takes the rest).
-fn crash(sb: &Sandbox, agent_pids: &[u32]) {
+pub(crate) fn crash(sb: &Sandbox, agent_pids: &[u32]) {
     let server: u32 = sb
         .tmux(&["display-message", "-p", "#{pid}"])
         .unwrap()

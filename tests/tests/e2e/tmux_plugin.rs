@@ -103,6 +103,11 @@ fn loading_rewrites_placeholders_seeds_the_status_and_is_idempotent() {
     set_gopt(&sb, "@park-bin", &bin.to_string_lossy());
     set_gopt(&sb, "status-right", "#{park_status}| %H:%M");
     set_gopt(&sb, "status-left", "[#S] #{park_status}#{park_status}");
+    // No daemon: it would publish the ledger's real status (nothing parked) over the made-up
+    // file below, which is what this test reads back. (The journal, on by default, keeps it.)
+    let cfg = sb.home.join(".config/park");
+    std::fs::create_dir_all(&cfg).unwrap();
+    std::fs::write(cfg.join("config.toml"), "[journal]\nenabled = false\n").unwrap();
     // A status file as park writes it: the load seeds @park_status from it (no scan).
     std::fs::write(
         sb.park_home.join("status"),
@@ -229,8 +234,19 @@ fn user_settings_are_never_overridden() {
     set_gopt(&sb, "pane-border-format", " #{pane_index} ");
     set_gopt(&sb, "pane-border-status", "bottom");
     set_gopt(&sb, "@park-border", "on");
+    set_gopt(&sb, "@resurrect-hook-post-restore-all", "my-restore-script");
     load_plugin(&sb);
 
+    // tmux-resurrect's hooks: the user's is kept, the unset one becomes park's.
+    assert_eq!(
+        gopt(&sb, "@resurrect-hook-post-restore-all"),
+        "my-restore-script"
+    );
+    assert!(
+        gopt(&sb, "@resurrect-hook-post-save-all").ends_with("' resurrect save"),
+        "{}",
+        gopt(&sb, "@resurrect-hook-post-save-all")
+    );
     assert_eq!(gopt(&sb, "@park-key"), "C-p");
     let cp = prefix_binding(&sb, "C-p").expect("the user's key is bound");
     assert!(cp.contains("pick --pane #{pane_id}"), "{cp}");

@@ -161,6 +161,10 @@ pub trait Mux: Send + Sync {
     fn set_pane_option(&self, pane: &str, key: &str, value: Option<&str>) -> Result<(), MuxError>;
     fn pane_option(&self, pane: &str, key: &str) -> Result<Option<String>, MuxError>;
     fn set_global_option(&self, key: &str, value: Option<&str>) -> Result<(), MuxError>;
+    /// A global user option's value (`None` when unset or where the multiplexer has none).
+    fn global_option(&self, _key: &str) -> Result<Option<String>, MuxError> {
+        Ok(None)
+    }
     /// Every window as (window id, session name, window index, value of user option `key`).
     fn window_option_all(&self, key: &str) -> Result<Vec<(String, String, u32, String)>, MuxError>;
     fn set_window_option(

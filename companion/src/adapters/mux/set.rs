@@ -246,6 +246,10 @@ impl Mux for MuxSet {
         self.tmux.set_global_option(key, value)
     }
 
+    fn global_option(&self, key: &str) -> Result<Option<String>, MuxError> {
+        self.tmux.global_option(key)
+    }
+
     fn notify(&self, text: &str) {
         self.tmux.notify(text);
         self.zellij.notify(text);

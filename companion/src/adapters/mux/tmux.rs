@@ -444,6 +444,12 @@ impl Mux for Tmux {
         })
     }
 
+    fn global_option(&self, key: &str) -> Result<Option<String>, MuxError> {
+        let v = self.run(&["show-options", "-gqv", key])?;
+        let v = v.trim_end_matches('\n');
+        Ok((!v.is_empty()).then(|| v.to_string()))
+    }
+
     fn set_global_option(&self, key: &str, value: Option<&str>) -> Result<(), MuxError> {
         match value {
             Some(v) => self.run(&["set-option", "-g", key, v]),
