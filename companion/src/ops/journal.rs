@@ -142,10 +142,10 @@ fn next_journal(
             }
         };
         e.group = gid.clone();
-        let server = s
-            .table
-            .get(pane.pid)
-            .map(|p| ident(s, p.ppid))
+        let server = ctx
+            .mux
+            .server_process(pane, &s.table)
+            .map(|p| ident(s, p))
             .unwrap_or((0, 0));
         let first_seen = prev
             .sessions
@@ -202,7 +202,8 @@ fn next_journal(
                 .is_some_and(|other| *other != r.entry.id);
         let facts = Facts {
             process_alive: process_alive && !superseded,
-            server_alive: alive(s, r.server_process),
+            // A server park could not name cannot be shown dead: the record leaves with its agent.
+            server_alive: r.server_process.0 == 0 || alive(s, r.server_process),
             running_now: running.contains_key(&r.entry.id),
             in_ledger: in_ledger.contains(r.entry.id.as_str()),
         };

@@ -157,7 +157,7 @@ pub fn lost_now<'a>(
         .filter(|r| {
             fate(Facts {
                 process_alive: alive(table, r.process),
-                server_alive: alive(table, r.server_process),
+                server_alive: r.server_process.0 == 0 || alive(table, r.server_process),
                 running_now: running.contains(&r.entry.id),
                 in_ledger: ledger.contains(&r.entry.id),
             }) == Fate::Lost

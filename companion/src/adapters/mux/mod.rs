@@ -233,6 +233,16 @@ pub trait Mux: Send + Sync {
     fn home_server(&self) -> Option<String> {
         self.server_id().ok()
     }
+    /// The multiplexer server process that runs `pane` (its pid), from a process table already
+    /// read: the journal tells a crash (server gone) from an agent that ended (server alive).
+    /// tmux: the parent of the pane's process.
+    fn server_process(
+        &self,
+        pane: &Pane,
+        table: &crate::adapters::platform::proctree::ProcTable,
+    ) -> Option<u32> {
+        table.get(pane.pid).map(|p| p.ppid).filter(|p| *p > 1)
+    }
     /// Every window's layout, in one call (the journal records them all every pass); `Err`
     /// where the multiplexer records none.
     fn window_layouts(&self) -> Result<Vec<WindowLayout>, MuxError> {

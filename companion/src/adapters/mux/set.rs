@@ -118,6 +118,18 @@ impl MuxSet {
 }
 
 impl Mux for MuxSet {
+    fn server_process(
+        &self,
+        pane: &Pane,
+        table: &crate::adapters::platform::proctree::ProcTable,
+    ) -> Option<u32> {
+        if super::is_zellij_server(&pane.server) {
+            self.zellij.server_process(pane, table)
+        } else {
+            self.tmux.server_process(pane, table)
+        }
+    }
+
     fn kind(&self) -> &'static str {
         "tmux+zellij"
     }

@@ -656,6 +656,18 @@ impl Zellij {
 }
 
 impl Mux for Zellij {
+    fn server_process(
+        &self,
+        pane: &Pane,
+        table: &crate::adapters::platform::proctree::ProcTable,
+    ) -> Option<u32> {
+        // A zellij pane has no pid of its own in the map: the session's server process.
+        servers_in(table.all(), &self.root)
+            .into_iter()
+            .find(|s| s.session == pane.session)
+            .map(|s| s.pid)
+    }
+
     fn kind(&self) -> &'static str {
         "zellij"
     }
