@@ -696,6 +696,7 @@ mod tests {
                         pill: String::new(),
                         server: SERVER.into(),
                         in_mode: false,
+                        position: i as u32,
                     })
                     .collect(),
                 state: Mutex::default(),

@@ -246,12 +246,9 @@ fn daemon_once_parks_the_least_recently_used_never_visible_pinned_or_excluded_an
         .expect("the pass is announced to the attached client");
 
     // A session unparked by hand is not re-parked before it is quiet for `idle` again, and an
-    // excluded one is never parked.
-    let o = park(&sb, &["unpark", &pane("c"), "--json"]);
-    assert_eq!(code(&o), 0, "{}", text(&o));
-    wait_row(&sb, &pane("c"), SECS(60), |r| {
-        r.state == park_protocol::RowState::Live && r.status == Status::Idle
-    });
+    // excluded one is never parked. The exclusion is written first: the daemon (park mode) may
+    // run a pass of its own at any time once the unpark makes 6 live agents, and with the old
+    // config it would rightly park `a`, the least recently used (seen under load in a full run).
     config(
         &sb,
         &format!(
@@ -259,6 +256,11 @@ fn daemon_once_parks_the_least_recently_used_never_visible_pinned_or_excluded_an
             pane("a")
         ),
     );
+    let o = park(&sb, &["unpark", &pane("c"), "--json"]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    wait_row(&sb, &pane("c"), SECS(60), |r| {
+        r.state == park_protocol::RowState::Live && r.status == Status::Idle
+    });
     let r = once(&sb);
     assert!(parked_panes(&r).is_empty(), "{r:#?}");
     assert!(of(&r, &pane("c")).reason.starts_with("quiet for"), "{r:#?}");

@@ -73,6 +73,10 @@ pub struct Pane {
     pub server: String,
     /// The pane shows a mode (copy mode, a run-shell result): keys go to the mode, not the program.
     pub in_mode: bool,
+    /// Its place among the tiled panes of its window, top to bottom then left to right (tmux:
+    /// the pane index; zellij, whose ids are renumbered when it resurrects a session: from the
+    /// geometry). The journal matches a resurrected pane by it.
+    pub position: u32,
 }
 
 /// One window's `#{window_layout}` and size.

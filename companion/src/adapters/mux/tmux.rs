@@ -280,6 +280,7 @@ pub fn parse_pane_line(line: &str) -> Option<Pane> {
         pill: f[12].to_string(),
         server: f[13].to_string(),
         in_mode: f[14] == "1",
+        position: f[8].parse().ok()?,
     })
 }
 

@@ -50,7 +50,7 @@ pub struct Server {
 }
 
 /// One entry of `zellij action list-panes --json --all` (only the fields park reads).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 struct ZPane {
     id: u32,
     is_plugin: bool,
@@ -66,6 +66,12 @@ struct ZPane {
     tab_name: String,
     #[serde(default)]
     pane_cwd: Option<String>,
+    #[serde(default)]
+    is_floating: bool,
+    #[serde(default)]
+    pane_x: u32,
+    #[serde(default)]
+    pane_y: u32,
 }
 
 pub struct Zellij {
@@ -237,10 +243,24 @@ pub(crate) fn servers_in(procs: &[ProcInfo], root: &Path) -> Vec<Server> {
 /// Parses a `list-panes --json --all` answer into park's panes (terminal panes only). Pure.
 pub fn parse_list(json: &str, session: &str, server: &str) -> Result<Vec<Pane>, String> {
     let zs: Vec<ZPane> = serde_json::from_str(json).map_err(|e| e.to_string())?;
+    // A pane's place in its tab: tiled panes top to bottom, left to right, then floating ones
+    // (ids are renumbered when zellij resurrects a session; the geometry is what it restores).
+    let position = |z: &ZPane| {
+        let mut same: Vec<&ZPane> = zs
+            .iter()
+            .filter(|o| !o.is_plugin && o.tab_position == z.tab_position)
+            .collect();
+        same.sort_by_key(|o| (o.is_floating, o.pane_y, o.pane_x, o.id));
+        same.iter().position(|o| o.id == z.id).unwrap_or(0) as u32
+    };
+    let positions: Vec<u32> = zs.iter().map(position).collect();
     Ok(zs
-        .into_iter()
-        .filter(|z| !z.is_plugin)
-        .map(|z| Pane {
+        .iter()
+        .cloned()
+        .zip(positions)
+        .filter(|(z, _)| !z.is_plugin)
+        .map(|(z, position)| Pane {
+            position,
             id: handle(z.id, session),
             pid: 0,
             tty: String::new(),
