@@ -142,8 +142,10 @@ pub struct LostSession {
     /// When park last saw it live.
     pub last_seen: String,
     /// `lost` (listed), `would-adopt` (dry run), `adopted` (now a parked entry the rebuild resumes),
-    /// `skipped` (see `reason`).
-    pub outcome: String,
+    /// `skipped` (see `reason`), or the outcome of its unpark where park resumed it in place
+    /// (`unparked`, `refused`, …).
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
+    pub outcome: LostResult,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }
@@ -363,6 +365,60 @@ outcome_enum! {
         Rebuilt => "rebuilt",
         Refused => "refused",
         Failed => "failed",
+    }
+}
+
+outcome_enum! {
+    /// What became of a session lost with its multiplexer (see [`LostSession::outcome`]).
+    LostOutcome {
+        Lost => "lost",
+        WouldAdopt => "would-adopt",
+        Adopted => "adopted",
+        Skipped => "skipped",
+    }
+}
+
+/// A lost session's outcome: the journal's own, or its unpark's where park resumed it in place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum LostResult {
+    Journal(LostOutcome),
+    Unpark(Outcome),
+}
+
+impl LostResult {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LostResult::Journal(o) => o.as_str(),
+            LostResult::Unpark(o) => o.as_str(),
+        }
+    }
+    /// Back, or about to be (`adopted`, `would-adopt`, `unparked`): not something left to do.
+    pub fn back(self) -> bool {
+        matches!(
+            self,
+            LostResult::Journal(LostOutcome::Adopted | LostOutcome::WouldAdopt)
+                | LostResult::Unpark(Outcome::Unparked)
+        )
+    }
+}
+
+impl From<LostOutcome> for LostResult {
+    fn from(o: LostOutcome) -> Self {
+        LostResult::Journal(o)
+    }
+}
+
+/// Compares with the JSON spelling (`outcome == "adopted"`).
+impl PartialEq<&str> for LostResult {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl std::fmt::Display for LostResult {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
     }
 }
 

@@ -90,10 +90,7 @@ pub fn resurrect_cmd(ctx: &Ctx, op: crate::cli::args::ResurrectOp) -> ExitStatus
             eprintln!("park resurrect: {w}");
         }
     }
-    let back = out
-        .sessions
-        .iter()
-        .all(|l| matches!(l.outcome.as_str(), "unparked" | "would-adopt"));
+    let back = out.sessions.iter().all(|l| l.outcome.back());
     ExitStatus::from_ok(back)
 }
 
@@ -232,9 +229,6 @@ fn print(out: &RebuildOutput, json: bool) -> ExitStatus {
         }
     }
     // A lost session that could not be adopted is not back either.
-    let lost_back = out
-        .lost
-        .iter()
-        .all(|l| matches!(l.outcome.as_str(), "adopted" | "would-adopt"));
+    let lost_back = out.lost.iter().all(|l| l.outcome.back());
     ExitStatus::from_ok(rebuild::all_back(out) && lost_back)
 }

@@ -21,7 +21,9 @@ use crate::model::entry::{entry_id, Entry, EntryState};
 use crate::scan::{self, Scan};
 use crate::store::group;
 use crate::store::journal::{self, Facts, Fate, Journal, Record};
-use park_protocol::reports::{JournalLeft, JournalLive, LostSession, SnapshotOutput};
+use park_protocol::reports::{
+    JournalLeft, JournalLive, LostOutcome, LostResult, LostSession, SnapshotOutput,
+};
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
@@ -49,7 +51,11 @@ pub(crate) fn ident(s: &Scan, pid: u32) -> (u32, u64) {
         .unwrap_or((pid, 0))
 }
 
-pub fn lost_session(r: &Record, outcome: &str, reason: Option<String>) -> LostSession {
+pub fn lost_session(
+    r: &Record,
+    outcome: impl Into<LostResult>,
+    reason: Option<String>,
+) -> LostSession {
     let e = &r.entry;
     LostSession {
         entry: e.id.clone(),
@@ -280,7 +286,10 @@ pub fn pass_seeing(ctx: &Ctx) -> Result<(SnapshotOutput, bool), Stop> {
         schema: park_protocol::SCHEMA_VERSION,
         journal: file,
         live,
-        lost: next.lost().map(|r| lost_session(r, "lost", None)).collect(),
+        lost: next
+            .lost()
+            .map(|r| lost_session(r, LostOutcome::Lost, None))
+            .collect(),
         left,
         warnings,
     };
@@ -298,7 +307,7 @@ pub fn lost_as_of(ctx: &Ctx, s: &Scan) -> Result<Vec<LostSession>, String> {
     let ledger: HashSet<String> = ctx.ledger.all().0.into_iter().map(|e| e.id).collect();
     Ok(journal::lost_now(&j, &s.table, &running, &ledger)
         .into_iter()
-        .map(|r| lost_session(r, "lost", None))
+        .map(|r| lost_session(r, LostOutcome::Lost, None))
         .collect())
 }
 
@@ -459,7 +468,9 @@ pub fn adopt(ctx: &Ctx, server: Option<&str>, dry_run: bool) -> (Vec<LostSession
             ));
             return (
                 j0.lost()
-                    .map(|r| lost_session(r, "skipped", Some("process scan failed".into())))
+                    .map(|r| {
+                        lost_session(r, LostOutcome::Skipped, Some("process scan failed".into()))
+                    })
                     .collect(),
                 warnings,
             );
@@ -476,7 +487,7 @@ pub fn adopt(ctx: &Ctx, server: Option<&str>, dry_run: bool) -> (Vec<LostSession
         let was_lost = !alive(&s, r.process) && !alive(&s, r.server_process);
         if was_lost && !j.lost().any(|x| x.entry.id == r.entry.id) {
             if let Some(why) = refuse(r, &j0, &s, &ledger) {
-                out.push(lost_session(r, "skipped", Some(why)));
+                out.push(lost_session(r, LostOutcome::Skipped, Some(why)));
             }
         }
     }
@@ -486,7 +497,7 @@ pub fn adopt(ctx: &Ctx, server: Option<&str>, dry_run: bool) -> (Vec<LostSession
         if crate::adapters::mux::is_zellij_server(&r.entry.place.server) {
             out.push(lost_session(
                 r,
-                "skipped",
+                LostOutcome::Skipped,
                 Some("lost with its zellij session: not rebuilt by park yet; `park unpark` after `park snapshot` lists it".into()),
             ));
             continue;
@@ -494,7 +505,7 @@ pub fn adopt(ctx: &Ctx, server: Option<&str>, dry_run: bool) -> (Vec<LostSession
         if server != Some(r.entry.place.server.as_str()) {
             out.push(lost_session(
                 r,
-                "skipped",
+                LostOutcome::Skipped,
                 Some(format!(
                     "lost with tmux server {}; run `PARK_TMUX_SOCKET={} park rebuild` for it",
                     r.entry.place.server, r.entry.place.server
@@ -503,11 +514,11 @@ pub fn adopt(ctx: &Ctx, server: Option<&str>, dry_run: bool) -> (Vec<LostSession
             continue;
         }
         if let Some(why) = refuse(r, &j, &s, &ledger) {
-            out.push(lost_session(r, "skipped", Some(why)));
+            out.push(lost_session(r, LostOutcome::Skipped, Some(why)));
             continue;
         }
         if dry_run {
-            out.push(lost_session(r, "would-adopt", None));
+            out.push(lost_session(r, LostOutcome::WouldAdopt, None));
             continue;
         }
         match claim_lost(
@@ -519,9 +530,9 @@ pub fn adopt(ctx: &Ctx, server: Option<&str>, dry_run: bool) -> (Vec<LostSession
         ) {
             Ok(()) => {
                 adopted.push(r.entry.id.clone());
-                out.push(lost_session(r, "adopted", None));
+                out.push(lost_session(r, LostOutcome::Adopted, None));
             }
-            Err(why) => out.push(lost_session(r, "skipped", Some(why))),
+            Err(why) => out.push(lost_session(r, LostOutcome::Skipped, Some(why))),
         }
     }
     if !dry_run && (!adopted.is_empty() || j.sessions != j0.sessions) {

@@ -21,7 +21,7 @@ use crate::model::entry::entry_id;
 use crate::ops::journal::{claim_lost, ident, lost_session, refuse};
 use crate::scan::{self, SHELLS};
 use crate::store::journal::{self, Journal, Record};
-use park_protocol::reports::{LostSession, ResurrectOutput};
+use park_protocol::reports::{LostOutcome, LostResult, LostSession, ResurrectOutput};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
@@ -208,7 +208,7 @@ pub fn restore(ctx: &Ctx, dry_run: bool) -> Result<ResurrectOutput, Stop> {
             "{}:{}.{}",
             place.session, place.window_index, place.pane_index
         );
-        let skip = |why: String| lost_session(r, "skipped", Some(why));
+        let skip = |why: String| lost_session(r, LostOutcome::Skipped, Some(why));
         if let Some(why) = refuse(r, &j, &s, &ledger) {
             out.sessions.push(skip(why));
             continue;
@@ -259,7 +259,8 @@ pub fn restore(ctx: &Ctx, dry_run: bool) -> Result<ResurrectOutput, Stop> {
             continue;
         }
         if dry_run {
-            out.sessions.push(lost_session(r, "would-adopt", None));
+            out.sessions
+                .push(lost_session(r, LostOutcome::WouldAdopt, None));
             continue;
         }
         if let Err(why) = claim_lost(ctx, r, None, Some((p, ident(&s, p.pid))), &mut out.warnings) {
@@ -268,7 +269,7 @@ pub fn restore(ctx: &Ctx, dry_run: bool) -> Result<ResurrectOutput, Stop> {
         }
         adopted.push(r.entry.id.clone());
         let u = crate::ops::rebuild::resume_in(ctx, &s, &p.id, &r.entry.id);
-        let mut l: LostSession = lost_session(r, u.outcome.as_str(), u.reason);
+        let mut l: LostSession = lost_session(r, LostResult::Unpark(u.outcome), u.reason);
         l.session = p.session.clone();
         out.sessions.push(l);
     }
