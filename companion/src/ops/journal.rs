@@ -10,7 +10,10 @@
 //!   records nothing either (the daemon's rule for everything automatic).
 //! * [`adopt`] runs under the rebuild lock: each lost record of the server being rebuilt becomes a
 //!   parked ledger entry (its window recorded as a window group first), so the rebuild recreates
-//!   its window and resumes it through the normal unpark path, every guard applying. It is never
+//!   its window and resumes it through the normal unpark path, every guard applying. A lost
+//!   zellij record is re-pointed instead at the pane at its place in its tab of the session
+//!   zellij resurrected (`Pane::position`), never a pane an agent runs in; `rebuild` marks that
+//!   pane and resumes it there. It is never
 //!   adopted when the session runs again anywhere, the ledger already has it, its transcript was
 //!   written after park last saw it live (another process may hold it), or another lost record
 //!   claims the same slot: each is skipped with the reason.
@@ -178,6 +181,7 @@ fn next_journal(
             last_seen: now.to_string(),
             window: gid,
             lost_at: None,
+            position: Some(pane.position),
         });
     }
     // Every session the scan sees running, bound or not, and which session each process runs.
@@ -445,6 +449,69 @@ pub(crate) fn claim_lost(
     ctx.ledger.claim(&e).map_err(|e| e.to_string())
 }
 
+/// Whether two recorded directories are the same one.
+pub(crate) fn same_dir(a: &str, b: &str) -> bool {
+    let canon = |p: &str| std::fs::canonicalize(p).unwrap_or_else(|_| std::path::PathBuf::from(p));
+    canon(a) == canon(b)
+}
+
+/// The pane a lost zellij session goes back into: in its resurrected session, the pane at its
+/// place in its tab (same tab position and name), in its cwd, running no agent; else why not.
+fn zellij_slot<'a>(
+    ctx: &Ctx,
+    s: &'a Scan,
+    r: &Record,
+) -> Result<&'a crate::adapters::mux::Pane, String> {
+    let place = &r.entry.place;
+    if !ctx.mux.serves(&place.server) {
+        return Err(format!(
+            "lost under zellij {}, which park does not reach now; set ZELLIJ_SOCKET_DIR",
+            place.server
+        ));
+    }
+    let mine =
+        |p: &&crate::adapters::mux::Pane| p.server == place.server && p.session == place.session;
+    if !s.panes.iter().any(|p| mine(&p)) {
+        return Err(format!(
+            "zellij session {:?} is not running: `zellij attach {}` resurrects it, then `park rebuild`",
+            place.session, place.session
+        ));
+    }
+    let pos = r
+        .position
+        .ok_or("journaled without its place in the tab (an older park): not guessing")?;
+    let p = s
+        .panes
+        .iter()
+        .filter(mine)
+        .find(|p| {
+            p.window_index == place.window_index
+                && p.window_name == place.window_name
+                && p.position == pos
+        })
+        .ok_or_else(|| {
+            format!(
+                "no pane at place {pos} of tab {:?} (position {}): not guessing",
+                place.window_name, place.window_index
+            )
+        })?;
+    if let Some(f) = s
+        .found
+        .iter()
+        .find(|f| f.pane.as_ref().is_some_and(|fp| fp.id == p.id))
+    {
+        return Err(format!(
+            "a fresh {} runs in its resurrected pane {}: never typed into",
+            f.proc.agent.as_str(),
+            p.id
+        ));
+    }
+    // No cwd check: zellij (0.45, measured) resurrects a pane in the directory it was opened in,
+    // not the one its shell had `cd`-ed into before starting the agent. The place in the tab is
+    // the evidence, and the resume command changes to the session's directory itself.
+    Ok(p)
+}
+
 /// Adopts the lost sessions of `server` into the ledger (nothing written with `dry_run`); returns
 /// one [`LostSession`] per lost record of any server, with its outcome.
 pub fn adopt(ctx: &Ctx, server: Option<&str>, dry_run: bool) -> (Vec<LostSession>, Vec<String>) {
@@ -494,12 +561,23 @@ pub fn adopt(ctx: &Ctx, server: Option<&str>, dry_run: bool) -> (Vec<LostSession
     let mut adopted: Vec<String> = vec![];
     let lost: Vec<Record> = j.lost().cloned().collect();
     for r in &lost {
+        // zellij resurrects its sessions itself: a lost zellij session goes back into the pane
+        // at its place in its resurrected tab (re-pointed and marked here, resumed by `rebuild`).
         if crate::adapters::mux::is_zellij_server(&r.entry.place.server) {
-            out.push(lost_session(
-                r,
-                LostOutcome::Skipped,
-                Some("lost with its zellij session: not rebuilt by park yet; `park unpark` after `park snapshot` lists it".into()),
-            ));
+            let slot = refuse(r, &j, &s, &ledger).map_or_else(|| zellij_slot(ctx, &s, r), Err);
+            match slot {
+                Err(why) => out.push(lost_session(r, LostOutcome::Skipped, Some(why))),
+                Ok(_) if dry_run => out.push(lost_session(r, LostOutcome::WouldAdopt, None)),
+                Ok(p) => match claim_lost(ctx, r, None, Some((p, (0, 0))), &mut warnings) {
+                    Ok(()) => {
+                        adopted.push(r.entry.id.clone());
+                        let mut l = lost_session(r, LostOutcome::Adopted, None);
+                        l.session = p.session.clone();
+                        out.push(l);
+                    }
+                    Err(why) => out.push(lost_session(r, LostOutcome::Skipped, Some(why))),
+                },
+            }
             continue;
         }
         if server != Some(r.entry.place.server.as_str()) {
@@ -564,6 +642,7 @@ mod tests {
             last_seen: "2026-12-06T10:00:00Z".into(),
             window: None,
             lost_at: Some("2026-12-06T10:01:00Z".into()),
+            position: None,
         }
     }
 

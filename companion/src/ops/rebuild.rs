@@ -28,7 +28,8 @@ use crate::scan::{self, Scan};
 use crate::store::group::{self, WindowPlan};
 use crate::store::lock::{try_lock, TryLock};
 use park_protocol::reports::{
-    RebuildOutcome, RebuildOutput, Relocated, Skipped, SlotOutcome, SlotResult, WindowOutcome,
+    LostSession, RebuildOutcome, RebuildOutput, Relocated, Skipped, SlotOutcome, SlotResult,
+    WindowOutcome,
 };
 use std::time::{Duration, Instant};
 
@@ -126,6 +127,11 @@ pub fn run(ctx: &Ctx, o: &Opts) -> Result<RebuildOutput, Stop> {
         (vec![], vec![])
     };
     warnings.extend(jwarn);
+    let lost_sessions = if o.dry_run || o.no_resume {
+        lost_sessions
+    } else {
+        resume_adopted_in_place(ctx, lost_sessions)
+    };
     let (mut entries, errs) = ctx.ledger.all();
     if o.dry_run {
         // What a real run would adopt, planned with the parked ones.
@@ -267,6 +273,46 @@ pub fn run(ctx: &Ctx, o: &Opts) -> Result<RebuildOutput, Stop> {
     }
     ctx.publish_status();
     Ok(out)
+}
+
+/// Lost zellij sessions adopted into the pane zellij resurrected for them: each pane gets its
+/// mark (the evidence that it is the slot), then each session is resumed there through the normal
+/// unpark path; the outcome becomes the unpark's.
+fn resume_adopted_in_place(ctx: &Ctx, mut lost: Vec<LostSession>) -> Vec<LostSession> {
+    let todo: Vec<usize> = (0..lost.len())
+        .filter(|&i| {
+            lost[i].outcome == "adopted" && crate::adapters::mux::is_zellij_server(&lost[i].server)
+        })
+        .collect();
+    if todo.is_empty() {
+        return lost;
+    }
+    let entry = |id: &str| ctx.ledger.load(id).ok().flatten();
+    for &i in &todo {
+        if let Some(e) = entry(&lost[i].entry) {
+            crate::ops::park::mark_parked_pane(ctx, &e, &e.place.pane);
+        }
+    }
+    let s = match scan::scan(ctx.platform.as_ref(), ctx.mux.as_ref(), false) {
+        Ok(s) => s,
+        Err(err) => {
+            for &i in &todo {
+                lost[i].reason = Some(format!(
+                    "process scan failed ({err}); left parked in its pane"
+                ));
+            }
+            return lost;
+        }
+    };
+    for &i in &todo {
+        let Some(e) = entry(&lost[i].entry) else {
+            continue;
+        };
+        let u = resume_in(ctx, &s, &e.place.pane, &e.id);
+        lost[i].outcome = park_protocol::reports::LostResult::Unpark(u.outcome);
+        lost[i].reason = u.reason;
+    }
+    lost
 }
 
 /// The entries a dry run's `would-adopt` lost sessions would become (for the plan only).

@@ -18,7 +18,7 @@
 use crate::ctx::Ctx;
 use crate::exit::Stop;
 use crate::model::entry::entry_id;
-use crate::ops::journal::{claim_lost, ident, lost_session, refuse};
+use crate::ops::journal::{claim_lost, ident, lost_session, refuse, same_dir};
 use crate::scan::{self, SHELLS};
 use crate::store::journal::{self, Journal, Record};
 use park_protocol::reports::{LostOutcome, LostResult, LostSession, ResurrectOutput};
@@ -148,11 +148,6 @@ fn slots(r: &Record, saved: Option<&Journal>) -> Vec<(String, u32, u32)> {
         }
     }
     out
-}
-
-fn same_dir(a: &str, b: &str) -> bool {
-    let canon = |p: &str| std::fs::canonicalize(p).unwrap_or_else(|_| PathBuf::from(p));
-    canon(a) == canon(b)
 }
 
 /// `park resurrect restore`: resumes each lost session in the pane resurrect restored for it.
@@ -303,6 +298,7 @@ mod tests {
             last_seen: seen.into(),
             window: None,
             lost_at: None,
+            position: None,
         }
     }
 

@@ -43,6 +43,10 @@ pub struct Record {
     /// Set when a pass found its process and its server gone: when that was seen.
     #[serde(default)]
     pub lost_at: Option<String>,
+    /// Its pane's place among the tiled panes of its window (`Pane::position`): zellij renumbers
+    /// panes when it resurrects a session, so a lost zellij session's pane is found by it.
+    #[serde(default)]
+    pub position: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -265,6 +269,7 @@ mod tests {
                 last_seen: "2026-12-06T00:00:00Z".into(),
                 window: None,
                 lost_at: None,
+                position: None,
             }],
             windows: vec![],
         }

@@ -293,6 +293,26 @@ impl Zellij {
     /// `zellij attach <session>` in a new client window: an exited session is resurrected from
     /// its saved layout (panes renumbered `0..n-1` in layout order).
     pub fn resurrect(&mut self, sb: &Sandbox) {
+        self.attach_again(sb);
+        if let Err(e) = sb.wait_for(&self.client, r"park-test\$", Duration::from_secs(30)) {
+            panic!("the resurrected session never showed a shell prompt: {e}");
+        }
+    }
+
+    /// [`Zellij::resurrect`] of a session whose focused pane may come back held ("Waiting to
+    /// run" the agent it ran at the crash): waits for the server to list its terminal panes,
+    /// not for a prompt.
+    pub fn resurrect_held(&mut self, sb: &Sandbox) {
+        self.attach_again(sb);
+        poll(Duration::from_secs(30), || {
+            self.cli(&["action", "list-panes", "--json", "--all"])
+                .ok()
+                .filter(|s| s.contains("\"is_plugin\":false") || s.contains("\"is_plugin\": false"))
+        })
+        .expect("the resurrected session lists its panes");
+    }
+
+    fn attach_again(&mut self, sb: &Sandbox) {
         let b = self.bin.to_string_lossy().into_owned();
         self.client = sb.new_agent_window(
             "zj",
@@ -303,9 +323,6 @@ impl Zellij {
         );
         poll(Duration::from_secs(30), || self.server_pid())
             .expect("zellij attach resurrected the session");
-        if let Err(e) = sb.wait_for(&self.client, r"park-test\$", Duration::from_secs(30)) {
-            panic!("the resurrected session never showed a shell prompt: {e}");
-        }
     }
 
     /// Root pid of a pane: the server's child that inherited `ZELLIJ_PANE_ID=<n>`.

@@ -1338,16 +1338,20 @@ fn a_fresh_agent_in_a_parked_slot_is_named_and_the_way_forward_works() {
 
 /// The journal in zellij (issue 32): a live Claude is journaled with the zellij server that runs
 /// its session; one that exits while the server lives leaves the journal; one that dies with a
-/// SIGKILLed server is lost (listed with the reason park cannot rebuild it in zellij yet, never
-/// resumed by a guess).
+/// SIGKILLed server is lost until zellij resurrects the session, then `park rebuild` resumes it
+/// in the pane at its place in its tab.
 #[test]
-fn the_journal_tells_an_exit_from_a_zellij_crash() {
-    let z = world_with("zj-journal", |_| "pane\npane".into(), "");
+fn the_journal_tells_an_exit_from_a_zellij_crash_and_rebuild_resumes_it_in_its_pane() {
+    let z = world_with(
+        "zj-journal",
+        |_| "pane\npane".into(),
+        "session_serialization true\nserialization_interval 1",
+    );
     let terms = z.zj.terminals();
-    let (sb, zj) = (&z.sb, &z.zj);
     let exits = run_claude_in(&z, &terms[0], "exits");
     let crashes = run_claude_in(&z, &terms[1], "crashes");
-    let snap = |sb: &Sandbox| -> serde_json::Value {
+    let (sb, mut zj) = (&z.sb, z.zj);
+    let snap = |sb: &Sandbox, zj: &Zellij| -> serde_json::Value {
         let o = zpark(sb, zj, &["snapshot", "--json"]);
         assert_eq!(code(&o), 0, "{}", text(&o));
         serde_json::from_slice(&o.stdout).unwrap()
@@ -1362,7 +1366,7 @@ fn the_journal_tells_an_exit_from_a_zellij_crash() {
         x.sort();
         x
     };
-    let v = snap(sb);
+    let v = snap(sb, &zj);
     let mut both = vec![exits.clone(), crashes.clone()];
     both.sort();
     assert_eq!(sids(&v, "live"), both, "{v}");
@@ -1381,7 +1385,7 @@ fn the_journal_tells_an_exit_from_a_zellij_crash() {
         claude_pids_for(&sb.home, &exits).is_empty().then_some(())
     })
     .expect("claude exits");
-    let v = snap(sb);
+    let v = snap(sb, &zj);
     assert_eq!(sids(&v, "left"), vec![exits.clone()], "{v}");
     assert_eq!(sids(&v, "live"), vec![crashes.clone()], "{v}");
 
@@ -1393,15 +1397,54 @@ fn the_journal_tells_an_exit_from_a_zellij_crash() {
             .status();
         assert!(wait_gone(p, SECS(10)));
     }
-    let v = snap(sb);
+    let v = snap(sb, &zj);
     assert_eq!(sids(&v, "lost"), vec![crashes.clone()], "{v}");
-    let o = zpark(sb, zj, &["rebuild", "--dry-run", "--json"]);
+    let o = zpark(sb, &zj, &["rebuild", "--dry-run", "--json"]);
     let plan: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let lost = plan["lost"].as_array().expect("lost");
     assert_eq!(lost.len(), 1, "{plan}");
     assert_eq!(lost[0]["outcome"], "skipped", "{plan}");
     assert!(
-        lost[0]["reason"].as_str().unwrap().contains("zellij"),
+        lost[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("zellij attach"),
         "{plan}"
     );
+
+    // zellij resurrects the session (its panes renumbered; the agent's pane held, "Waiting to
+    // run" it fresh); rebuild puts the session back in the pane at its place in the tab (ESC
+    // first, never Enter), and it is journaled live again.
+    zj.resurrect_held(sb);
+    let o = zpark(sb, &zj, &["rebuild", "--json"]);
+    let out: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("rebuild --json ({e}): {}", text(&o)));
+    assert_eq!(code(&o), 0, "{out:#}");
+    let lost = out["lost"].as_array().expect("lost");
+    assert_eq!(lost.len(), 1, "{out:#}");
+    assert_eq!(lost[0]["outcome"], "unparked", "{out:#}");
+    let second = zj
+        .panes()
+        .into_iter()
+        .filter(|p| p["is_plugin"] == false && p["is_floating"] != true)
+        .max_by_key(|p| (p["pane_y"].as_u64(), p["pane_x"].as_u64()))
+        .and_then(|p| p["id"].as_u64())
+        .map(|n| format!("terminal_{n}"))
+        .expect("the second pane of the tab");
+    let h = zj.handle(&second);
+    let r = zwait_row(sb, &zj, &h, |r| {
+        r.state == RowState::Live && r.session_id.is_some()
+    });
+    assert_eq!(
+        r.session_id.as_deref(),
+        Some(crashes.as_str()),
+        "back in its place"
+    );
+    assert_eq!(claude_pids_for(&sb.home, &crashes).len(), 1);
+    assert!(
+        claude_pids_for(&sb.home, &exits).is_empty(),
+        "the exited one stays gone"
+    );
+    let v = snap(sb, &zj);
+    assert_eq!(sids(&v, "live"), vec![crashes.clone()], "{v}");
 }

@@ -1017,6 +1017,21 @@ impl Mux for Zellij {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_panes_position_is_its_place_in_the_tab_not_its_id() {
+        // Ids as zellij gives them after a later split: the new pane (id 3) sits above id 1.
+        let json = r#"[
+            {"id":1,"is_plugin":false,"tab_position":0,"tab_name":"a","pane_x":0,"pane_y":20},
+            {"id":3,"is_plugin":false,"tab_position":0,"tab_name":"a","pane_x":0,"pane_y":0},
+            {"id":0,"is_plugin":true,"tab_position":0,"tab_name":"a","pane_x":0,"pane_y":0},
+            {"id":2,"is_plugin":false,"tab_position":1,"tab_name":"b","pane_x":0,"pane_y":0},
+            {"id":4,"is_plugin":false,"tab_position":0,"tab_name":"a","pane_x":5,"pane_y":5,"is_floating":true}
+        ]"#;
+        let panes = parse_list(json, "s", "zellij:/x").unwrap();
+        let pos = |id: u32| panes.iter().find(|p| p.pane_index == id).unwrap().position;
+        assert_eq!((pos(3), pos(1), pos(4), pos(2)), (0, 1, 2, 0));
+    }
+
     use super::*;
 
     fn proc(pid: u32, ppid: u32, argv: &[&str]) -> ProcInfo {
