@@ -24,7 +24,8 @@
 #   @park-auto            on: also add the pills to window/border formats the user never set
 #   @park-border          on: turn pane-border-status on (top) when it is off
 # It also sets tmux-resurrect's @resurrect-hook-post-save-all / -post-restore-all to
-# `park resurrect save|restore` where they are unset (see resurrect_hooks).
+# `park resurrect save|restore` where they are unset (see resurrect_hooks), and appends one
+# client-attached hook of its own (`park rebuild --on-attach`, see attach_hook).
 
 CURRENT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source-path=SCRIPTDIR
@@ -176,6 +177,29 @@ resurrect_hooks() {
   done
 }
 
+# [journal] restore in park's config.toml ("ask" or "auto") acts when a client attaches after
+# sessions were lost with the previous server: park's client-attached hook asks park, which
+# does nothing otherwise (a file read). The hook is appended, so the user's own client-attached
+# hooks stay; a reload finds it by its command and updates it in place when the binary moved.
+attach_hook() {
+  local bin="$1" want line idx
+  want="run-shell -b \"$(fmt_escape "$(sh_quote "$bin")") rebuild --on-attach --client '#{client_name}' >/dev/null 2>&1\""
+  line="$(tmux show-hooks -g client-attached 2>/dev/null | grep -F -- 'rebuild --on-attach' | head -n 1)"
+  if [ -z "$line" ]; then
+    tmux set-hook -ga client-attached "$want"
+    return 0
+  fi
+  case "$line" in
+    *"$bin"*) return 0 ;;
+  esac
+  idx="${line%%]*}"
+  idx="${idx#*[}"
+  case "$idx" in
+    "" | *[!0-9]*) return 0 ;;
+  esac
+  tmux set-hook -g "client-attached[$idx]" "$want"
+}
+
 main() {
   local bin
   if ! bin="$(find_park_bin)" || [ -z "$bin" ]; then
@@ -189,6 +213,7 @@ main() {
   bind_keys "$bin"
   decorate
   resurrect_hooks "$bin"
+  attach_hook "$bin"
   # Seed @park_status from $PARK_HOME/status (a file read; park pushes every later change).
   "$bin" status --tmux >/dev/null 2>&1 </dev/null || true
   # Pending wake-ups survive a reboot in the ledger, the autopilot is configured in config.toml,

@@ -241,21 +241,9 @@ pub fn picker(p: &Plugin, rows: usize, cols: usize) -> Vec<String> {
             "{YELLOW}/{RESET}{}",
             fit(&format!("{}█", app.filter), cols.saturating_sub(1))
         ),
-        PMode::ConfirmBulk {
-            label,
-            panes,
-            frees,
-            ..
-        } => format!(
+        m @ (PMode::ConfirmBulk { .. } | PMode::ConfirmRebuild { .. }) => format!(
             "{YELLOW}{BOLD}{}{RESET}",
-            fit(
-                &format!(
-                    "park {} agent(s) in {label} (frees ~{})? [y/N]",
-                    panes.len(),
-                    human_bytes(*frees)
-                ),
-                cols
-            )
+            fit(&m.question().unwrap_or_default(), cols)
         ),
         PMode::Normal => match (&app.message, app.current().and_then(|r| r.reason.clone())) {
             (Some(m), _) => format!(

@@ -156,22 +156,29 @@ impl Plugin {
     /// turns their held panes into their parked prompts (ESC, never Enter). It starts no agent;
     /// with nothing moved it changes nothing. Strips of other tabs run it too: park's rebuild
     /// lock makes the later ones find the work done.
+    ///
+    /// Then (or alone, with `revive_held` off) `park rebuild --on-attach`: what `[journal]
+    /// restore` says about sessions lost with the previous zellij (nothing unless the user asked
+    /// for "ask" or "auto"; park's answer reaches the strip as a notice).
     fn revive(&mut self) -> Vec<Cmd> {
-        if self.mode != Mode::Strip
-            || !self.revive_held
-            || self.revive_sent
-            || self.perm != Perm::Granted
-        {
+        if self.mode != Mode::Strip || self.revive_sent || self.perm != Perm::Granted {
             return vec![];
         }
         let Some(s) = self.session.clone() else {
             return vec![];
         };
         self.revive_sent = true;
+        if !self.revive_held {
+            return vec![self.on_attach()];
+        }
         vec![self.run(
             &["rebuild", "--no-resume", "--session", &s, "--json"],
             "revive",
         )]
+    }
+
+    fn on_attach(&self) -> Cmd {
+        self.run(&["rebuild", "--on-attach"], "attach")
     }
 
     fn replay(&mut self, q: Queued) -> Vec<Cmd> {
@@ -330,6 +337,10 @@ impl Plugin {
                     &format!("{}:{pane}", op.verb()),
                 )]
             }
+            Action::Rebuild => vec![self.run(
+                &["rebuild", "--as-before", "--json"],
+                &format!("rebuild:{}", park_protocol::picker::LOST),
+            )],
             Action::Bulk { target, panes } => {
                 // The suggestions are parked as the panes they are; a window by its target.
                 let mut args: Vec<&str> = vec!["park"];
@@ -477,7 +488,12 @@ impl Plugin {
             return vec![];
         }
         if job == "revive" {
-            return self.revived(stdout, err_line);
+            let mut cmds = self.revived(stdout, err_line);
+            cmds.push(self.on_attach());
+            return cmds;
+        }
+        if job == "attach" {
+            return vec![];
         }
         if job == "status" {
             if let Ok(s) = serde_json::from_slice::<StatusSummary>(stdout) {
@@ -492,6 +508,18 @@ impl Plugin {
                 None => self.app.say(format!("park pin: {}", err_line()), true),
             }
             let a = self.app.key(Key::Char('r'));
+            return self.act(a);
+        }
+        if let Some(lost) = job.strip_prefix("rebuild:") {
+            let res = match serde_json::from_slice::<park_protocol::reports::RebuildOutput>(stdout)
+            {
+                Ok(o) => {
+                    let (line, ok) = o.lost_line();
+                    JobResult::Said(line, ok)
+                }
+                Err(_) => JobResult::Error(err_line()),
+            };
+            let a = self.app.done(lost, &[lost.to_string()], Op::Rebuild, res);
             return self.act(a);
         }
         let res = match serde_json::from_slice::<ActionOutput>(stdout) {
@@ -514,7 +542,7 @@ impl Plugin {
         };
         let panes: Vec<String> = match &res {
             JobResult::Output(o) => o.results.iter().filter_map(|r| r.pane.clone()).collect(),
-            JobResult::Error(_) => vec![target.to_string()],
+            JobResult::Error(_) | JobResult::Said(..) => vec![target.to_string()],
         };
         let a = self.app.done(target, &panes, op, res);
         self.act(a)
@@ -794,11 +822,14 @@ mod tests {
             "not before the grant"
         );
         assert!(q.permissions(true).iter().any(|c| args(c) == revive));
-        // Nothing moved: silent. Two back, one refused: both said.
-        assert!(q
-            .command_done(&job("revive"), br#"{"schema":1,"server":"","dry_run":false,"windows":[],"relocated":[],"skipped":[],"warnings":[]}"#, b"")
-            .is_empty());
+        // Nothing moved: silent, and then `[journal] restore` has its say (once).
+        let attach = ["park", "rebuild", "--on-attach"];
+        let c = q.command_done(&job("revive"), br#"{"schema":1,"server":"","dry_run":false,"windows":[],"relocated":[],"skipped":[],"warnings":[]}"#, b"");
+        assert_eq!(c.iter().map(args).collect::<Vec<_>>(), [attach], "{c:?}");
         assert!(q.flash.is_none());
+        assert!(q
+            .command_done(&job("attach"), b"nothing to do\n", b"")
+            .is_empty());
         let rel = |pane: &str, outcome: &str, reason: &str| {
             format!(
                 r#"{{"entry":"e","session_id":"s","agent":"claude","server":"/z","from":"terminal_1@zp","pane":"{pane}","session":"zp","tab":"t","cwd":"/w","outcome":"{outcome}","reason":{reason}}}"#
@@ -836,6 +867,55 @@ mod tests {
                 .collect(),
         );
         off.permissions(true);
-        assert!(off.session_name(Some("zp".into())).is_empty());
+        let c = off.session_name(Some("zp".into()));
+        assert_eq!(
+            c.iter().map(args).collect::<Vec<_>>(),
+            [attach],
+            "no revive, but the attach still runs: {c:?}"
+        );
+    }
+
+    /// Issue 32 §5: Enter on a lost row asks y/N, then runs `park rebuild --as-before`, and its
+    /// result line says how many came back.
+    #[test]
+    fn enter_on_a_lost_row_rebuilds_the_lost_sessions_after_a_yes() {
+        let mut p = Plugin::new(&cfg("picker"));
+        p.session_name(Some("zp".into()));
+        p.permissions(true);
+        let mut rows = fixture();
+        for r in rows.iter_mut().take(2) {
+            r.state = park_protocol::RowState::Lost;
+            r.pane = String::new();
+        }
+        p.app.set_rows(rows, vec![]);
+        while p
+            .app
+            .current()
+            .is_some_and(|r| r.state != park_protocol::RowState::Lost)
+        {
+            p.key(Key::Down);
+        }
+        assert!(p.key(Key::Enter).is_empty(), "asks first");
+        assert!(p.key(Key::Char('n')).is_empty(), "a no does nothing");
+        p.key(Key::Enter);
+        let c = p.key(Key::Char('y'));
+        assert_eq!(
+            c.iter().map(args).collect::<Vec<_>>(),
+            [["park", "rebuild", "--as-before", "--json"]],
+            "{c:?}"
+        );
+        let out = br#"{"schema":1,"server":"/t","dry_run":false,"windows":[],"relocated":[],"skipped":[],"warnings":[],"lost":[
+            {"entry":"e1","agent":"claude","session_id":"s1","cwd":"/w","server":"/z","session":"zp","window_index":0,"window_name":"a","pane_index":0,"last_seen":"t","outcome":"unparked"},
+            {"entry":"e2","agent":"claude","session_id":"s2","cwd":"/w","server":"/z","session":"zp","window_index":0,"window_name":"a","pane_index":1,"last_seen":"t","outcome":"skipped","reason":"running again"}]}"#;
+        let c = p.command_done(&job("rebuild:lost"), out, b"");
+        assert!(
+            c.iter().any(|c| args(c) == ["park", "ls", "--json"]),
+            "{c:?}"
+        );
+        assert_eq!(
+            p.app.message.as_deref(),
+            Some("1 lost session is back in its pane; 1 not (`park rebuild --dry-run` says why)")
+        );
+        assert!(p.app.message_bad);
     }
 }

@@ -52,6 +52,8 @@ pub enum Key {
 pub enum Op {
     Park,
     Unpark,
+    /// `park rebuild --as-before`: the sessions lost with their multiplexer, back in their slots.
+    Rebuild,
 }
 
 impl Op {
@@ -59,6 +61,7 @@ impl Op {
         match self {
             Op::Park => "park",
             Op::Unpark => "unpark",
+            Op::Rebuild => "rebuild",
         }
     }
     /// The progress text a row shows while its subprocess runs.
@@ -66,12 +69,14 @@ impl Op {
         match self {
             Op::Park => "freezing…",
             Op::Unpark => "resuming…",
+            Op::Rebuild => "bringing the lost sessions back…",
         }
     }
     fn gerund(self) -> &'static str {
         match self {
             Op::Park => "parking",
             Op::Unpark => "resuming",
+            Op::Rebuild => "rebuilding",
         }
     }
 }
@@ -90,6 +95,9 @@ pub enum Action {
         target: String,
         panes: Vec<String>,
     },
+    /// Run `park rebuild --as-before --json`; report back through [`App::done`] with the job
+    /// [`LOST`].
+    Rebuild,
     /// `tmux select-window` + `select-pane` on this pane; the picker stays open.
     Focus {
         pane: String,
@@ -103,6 +111,9 @@ pub enum Action {
     Rescan,
     Quit(i32),
 }
+
+/// The job (and in-flight key) of a rebuild of the lost sessions: lost rows have no pane.
+pub const LOST: &str = "lost";
 
 /// What `r` says until the scan it asked for arrives.
 const RESCANNING: &str = "rescanning…";
@@ -123,6 +134,37 @@ pub enum Mode {
         panes: Vec<String>,
         frees: u64,
     },
+    /// Waiting for y/N before bringing back the sessions lost with their multiplexer.
+    ConfirmRebuild {
+        sessions: usize,
+    },
+}
+
+impl Mode {
+    /// The y/N question a confirming mode shows in the footer.
+    pub fn question(&self) -> Option<String> {
+        let s = |n: usize| if n == 1 { "" } else { "s" };
+        match self {
+            Mode::ConfirmBulk {
+                label,
+                panes,
+                frees,
+                ..
+            } => Some(format!(
+                "park {} agent{} in {label} (frees ~{})? [y/N]",
+                panes.len(),
+                s(panes.len()),
+                human_bytes(*frees)
+            )),
+            Mode::ConfirmRebuild { sessions } => Some(format!(
+                "bring back {sessions} lost session{} in {} slot{}, as before the crash? [y/N]",
+                s(*sessions),
+                if *sessions == 1 { "its" } else { "their" },
+                s(*sessions)
+            )),
+            Mode::Normal | Mode::Filter => None,
+        }
+    }
 }
 
 /// A job that was started and has not reported yet.
@@ -138,6 +180,9 @@ pub struct InFlight {
 pub enum JobResult {
     /// The subprocess printed its `--json` document (whatever its exit code).
     Output(ActionOutput),
+    /// A job whose document is not an [`ActionOutput`] (a rebuild): its line, and whether
+    /// everything reached the asked state.
+    Said(String, bool),
     /// It could not be run, or printed no parseable document (the text says what it said instead).
     Error(String),
 }
@@ -485,6 +530,23 @@ impl App {
                     Action::None
                 }
             }
+            Mode::ConfirmRebuild { sessions } => {
+                self.mode = Mode::Normal;
+                if matches!(k, Key::Char('y') | Key::Char('Y')) {
+                    self.inflight.insert(
+                        LOST.into(),
+                        InFlight {
+                            op: Op::Rebuild,
+                            job: LOST.into(),
+                        },
+                    );
+                    self.say(format!("{}: {sessions}", Op::Rebuild.progress()), false);
+                    Action::Rebuild
+                } else {
+                    self.say("the lost sessions stay lost (not confirmed)", false);
+                    Action::None
+                }
+            }
             Mode::Normal => self.key_normal(k),
         }
     }
@@ -597,10 +659,18 @@ impl App {
                 return Action::None;
             }
             RowState::Lost => {
-                self.say(
-                    "lost with its multiplexer: `park rebuild` brings every lost session back in its slot",
-                    true,
-                );
+                if self.inflight.contains_key(LOST) {
+                    self.say(Op::Rebuild.progress(), true);
+                    return Action::None;
+                }
+                // One rebuild brings every lost session back (their windows are rebuilt whole),
+                // so Enter on one asks about all of them.
+                let sessions = self
+                    .rows
+                    .iter()
+                    .filter(|r| r.state == RowState::Lost)
+                    .count();
+                self.mode = Mode::ConfirmRebuild { sessions };
                 return Action::None;
             }
             RowState::Parked => Op::Unpark,
@@ -794,6 +864,7 @@ fn show_pane(p: &str) -> &str {
 pub fn result_line(job: &str, op: Op, res: &JobResult, single: bool) -> (String, bool) {
     let out = match res {
         JobResult::Error(e) => return (format!("{job}: failed: {e}"), false),
+        JobResult::Said(line, ok) => return (line.clone(), *ok),
         JobResult::Output(o) => o,
     };
     let good = |o: &crate::Outcome| o.reached();
@@ -935,6 +1006,51 @@ mod tests {
 
     fn cur(a: &App) -> &str {
         &a.current().expect("a cursor row").pane
+    }
+
+    /// Issue 32 §5: a lost row's Enter asks about every lost session, a yes starts one rebuild
+    /// (never a second while it runs), and its line is the footer's.
+    #[test]
+    fn enter_on_a_lost_row_asks_then_rebuilds_every_lost_session_once() {
+        let mut rows = fixture();
+        for (i, sid) in [(3, "l1"), (4, "l2")] {
+            rows[i].state = RowState::Lost;
+            rows[i].pane = String::new();
+            rows[i].session = String::new();
+            rows[i].session_id = Some(sid.into());
+        }
+        let mut a = App::new(None, None);
+        a.set_rows(rows, vec![]);
+        while a.current().is_some_and(|r| r.state != RowState::Lost) {
+            a.key(Key::Down);
+        }
+        assert_eq!(a.key(Key::Enter), Action::None, "asks first");
+        assert_eq!(a.mode, Mode::ConfirmRebuild { sessions: 2 });
+        assert_eq!(
+            a.mode.question().as_deref(),
+            Some("bring back 2 lost sessions in their slots, as before the crash? [y/N]")
+        );
+        assert_eq!(a.key(Key::Char('n')), Action::None);
+        assert_eq!(a.mode, Mode::Normal, "a no cancels");
+        assert!(a.inflight.is_empty());
+        a.key(Key::Enter);
+        assert_eq!(a.key(Key::Char('y')), Action::Rebuild);
+        assert!(a.inflight.contains_key(LOST));
+        assert_eq!(a.key(Key::Enter), Action::None, "one rebuild at a time");
+        assert_eq!(a.mode, Mode::Normal);
+        let done = a.done(
+            LOST,
+            &[LOST.to_string()],
+            Op::Rebuild,
+            JobResult::Said("2 lost sessions are back in their panes".into(), true),
+        );
+        assert_eq!(done, Action::Rescan);
+        assert!(a.inflight.is_empty());
+        assert_eq!(
+            a.message.as_deref(),
+            Some("2 lost sessions are back in their panes")
+        );
+        assert!(!a.message_bad);
     }
 
     #[test]

@@ -124,6 +124,41 @@ pub struct RebuildOutput {
     pub lost: Vec<LostSession>,
 }
 
+impl RebuildOutput {
+    /// Of the lost sessions this rebuild dealt with: how many run again in their slots (resumed
+    /// in place, or adopted and resumed in a rebuilt window), and how many do not.
+    pub fn lost_back(&self) -> (usize, usize) {
+        let resumed = SlotResult::Unpark(Outcome::Unparked);
+        let back = self
+            .lost
+            .iter()
+            .filter(|l| {
+                l.outcome == LostResult::Unpark(Outcome::Unparked)
+                    || (l.outcome == LostResult::Journal(LostOutcome::Adopted)
+                        && self.windows.iter().any(|w| {
+                            w.slots.iter().any(|s| {
+                                s.entry.as_deref() == Some(l.entry.as_str()) && s.outcome == resumed
+                            })
+                        }))
+            })
+            .count();
+        (back, self.lost.len() - back)
+    }
+
+    /// One line for people: what a rebuild of lost sessions brought back, and whether all came.
+    pub fn lost_line(&self) -> (String, bool) {
+        let (back, not) = self.lost_back();
+        let mut s = match back {
+            1 => "1 lost session is back in its pane".to_string(),
+            n => format!("{n} lost sessions are back in their panes"),
+        };
+        if not > 0 {
+            s.push_str(&format!("; {not} not (`park rebuild --dry-run` says why)"));
+        }
+        (s, not == 0)
+    }
+}
+
 /// A journaled session found lost (its process and its multiplexer server gone), as `park
 /// snapshot` and `park rebuild` report it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

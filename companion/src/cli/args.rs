@@ -173,6 +173,17 @@ pub enum Cmd {
         /// Recreate the panes and leave the sessions parked in them.
         #[arg(long)]
         no_resume: bool,
+        /// As before the crash: resume the sessions that were live (the journal's lost ones);
+        /// parked ones come back parked in their panes.
+        #[arg(long, conflicts_with = "no_resume")]
+        as_before: bool,
+        /// What `[journal] restore` does when a client attaches (the tmux plugin's
+        /// client-attached hook, the zellij strip): nothing, ask, or `--as-before`.
+        #[arg(long, conflicts_with_all = ["dry_run", "no_resume", "as_before", "session", "json"])]
+        on_attach: bool,
+        /// With --on-attach: the tmux client to ask.
+        #[arg(long, value_name = "CLIENT", requires = "on_attach")]
+        client: Option<String>,
         /// Only the entries parked in this tmux or zellij session (what the zellij plugin runs
         /// when it loads, with --no-resume: a resurrected session's held parked panes become
         /// their parked prompts again).

@@ -166,6 +166,8 @@ pub fn config_cmd(ctx: &Ctx, json: bool) -> ExitStatus {
         ("auto.interval", format!("{}s", a.interval.as_secs())),
         ("auto.exclude", format!("{:?}", a.exclude)),
         ("auto.limit_reset", a.limit_reset.to_string()),
+        ("journal.enabled", c.journal.enabled.to_string()),
+        ("journal.restore", c.journal.restore.as_str().into()),
     ];
     if json {
         let map: serde_json::Map<String, serde_json::Value> = rows

@@ -272,16 +272,24 @@ fn run_cmd(ctx: &Ctx, cmd: Cmd) -> ExitStatus {
         Cmd::Snapshot { json } => rebuild::snapshot_cmd(ctx, json),
         Cmd::Resurrect { op } => rebuild::resurrect_cmd(ctx, op),
         Cmd::Rebuild {
+            on_attach: true,
+            client,
+            ..
+        } => rebuild::on_attach_cmd(ctx, client.as_deref()),
+        Cmd::Rebuild {
             dry_run,
             no_resume,
+            as_before,
             session,
             json,
+            ..
         } => rebuild::rebuild_cmd(
             ctx,
             park::ops::rebuild::Opts {
                 dry_run,
                 json,
                 no_resume,
+                as_before,
                 session,
             },
         ),

@@ -113,6 +113,29 @@ fn print_lost(l: &LostSession) {
     );
 }
 
+/// `park rebuild --on-attach [--client C]`: `[journal] restore`'s act (see `ops::restore`).
+pub fn on_attach_cmd(ctx: &Ctx, client: Option<&str>) -> ExitStatus {
+    let exe = std::env::current_exe()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| "park".into());
+    match park::ops::restore::on_attach(ctx, &exe, client) {
+        Ok(act) => {
+            let (what, sessions, why) = match &act {
+                park::ops::restore::Act::Nothing(why) => ("nothing", vec![], Some(*why)),
+                park::ops::restore::Act::Ask(ids) => ("asked", ids.clone(), None),
+                park::ops::restore::Act::Restore(ids) => ("restored", ids.clone(), None),
+            };
+            if let Some(why) = why {
+                println!("nothing to do: {why}");
+            } else {
+                println!("{what}: {}", sessions.join(" "));
+            }
+            ExitStatus::Success
+        }
+        Err(stop) => report(stop),
+    }
+}
+
 pub fn rebuild_cmd(ctx: &Ctx, o: rebuild::Opts) -> ExitStatus {
     match rebuild::run(ctx, &o) {
         Ok(out) => print(&out, o.json),

@@ -38,6 +38,10 @@ pub struct Opts {
     pub dry_run: bool,
     pub json: bool,
     pub no_resume: bool,
+    /// Things as they were before the crash: the sessions adopted from the journal (live when
+    /// their multiplexer died) are resumed; parked ones come back parked in their slots. What the
+    /// picker's Enter on a lost row and `[journal] restore` run.
+    pub as_before: bool,
     /// Only the entries parked in this multiplexer session (the zellij plugin's call on load).
     pub session: Option<String>,
 }
@@ -132,6 +136,14 @@ pub fn run(ctx: &Ctx, o: &Opts) -> Result<RebuildOutput, Stop> {
     } else {
         resume_adopted_in_place(ctx, lost_sessions)
     };
+    // `--as-before`: only these entries (the sessions live at the crash) are resumed.
+    let resume_only: Option<Vec<String>> = o.as_before.then(|| {
+        lost_sessions
+            .iter()
+            .filter(|l| l.outcome == "adopted")
+            .map(|l| l.entry.clone())
+            .collect()
+    });
     let (mut entries, errs) = ctx.ledger.all();
     if o.dry_run {
         // What a real run would adopt, planned with the parked ones.
@@ -189,7 +201,16 @@ pub fn run(ctx: &Ctx, o: &Opts) -> Result<RebuildOutput, Stop> {
     let relocated = if zellij.is_empty() {
         vec![]
     } else {
-        relocate(ctx, &zellij, &parked, o.no_resume, o.dry_run, &mut skipped)
+        // Parked zellij entries stay parked under `--as-before` (the adopted ones were resumed
+        // in place above).
+        relocate(
+            ctx,
+            &zellij,
+            &parked,
+            o.no_resume || o.as_before,
+            o.dry_run,
+            &mut skipped,
+        )
     };
     // No parked pane of the selected tmux server: nothing of tmux to list or rebuild, and the
     // output names no tmux server for entries that are zellij's.
@@ -204,10 +225,7 @@ pub fn run(ctx: &Ctx, o: &Opts) -> Result<RebuildOutput, Stop> {
             )
             .of("rebuild"));
         }
-        if !o.dry_run {
-            ctx.publish_status();
-        }
-        return Ok(RebuildOutput {
+        let out = RebuildOutput {
             schema: park_protocol::SCHEMA_VERSION,
             server: String::new(),
             dry_run: o.dry_run,
@@ -216,7 +234,12 @@ pub fn run(ctx: &Ctx, o: &Opts) -> Result<RebuildOutput, Stop> {
             skipped,
             warnings,
             lost: lost_sessions,
-        });
+        };
+        if !o.dry_run {
+            ctx.publish_status();
+            tell_lost(ctx, o, &out);
+        }
+        return Ok(out);
     };
     // A server that is not running has lost every pane; any other listing failure means the map
     // cannot be trusted, and guessing which windows are gone would duplicate live ones.
@@ -269,10 +292,20 @@ pub fn run(ctx: &Ctx, o: &Opts) -> Result<RebuildOutput, Stop> {
         return Ok(out);
     }
     for p in &plans {
-        out.windows.push(build_one(ctx, p, o));
+        out.windows
+            .push(build_one(ctx, p, o, resume_only.as_deref()));
     }
     ctx.publish_status();
+    tell_lost(ctx, o, &out);
     Ok(out)
+}
+
+/// `--as-before` runs from a hook or a yes to a question, where nobody reads its output: the
+/// people attached are told what came back.
+fn tell_lost(ctx: &Ctx, o: &Opts, out: &RebuildOutput) {
+    if o.as_before && !out.lost.is_empty() {
+        ctx.mux.notify(&format!("park: {}", out.lost_line().0));
+    }
 }
 
 /// Lost zellij sessions adopted into the pane zellij resurrected for them: each pane gets its
@@ -443,8 +476,9 @@ fn relocate(
     out
 }
 
-/// Recreates one window, re-points its entries, then resumes them in slot order.
-fn build_one(ctx: &Ctx, p: &WindowPlan, o: &Opts) -> WindowOutcome {
+/// Recreates one window, re-points its entries, then resumes them in slot order (only those in
+/// `resume_only` when it is given; the others stay parked in their new panes).
+fn build_one(ctx: &Ctx, p: &WindowPlan, o: &Opts, resume_only: Option<&[String]>) -> WindowOutcome {
     let mut w = window_outcome(p, vec![]);
     let spec = WindowSpec {
         session: p.session.clone(),
@@ -513,7 +547,8 @@ fn build_one(ctx: &Ctx, p: &WindowPlan, o: &Opts) -> WindowOutcome {
         }
         w.slots.push(x);
     }
-    if o.no_resume {
+    repointed.retain(|(_, eid)| resume_only.is_none_or(|only| only.contains(eid)));
+    if o.no_resume || repointed.is_empty() {
         return w;
     }
     let fresh = scan::scan(ctx.platform.as_ref(), ctx.mux.as_ref(), false);

@@ -7,6 +7,7 @@
 //!
 //! [journal]
 //! enabled = true       # keep journal.json, the live sessions a crash would lose (default true)
+//! restore = "off"      # after a crash: "off" (`park rebuild` by hand), "ask" or "auto"
 //!
 //! [auto]               # the autopilot (model::auto): off until `mode` says otherwise
 //! mode = "suggest"     # "off" | "suggest" | "park"
@@ -61,15 +62,45 @@ impl Config {
 }
 
 /// `[journal]`: the daemon records the live sessions a crash would lose (read-only but for
-/// `journal.json`, so on by default).
+/// `journal.json`, so on by default); bringing them back is the user's act unless `restore` says
+/// otherwise.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Journal {
     pub enabled: bool,
+    pub restore: Restore,
 }
 
 impl Default for Journal {
     fn default() -> Self {
-        Journal { enabled: true }
+        Journal {
+            enabled: true,
+            restore: Restore::Off,
+        }
+    }
+}
+
+/// `[journal] restore`: what happens when a client attaches to a multiplexer after sessions were
+/// lost with the previous one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Restore {
+    /// Nothing: the status line counts them, `park rebuild` (or Enter in the picker) brings them
+    /// back.
+    #[default]
+    Off,
+    /// The client is asked once per set of lost sessions (y/n).
+    Ask,
+    /// `park rebuild --as-before` runs: the lost sessions resume in their slots, parked ones come
+    /// back parked.
+    Auto,
+}
+
+impl Restore {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Restore::Off => "off",
+            Restore::Ask => "ask",
+            Restore::Auto => "auto",
+        }
     }
 }
 
@@ -134,7 +165,7 @@ fn line_of(text: &str, span: Option<std::ops::Range<usize>>) -> usize {
 /// The tables a config file may have, and the keys of `[archive]`.
 const TABLES: &[&str] = &["archive", "auto", "journal"];
 const ARCHIVE_KEYS: &[&str] = &["auto"];
-const JOURNAL_KEYS: &[&str] = &["enabled"];
+const JOURNAL_KEYS: &[&str] = &["enabled", "restore"];
 
 const AUTO_KEYS: &[&str] = &[
     "mode",
@@ -147,6 +178,32 @@ const AUTO_KEYS: &[&str] = &[
     "exclude",
     "limit_reset",
 ];
+
+/// The table `name` of a config file, with every key checked against `keys`.
+fn small_table<'a>(
+    text: &str,
+    root: &'a toml_edit::Table,
+    name: &str,
+    keys: &[&str],
+) -> Result<Option<&'a dyn toml_edit::TableLike>, String> {
+    let Some(item) = root.get(name) else {
+        return Ok(None);
+    };
+    let t = item.as_table_like().ok_or(format!(
+        "line {}: [{name}] must be a table",
+        line_of(text, item.span())
+    ))?;
+    for (k, v) in t.iter() {
+        if !keys.contains(&k) {
+            let line = line_of(text, t.key(k).and_then(|k| k.span()).or_else(|| v.span()));
+            return Err(format!(
+                "line {line}: [{name}] {k}: unknown key (known: {})",
+                keys.join(", ")
+            ));
+        }
+    }
+    Ok(Some(t))
+}
 
 /// Parses the text of a config file.
 pub fn parse(text: &str) -> Result<Config, String> {
@@ -185,20 +242,7 @@ pub fn parse(text: &str) -> Result<Config, String> {
             format!("line {line}: unknown key {k} outside any table (known tables: {known}){hint}")
         });
     }
-    if let Some(item) = root.get("archive") {
-        let t = item.as_table_like().ok_or(format!(
-            "line {}: [archive] must be a table",
-            line_of(text, item.span())
-        ))?;
-        for (k, v) in t.iter() {
-            if !ARCHIVE_KEYS.contains(&k) {
-                let line = line_of(text, t.key(k).and_then(|k| k.span()).or_else(|| v.span()));
-                return Err(format!(
-                    "line {line}: [archive] {k}: unknown key (known: {})",
-                    ARCHIVE_KEYS.join(", ")
-                ));
-            }
-        }
+    if let Some(t) = small_table(text, root, "archive", ARCHIVE_KEYS)? {
         if let Some(v) = t.get("auto") {
             c.archive_auto = v.as_bool().ok_or(format!(
                 "line {}: [archive] auto must be true or false",
@@ -208,20 +252,7 @@ pub fn parse(text: &str) -> Result<Config, String> {
                 .push(("archive.auto".into(), line_of(text, v.span())));
         }
     }
-    if let Some(item) = root.get("journal") {
-        let t = item.as_table_like().ok_or(format!(
-            "line {}: [journal] must be a table",
-            line_of(text, item.span())
-        ))?;
-        for (k, v) in t.iter() {
-            if !JOURNAL_KEYS.contains(&k) {
-                let line = line_of(text, t.key(k).and_then(|k| k.span()).or_else(|| v.span()));
-                return Err(format!(
-                    "line {line}: [journal] {k}: unknown key (known: {})",
-                    JOURNAL_KEYS.join(", ")
-                ));
-            }
-        }
+    if let Some(t) = small_table(text, root, "journal", JOURNAL_KEYS)? {
         if let Some(v) = t.get("enabled") {
             c.journal.enabled = v.as_bool().ok_or(format!(
                 "line {}: [journal] enabled must be true or false",
@@ -229,6 +260,21 @@ pub fn parse(text: &str) -> Result<Config, String> {
             ))?;
             c.origins
                 .push(("journal.enabled".into(), line_of(text, v.span())));
+        }
+        if let Some(v) = t.get("restore") {
+            c.journal.restore = match v.as_str() {
+                Some("off") => Restore::Off,
+                Some("ask") => Restore::Ask,
+                Some("auto") => Restore::Auto,
+                _ => {
+                    return Err(format!(
+                        "line {}: [journal] restore must be \"off\", \"ask\" or \"auto\"",
+                        line_of(text, v.span())
+                    ))
+                }
+            };
+            c.origins
+                .push(("journal.restore".into(), line_of(text, v.span())));
         }
     }
     if let Some(item) = root.get("auto") {
@@ -345,6 +391,23 @@ mod tests {
         assert!(parse("[journal]\nenable = false\n")
             .unwrap_err()
             .contains("[journal] enable: unknown key"));
+        assert_eq!(
+            parse("").unwrap().journal.restore,
+            Restore::Off,
+            "restoring is the user's act unless asked for"
+        );
+        for (v, want) in [
+            ("off", Restore::Off),
+            ("ask", Restore::Ask),
+            ("auto", Restore::Auto),
+        ] {
+            let c = parse(&format!("[journal]\nrestore = \"{v}\"\n")).unwrap();
+            assert_eq!(c.journal.restore, want);
+            assert_eq!(c.journal.restore.as_str(), v);
+        }
+        assert!(parse("[journal]\nrestore = true\n")
+            .unwrap_err()
+            .contains("line 2: [journal] restore must be \"off\", \"ask\" or \"auto\""));
         let d = tempfile::tempdir().unwrap();
         assert_eq!(load_from(None, &path(d.path())).unwrap(), Config::default());
         std::fs::write(path(d.path()), "[archive]\nauto = 3\n").unwrap();

@@ -1,14 +1,14 @@
 //! The ledger: one JSON file per parked session under `$PARK_HOME/parked/`, owned by park alone.
 //!
-//! Contract: entries are claimed with `O_EXCL` (two parks of one session cannot both win), rewritten
+//! Contract: entries are claimed exclusively, whole (written under a temporary name, then linked
+//! to theirs: two parks of one session cannot both win, and no reader meets a half-written
+//! claim), rewritten
 //! atomically (tmp + fsync + rename), 0600 in 0700 dirs, never through a symlink. Entry ids are
 //! `<agent>-<session id>`, validated `[A-Za-z0-9._-]+`. A file that will not parse is reported with
 //! its path and kept: never skipped silently, never deleted.
 
 use crate::model::entry::{valid_entry_id, Entry, ENTRY_SCHEMA};
-use std::fs::{self, OpenOptions};
-use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
+use std::fs;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
@@ -103,28 +103,18 @@ impl Ledger {
         Ok(())
     }
 
-    /// Claims the entry: fails with `Exists` when any entry for this id is already there.
+    /// Claims the entry: fails with `Exists` when any entry for this id is already there. The
+    /// file appears whole or not at all: a reader (`park ls`, the autopilot, another park) never
+    /// meets a half-written claim and reports it corrupt.
     pub fn claim(&self, e: &Entry) -> Result<(), LedgerError> {
         Self::writable(e)?;
         self.ensure()?;
         let p = self.path(&e.id)?;
-        let mut f = match OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&p)
-        {
-            Ok(f) => f,
-            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {
-                return Err(LedgerError::Exists(e.id.clone()))
-            }
-            Err(err) => return Err(LedgerError::Io(p, err)),
-        };
         let bytes = serde_json::to_vec_pretty(e).expect("entry serialises");
-        f.write_all(&bytes)
-            .and_then(|_| f.sync_all())
-            .map_err(|err| LedgerError::Io(p.clone(), err))
+        match crate::support::fs::create_exclusive(&p, &bytes)? {
+            true => Ok(()),
+            false => Err(LedgerError::Exists(e.id.clone())),
+        }
     }
 
     pub fn save(&self, e: &Entry) -> Result<(), LedgerError> {
@@ -297,6 +287,53 @@ pub mod tests {
             0o600
         );
         assert_eq!(l.load(&e.id).unwrap().unwrap(), e);
+    }
+
+    /// A claim appears whole: readers running beside many claims never meet one half-written
+    /// (an `O_EXCL` create followed by a write showed them an empty file, reported as corrupt).
+    #[test]
+    fn readers_never_see_a_half_written_claim() {
+        use std::sync::{Arc, Mutex};
+        let d = tempfile::tempdir().unwrap();
+        let l = Ledger::new(d.path().join("home"));
+        l.ensure().unwrap();
+        // The id being claimed now: the reader spins on it.
+        let next: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(Some(String::new())));
+        let reader = {
+            let (l, next) = (Ledger::new(l.home.clone()), next.clone());
+            std::thread::spawn(move || {
+                let mut bad = vec![];
+                while let Some(id) = next.lock().unwrap().clone() {
+                    if id.is_empty() {
+                        continue;
+                    }
+                    if let Err(e) = l.load(&id) {
+                        bad.push(e.to_string());
+                    }
+                }
+                bad
+            })
+        };
+        for i in 0..100 {
+            let mut e = sample("ccb");
+            e.session_id = format!("35c98558-0920-4e29-b81c-9304ca4{i:05}");
+            e.id = entry_id(Agent::Claude, &e.session_id);
+            // A big entry: a write long enough for the reader to land inside it.
+            e.flags = vec!["x".repeat(128 * 1024)];
+            *next.lock().unwrap() = Some(e.id.clone());
+            std::thread::sleep(std::time::Duration::from_micros(200));
+            l.claim(&e).unwrap();
+        }
+        *next.lock().unwrap() = None;
+        let bad = reader.join().unwrap();
+        assert!(bad.is_empty(), "{} bad reads, first: {}", bad.len(), bad[0]);
+        assert_eq!(l.all().0.len(), 100);
+        let left: Vec<_> = fs::read_dir(l.parked_dir())
+            .unwrap()
+            .flatten()
+            .filter(|f| f.file_name().to_string_lossy().starts_with('.'))
+            .collect();
+        assert!(left.is_empty(), "no temporary file is left: {left:?}");
     }
 
     #[test]

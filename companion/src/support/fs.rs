@@ -58,8 +58,9 @@ pub fn private_dir(dir: &Path) -> Result<(), FsError> {
         .map_err(|e| FsError::Io(dir.to_path_buf(), e))
 }
 
-/// Atomic private write: tmp (O_EXCL, 0600, no follow) + fsync + rename + fsync(dir).
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), FsError> {
+/// `bytes` written whole and synced under a private temporary name beside `path`
+/// (`.<name>.tmp-<pid>-<n>`, which `park doctor` reports if a crash leaves it).
+fn write_temp(path: &Path, bytes: &[u8]) -> Result<PathBuf, FsError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     // Unique per process and per write: threads of one wave may write the same file (status).
     static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -80,6 +81,33 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), FsError> {
         .map_err(io)?;
     f.write_all(bytes).map_err(io)?;
     f.sync_all().map_err(io)?;
+    Ok(tmp)
+}
+
+/// Creates `path` with `bytes`, only if nothing is there (no symlink followed): `Ok(false)` when
+/// it exists. A reader sees the whole file or none (written under a temporary name, then
+/// `link`ed to its name, which fails when the name exists): never the empty file an `O_EXCL`
+/// create shows before its write, which readers would report as corrupt.
+pub fn create_exclusive(path: &Path, bytes: &[u8]) -> Result<bool, FsError> {
+    let tmp = write_temp(path, bytes)?;
+    let linked = fs::hard_link(&tmp, path);
+    let _ = fs::remove_file(&tmp);
+    match linked {
+        Ok(()) => {
+            if let Ok(d) = File::open(path.parent().unwrap_or(Path::new("."))) {
+                let _ = d.sync_all();
+            }
+            Ok(true)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+        Err(e) => Err(FsError::Io(path.to_path_buf(), e)),
+    }
+}
+
+/// Atomic private write: tmp (O_EXCL, 0600, no follow) + fsync + rename + fsync(dir).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), FsError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let tmp = write_temp(path, bytes)?;
     if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
         let _ = fs::remove_file(&tmp);
         return Err(FsError::Symlink(path.to_path_buf()));

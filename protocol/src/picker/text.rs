@@ -78,6 +78,10 @@ pub fn help(mode: &Mode, w: usize, place: Place) -> String {
         Mode::ConfirmBulk { .. } => {
             format!("y park the {} · any other key cancels", place.word())
         }
+        Mode::ConfirmRebuild { .. } => {
+            "y resume the lost sessions in their slots (parked ones stay parked) · any other key cancels"
+                .into()
+        }
         Mode::Normal => NORMAL_HELP
             .iter()
             .map(|h| place.say(h))

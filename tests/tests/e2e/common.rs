@@ -208,6 +208,12 @@ pub struct Outer {
 
 impl Outer {
     pub fn attach(sb: &Sandbox, session: &str) -> Outer {
+        Outer::attach_until(sb, session, &format!("[{session}]"))
+    }
+
+    /// Attaches and waits for `ready` (a substring) on the nested client: its status line
+    /// (`[session] …`) unless a prompt covers it.
+    pub fn attach_until(sb: &Sandbox, session: &str, ready: &str) -> Outer {
         sb.ensure_session(session);
         let o = Outer {
             label: format!("{}-outer", sb.label()),
@@ -230,9 +236,7 @@ impl Outer {
             &inner,
         ])
         .expect("start the outer tmux server");
-        // Ready once the inner status line (`[session] …`) is drawn.
-        let want = format!("[{session}]");
-        o.wait(&want, SECS(10))
+        o.wait(ready, SECS(10))
             .unwrap_or_else(|e| panic!("nested client did not attach: {e}"));
         o
     }
@@ -482,4 +486,26 @@ pub fn assert_pinned_version(r: &Row) {
         r.agent.as_str(),
         r.agent_version
     );
+}
+
+/// park's TPM entry point (`park.tmux` at the repo root).
+pub fn park_plugin() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("repo root")
+        .join("park.tmux")
+}
+
+/// Loads park's tmux plugin into the sandbox's server as TPM does, with `@park-bin` set to the
+/// park under test.
+pub fn load_park_plugin(sb: &Sandbox) {
+    sb.tmux(&[
+        "set-option",
+        "-g",
+        "@park-bin",
+        &park_bin().to_string_lossy(),
+    ])
+    .unwrap();
+    sb.tmux(&["run-shell", &park_plugin().to_string_lossy()])
+        .unwrap_or_else(|e| panic!("loading the plugin: {e}"));
 }

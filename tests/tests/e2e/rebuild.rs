@@ -66,7 +66,7 @@ pub(crate) fn split_shell(
 }
 
 /// `pane_index geometry cwd` for each pane of `session:window`, in pane order.
-fn geometry(sb: &Sandbox, session: &str, window: &str) -> Vec<String> {
+pub(crate) fn geometry(sb: &Sandbox, session: &str, window: &str) -> Vec<String> {
     sb.tmux(&[
         "list-panes",
         "-t",
@@ -80,7 +80,7 @@ fn geometry(sb: &Sandbox, session: &str, window: &str) -> Vec<String> {
     .collect()
 }
 
-fn pane_at(sb: &Sandbox, session: &str, window: &str, index: u32) -> String {
+pub(crate) fn pane_at(sb: &Sandbox, session: &str, window: &str, index: u32) -> String {
     sb.tmux(&[
         "display-message",
         "-p",
@@ -94,7 +94,7 @@ fn pane_at(sb: &Sandbox, session: &str, window: &str, index: u32) -> String {
 }
 
 /// Parks `target` (see `action_settled`); the outcome and reason of every result.
-fn park_settled(sb: &Sandbox, target: &str) -> Vec<String> {
+pub(crate) fn park_settled(sb: &Sandbox, target: &str) -> Vec<String> {
     let (_, out) = action_settled(sb, &["park", target]);
     out.results
         .iter()
@@ -149,7 +149,7 @@ fn slot_outcomes(v: &Value) -> Vec<Vec<String>> {
 /// A decoy server on the same socket, with enough plain shells that the parked panes' handles
 /// (`%N`) exist again, as they do after any tmux restart. The server starts with `env` added to
 /// its environment (what the user's login would give every new pane). Returns the decoy panes.
-fn decoy_server(sb: &Sandbox, n: usize, env: &[(String, String)]) -> Vec<String> {
+pub(crate) fn decoy_server(sb: &Sandbox, n: usize, env: &[(String, String)]) -> Vec<String> {
     let work = sb.work.to_string_lossy().into_owned();
     let ps1 = format!("PS1={SHELL_PROMPT}");
     let out = sb
@@ -534,7 +534,7 @@ fn unpark_never_types_into_a_pane_that_only_reuses_the_parked_handle() {
 }
 
 /// `park snapshot --json`, parsed.
-fn snapshot(sb: &Sandbox) -> Value {
+pub(crate) fn snapshot(sb: &Sandbox) -> Value {
     let o = park(sb, &["snapshot", "--json"]);
     assert_eq!(code(&o), 0, "{}", text(&o));
     serde_json::from_slice(&o.stdout)
@@ -543,7 +543,7 @@ fn snapshot(sb: &Sandbox) -> Value {
 
 /// The session ids of a `snapshot`/`rebuild` list (`live`, `lost`, `left`), sorted, with `field`
 /// of each (`outcome`, `reason`…) when given.
-fn sids_of(v: &Value, list: &str) -> Vec<String> {
+pub(crate) fn sids_of(v: &Value, list: &str) -> Vec<String> {
     let mut out: Vec<String> = v[list]
         .as_array()
         .into_iter()

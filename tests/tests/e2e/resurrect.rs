@@ -17,27 +17,7 @@ use crate::rebuild::{crash, login_profile, split_shell, Fake};
 use park_e2e::*;
 use park_protocol::RowState;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-
-fn plugin() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("repo root")
-        .join("park.tmux")
-}
-
-/// Loads park's tmux plugin as TPM does (it sets the resurrect hooks where unset).
-fn load_plugin(sb: &Sandbox) {
-    sb.tmux(&[
-        "set-option",
-        "-g",
-        "@park-bin",
-        &park_bin().to_string_lossy(),
-    ])
-    .unwrap();
-    sb.tmux(&["run-shell", &plugin().to_string_lossy()])
-        .unwrap_or_else(|e| panic!("loading the plugin: {e}"));
-}
+use std::path::PathBuf;
 
 /// One saved pane, as resurrect's `dump_panes` writes it.
 #[derive(Debug, Clone)]
@@ -242,7 +222,7 @@ impl Resurrect<'_> {
             }
             made.push(id);
         }
-        load_plugin(self.sb);
+        load_park_plugin(self.sb);
         let o = self.hook("post-restore-all");
         assert!(!o.stdout.is_empty() || !o.stderr.is_empty() || o.status.success());
         made
@@ -304,7 +284,7 @@ fn the_resurrect_hooks_bring_each_session_back_into_its_restored_pane() {
         &[] as &[(&str, &str)],
     );
     let sids: Vec<String> = [&p0, &p1, &p2, &p3].iter().map(|p| f.agent(p)).collect();
-    load_plugin(sb);
+    load_park_plugin(sb);
     let hook = |k: &str| {
         sb.tmux(&[
             "show-option",

@@ -17,10 +17,7 @@ const FAKE: &str = env!("CARGO_BIN_EXE_fake-agent");
 
 /// The plugin entry point TPM runs (the repo root's `park.tmux`).
 fn plugin() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("repo root")
-        .join("park.tmux")
+    park_plugin()
 }
 
 fn load_plugin(sb: &Sandbox) {

@@ -203,6 +203,15 @@ pub trait Mux: Send + Sync {
     /// Announces `text` to the people attached (tmux: `display-message` on every client unless
     /// the `@park-auto-notify` option is `off`; zellij: the park strip). Best effort, never waits.
     fn notify(&self, _text: &str) {}
+    /// Asks the people attached `question`; a yes runs `yes` (argv) in the background. tmux:
+    /// `confirm-before` on `client` (else the first one attached); elsewhere the question is
+    /// announced with `yes` as the way to answer it. Best effort, never waits for the answer.
+    fn ask(&self, _client: Option<&str>, question: &str, yes: &[String]) {
+        self.notify(&format!(
+            "{question}: `{}`, or Enter on a lost row of the picker",
+            yes.join(" ")
+        ));
+    }
     /// Replace the pane's (dead) process with `argv` in `cwd` with extra `env`.
     fn respawn(
         &self,

@@ -267,6 +267,15 @@ impl Mux for MuxSet {
         self.zellij.notify(text);
     }
 
+    /// A named client is a tmux client (the plugin's attach hook names it); the zellij strip
+    /// names none.
+    fn ask(&self, client: Option<&str>, question: &str, yes: &[String]) {
+        match client {
+            Some(_) => self.tmux.ask(client, question, yes),
+            None => self.zellij.ask(client, question, yes),
+        }
+    }
+
     fn push_status(&self, json: &str) {
         self.zellij.push_status(json)
     }

@@ -313,6 +313,24 @@ fn hex(text: &str) -> Vec<String> {
     text.bytes().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The tmux command a `confirm-before` yes runs: `shell` in the background. tmux parses it as a
+/// command (a double-quoted word: `\`, `"` and `$` escaped) and run-shell expands formats in it
+/// (`#` doubled).
+fn confirm_command(shell: &str) -> String {
+    let mut q = String::new();
+    for c in shell.chars() {
+        match c {
+            '\\' | '"' | '$' => {
+                q.push('\\');
+                q.push(c);
+            }
+            '#' => q.push_str("##"),
+            c => q.push(c),
+        }
+    }
+    format!("run-shell -b \"{q}\"")
+}
+
 impl Mux for Tmux {
     fn kind(&self) -> &'static str {
         "tmux"
@@ -474,6 +492,36 @@ impl Mux for Tmux {
         for c in clients.lines().filter(|c| !c.is_empty()) {
             let _ = self.run(&["display-message", "-c", c, "-d", "8000", &msg]);
         }
+    }
+
+    fn ask(&self, client: Option<&str>, question: &str, yes: &[String]) {
+        let client = match client {
+            Some(c) => c.to_string(),
+            None => match self.run(&["list-clients", "-F", "#{client_name}"]) {
+                Ok(l) => match l.lines().find(|c| !c.is_empty()) {
+                    Some(c) => c.to_string(),
+                    None => return,
+                },
+                Err(_) => return,
+            },
+        };
+        let Ok(shell) = shlex::try_join(yes.iter().map(String::as_str)) else {
+            return;
+        };
+        // run-shell shows a command's output in the client (view mode): park tells the clients
+        // itself.
+        let shell = format!("{shell} >/dev/null 2>&1");
+        // -b: the prompt stays up in the background; without it tmux holds this command (and
+        // the park that runs it) until the person answers.
+        let _ = self.run(&[
+            "confirm-before",
+            "-b",
+            "-t",
+            &client,
+            "-p",
+            &format!("{} (y/n) ", question.replace('#', "##")),
+            &confirm_command(&shell),
+        ]);
     }
 
     fn window_option_all(&self, key: &str) -> Result<Vec<(String, String, u32, String)>, MuxError> {

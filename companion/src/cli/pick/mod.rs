@@ -166,6 +166,14 @@ fn event_loop(
                     false,
                     tx.clone(),
                 ),
+                Action::Rebuild => worker::spawn(
+                    ctx.exe.clone(),
+                    app::Op::Rebuild,
+                    app::LOST.into(),
+                    vec![app::LOST.into()],
+                    false,
+                    tx.clone(),
+                ),
                 Action::Bulk { target, panes } => worker::spawn(
                     ctx.exe.clone(),
                     app::Op::Park,

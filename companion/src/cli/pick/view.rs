@@ -302,21 +302,8 @@ fn prompt_line(app: &App, w: usize) -> Line<'static> {
             Span::styled("/", Style::default().fg(Color::Yellow)),
             Span::raw(fit(&format!("{}█", app.filter), w.saturating_sub(1))),
         ]),
-        Mode::ConfirmBulk {
-            label,
-            panes,
-            frees,
-            ..
-        } => Line::from(Span::styled(
-            fit(
-                &format!(
-                    "park {} agent{} in {label} (frees ~{})? [y/N]",
-                    panes.len(),
-                    if panes.len() == 1 { "" } else { "s" },
-                    human_bytes(*frees)
-                ),
-                w,
-            ),
+        m @ (Mode::ConfirmBulk { .. } | Mode::ConfirmRebuild { .. }) => Line::from(Span::styled(
+            fit(&m.question().unwrap_or_default(), w),
             Style::default()
                 .fg(Color::Yellow)
                 .add_modifier(Modifier::BOLD),

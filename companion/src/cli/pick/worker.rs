@@ -1,7 +1,8 @@
 //! Runs the picker's toggles off the UI thread, as subprocesses of the park binary itself.
 //!
 //! Contract: a kill never runs in the picker's process and the picker is never in an agent's
-//! tree: every toggle is `park park|unpark <target> --json` (bulk adds `--yes`), started in its own
+//! tree: every toggle is `park park|unpark <target> --json` (bulk adds `--yes`; the lost
+//! sessions' rebuild is `park rebuild --as-before --json`), started in its own
 //! process group (closing the popup does not signal a park in progress) with stdin closed and its
 //! output captured, and without `TMUX_PANE` (so an unpark never takes the picker's own pane for the
 //! pane it runs in). Each job reports exactly one [`Done`] on the channel.
@@ -25,6 +26,11 @@ pub struct Done {
 /// The argv (after the binary) for a job; the autopilot's suggestions are parked as the panes
 /// they are (`panes`).
 pub fn args(op: Op, target: &str, panes: &[String], bulk: bool) -> Vec<String> {
+    if op == Op::Rebuild {
+        return ["rebuild", "--as-before", "--json"]
+            .map(String::from)
+            .to_vec();
+    }
     let mut a = vec![op.verb().to_string()];
     if target == super::app::SUGGESTED {
         a.extend(panes.iter().cloned());
@@ -52,9 +58,21 @@ pub fn run_job(exe: &Path, op: Op, target: &str, panes: &[String], bulk: bool) -
         Ok(o) => o,
         Err(e) => return JobResult::Error(format!("cannot run {}: {e}", exe.display())),
     };
-    match serde_json::from_slice::<ActionOutput>(&out.stdout) {
-        Ok(doc) => JobResult::Output(doc),
-        Err(_) => {
+    let doc = if op == Op::Rebuild {
+        serde_json::from_slice::<park_protocol::reports::RebuildOutput>(&out.stdout)
+            .map(|r| {
+                let (line, ok) = r.lost_line();
+                JobResult::Said(line, ok)
+            })
+            .ok()
+    } else {
+        serde_json::from_slice::<ActionOutput>(&out.stdout)
+            .map(JobResult::Output)
+            .ok()
+    };
+    match doc {
+        Some(doc) => doc,
+        None => {
             let err = String::from_utf8_lossy(&out.stderr);
             let msg = err
                 .lines()
@@ -145,6 +163,11 @@ mod tests {
         assert_eq!(
             args(Op::Park, "work:1", &[], true),
             ["park", "work:1", "--yes", "--json"]
+        );
+        assert_eq!(
+            args(Op::Rebuild, crate::cli::pick::app::LOST, &[], false),
+            ["rebuild", "--as-before", "--json"],
+            "lost sessions come back as before: parked ones stay parked"
         );
         let panes = ["%3".to_string(), "%5".to_string()];
         assert_eq!(

@@ -1,0 +1,186 @@
+//! `[journal] restore` in real tmux: after a crash, the first client that attaches to the fresh
+//! server is asked (`ask`: tmux's own y/n prompt) or gets its lost sessions back (`auto`) through
+//! the client-attached hook park's plugin appends; `off`, the default, does nothing. Either way
+//! the sessions live at the crash resume in their slots and a parked one stays parked.
+//!
+//! The deterministic fake agent plays the agents (the real CLIs' crash cycle is in `rebuild`).
+
+use crate::common::*;
+use crate::rebuild::{
+    crash, decoy_server, geometry, park_settled, sids_of, snapshot, split_shell, Fake,
+};
+use park_e2e::*;
+use park_protocol::RowState;
+
+fn restore(sb: &Sandbox, how: &str) {
+    let dir = sb.home.join(".config/park");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("config.toml"),
+        format!("[journal]\nrestore = \"{how}\"\n"),
+    )
+    .unwrap();
+}
+
+/// What was there before the crash.
+struct Before {
+    /// The two sessions live in window `pair` (slot 0, slot 1).
+    live: Vec<String>,
+    /// The session parked in window `kept`.
+    parked: String,
+    pair_geometry: Vec<String>,
+}
+
+/// Two live agents in one window and a parked one in another; the journal holds the live ones;
+/// then the server dies with its agents (a reboot), and a fresh server comes up on the same
+/// socket with park's plugin loaded (what the user's tmux.conf does).
+fn crash_and_boot(f: &Fake) -> Before {
+    let sb = &f.sb;
+    let proj = sb.project_dir("proj");
+    let p0 = sb.new_shell_window("w", "pair", &proj, &[] as &[(&str, &str)]);
+    let p1 = split_shell(sb, &p0, &proj, &[], &["-h"]);
+    let a = f.agent(&p0);
+    let b = f.agent(&p1);
+    let p2 = sb.new_shell_window("w", "kept", &sb.project_dir("kept"), &[] as &[(&str, &str)]);
+    let c = f.agent(&p2);
+    let r = park_settled(sb, &p2);
+    assert!(r[0].starts_with("parked"), "{r:?}");
+    let pair_geometry = geometry(sb, "w", "pair");
+    let snap = snapshot(sb);
+    let mut live = vec![a.clone(), b.clone()];
+    live.sort();
+    assert_eq!(sids_of(&snap, "live"), live, "{snap}");
+    let pids: Vec<u32> = [&a, &b]
+        .iter()
+        .flat_map(|s| claude_pids_for(&sb.home, s))
+        .collect();
+    assert_eq!(pids.len(), 2);
+    crash(sb, &pids);
+    decoy_server(sb, 1, &[]);
+    load_park_plugin(sb);
+
+    Before {
+        live: vec![a, b],
+        parked: c,
+        pair_geometry,
+    }
+}
+
+/// Every live-at-crash session runs again in its slot, one process each; the parked one is still
+/// parked, in a recreated pane of its window.
+fn assert_as_before(sb: &Sandbox, before: &Before) {
+    // `list-panes -t` fails while a window is missing (display-message would answer with the
+    // current pane instead): the rebuild may still be building it.
+    let pane_in = |window: &str, slot: usize| -> Option<String> {
+        let out = sb
+            .tmux(&[
+                "list-panes",
+                "-t",
+                &format!("=w:{window}"),
+                "-F",
+                "#{pane_id}",
+            ])
+            .ok()?;
+        out.lines().nth(slot).map(str::to_string)
+    };
+    for (slot, sid) in before.live.iter().enumerate() {
+        let r = poll(SECS(60), || {
+            row(sb, &pane_in("pair", slot)?)
+                .filter(|r| r.state == RowState::Live && r.session_id.is_some())
+        })
+        .unwrap_or_else(|| panic!("pair.{slot} never ran {sid} again"));
+        assert_eq!(r.session_id.as_deref(), Some(sid.as_str()), "pair.{slot}");
+        assert_eq!(
+            claude_pids_for(&sb.home, sid).len(),
+            1,
+            "one process: {sid}"
+        );
+    }
+    assert_eq!(
+        geometry(sb, "w", "pair"),
+        before.pair_geometry,
+        "same panes, order, size and cwds"
+    );
+    let r = poll(SECS(60), || {
+        row(sb, &pane_in("kept", 0)?).filter(|r| r.state != RowState::Lost)
+    })
+    .expect("the parked session's window is rebuilt");
+    assert_eq!(
+        r.state,
+        RowState::Parked,
+        "a parked session stays parked: {r:?}"
+    );
+    assert_eq!(r.session_id.as_deref(), Some(before.parked.as_str()));
+    assert!(claude_pids_for(&sb.home, &before.parked).is_empty());
+}
+
+fn on_attach(sb: &Sandbox, client: Option<&str>) -> String {
+    let mut args = vec!["rebuild", "--on-attach"];
+    if let Some(c) = client {
+        args.extend(["--client", c]);
+    }
+    let o = park(sb, &args);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    text(&o)
+}
+
+/// `ask`: nothing happens before the person answers; a no leaves them lost and is not asked
+/// again for the same sessions; a yes (tmux's confirm-before, answered with `y`) brings them back
+/// as before.
+#[test]
+fn ask_puts_a_yes_no_prompt_on_the_attached_client_and_a_yes_brings_them_back() {
+    let f = Fake::new();
+    let sb = &f.sb;
+    let before = crash_and_boot(&f);
+    // `off`, the default: an attach changes nothing.
+    assert!(
+        on_attach(sb, None).contains("[journal] restore is off"),
+        "off by default"
+    );
+    restore(sb, "ask");
+    // The question covers the status line as the client attaches.
+    let question = "Bring them back? (y/n)";
+    let outer = Outer::attach_until(sb, "decoy", question);
+    outer.tmux(&["send-keys", "-t", "outer", "n"]).unwrap();
+    let client = sb
+        .tmux(&["list-clients", "-F", "#{client_name}"])
+        .unwrap()
+        .trim()
+        .to_string();
+    assert!(
+        on_attach(sb, Some(&client)).contains("already asked about these sessions"),
+        "a second attach does not ask again"
+    );
+    let o = park(sb, &["ls", "--json"]);
+    let lost = ls(sb)
+        .rows
+        .iter()
+        .filter(|r| r.state == RowState::Lost)
+        .count();
+    assert_eq!(lost, 2, "a no restores nothing: {}", text(&o));
+
+    // Asked again (the set forgotten), and answered yes.
+    std::fs::remove_file(sb.park_home.join("restore.asked")).unwrap();
+    assert!(on_attach(sb, Some(&client)).starts_with("asked:"));
+    outer
+        .wait(question, SECS(30))
+        .unwrap_or_else(|e| panic!("not asked again: {e}"));
+    outer.tmux(&["send-keys", "-t", "outer", "y"]).unwrap();
+    assert_as_before(sb, &before);
+}
+
+/// `auto`: the attach alone brings them back, and the client is told.
+#[test]
+fn auto_brings_the_lost_sessions_back_when_a_client_attaches() {
+    let f = Fake::new();
+    let sb = &f.sb;
+    restore(sb, "auto");
+    let before = crash_and_boot(&f);
+    let outer = Outer::attach(sb, "decoy");
+    assert_as_before(sb, &before);
+    assert!(
+        sids_of(&snapshot(sb), "lost").is_empty(),
+        "nothing is lost any more"
+    );
+    drop(outer);
+}
