@@ -126,6 +126,17 @@ pub struct Fingerprint {
     pub dirty: u32,
 }
 
+/// How the journal's records name where their session id came from (`journal (status-file)`).
+pub const FROM_JOURNAL: &str = "journal (";
+
+impl Entry {
+    /// An entry the journal recorded for a live session, parked by a rebuild's adoption after its
+    /// multiplexer died: the session was live at the crash, and `rebuild --as-before` resumes it.
+    pub fn from_journal(&self) -> bool {
+        self.session_source.starts_with(FROM_JOURNAL)
+    }
+}
+
 #[cfg(test)]
 impl Entry {
     /// A parked entry of `agent` for tests: a tmux pane `%3` in `/src/api`, nothing else set.

@@ -59,7 +59,16 @@ pub fn lost_session(
     outcome: impl Into<LostResult>,
     reason: Option<String>,
 ) -> LostSession {
-    let e = &r.entry;
+    entry_lost(&r.entry, &r.last_seen, outcome, reason)
+}
+
+/// The [`LostSession`] of an entry (an adopted one: its `parked_at` is when it was last seen).
+pub fn entry_lost(
+    e: &Entry,
+    last_seen: &str,
+    outcome: impl Into<LostResult>,
+    reason: Option<String>,
+) -> LostSession {
     LostSession {
         entry: e.id.clone(),
         agent: e.agent,
@@ -70,7 +79,7 @@ pub fn lost_session(
         window_index: e.place.window_index,
         window_name: e.place.window_name.clone(),
         pane_index: e.place.pane_index,
-        last_seen: r.last_seen.clone(),
+        last_seen: last_seen.to_string(),
         outcome: outcome.into(),
         reason,
     }
@@ -113,7 +122,7 @@ fn next_journal(
         let mut e = crate::ops::park::entry_without_worktree(f, pane, &pane.server, sid, None);
         e.state = EntryState::Parked;
         e.parked_at = now.to_string();
-        e.session_source = format!("journal ({})", e.session_source);
+        e.session_source = format!("{}{})", crate::model::entry::FROM_JOURNAL, e.session_source);
         e.place.pane_proc = ident(s, pane.pid);
         let key = (pane.server.clone(), pane.session.clone(), pane.window_index);
         let gid = match window_ids.get(&key) {
@@ -609,6 +618,9 @@ pub fn adopt(ctx: &Ctx, server: Option<&str>, dry_run: bool) -> (Vec<LostSession
             Ok(()) => {
                 adopted.push(r.entry.id.clone());
                 out.push(lost_session(r, LostOutcome::Adopted, None));
+                // In the ledger, still lost in the journal: the next rebuild must not adopt it
+                // twice (the ledger has it) and must still bring it back.
+                crate::support::fault::point("after-adopt");
             }
             Err(why) => out.push(lost_session(r, LostOutcome::Skipped, Some(why))),
         }

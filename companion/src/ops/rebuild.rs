@@ -136,24 +136,36 @@ pub fn run(ctx: &Ctx, o: &Opts) -> Result<RebuildOutput, Stop> {
     } else {
         resume_adopted_in_place(ctx, lost_sessions)
     };
-    // `--as-before`: only these entries (the sessions live at the crash) are resumed.
-    let resume_only: Option<Vec<String>> = o.as_before.then(|| {
-        lost_sessions
-            .iter()
-            .filter(|l| l.outcome == "adopted")
-            .map(|l| l.entry.clone())
-            .collect()
-    });
     let (mut entries, errs) = ctx.ledger.all();
     if o.dry_run {
         // What a real run would adopt, planned with the parked ones.
         entries.extend(journal_entries(ctx, &lost_sessions));
     }
     warnings.extend(errs.iter().map(|e| format!("ledger: {e}")));
+    // Sessions live at the crash whose resume by an earlier rebuild was cut short after it
+    // started them: the unpark path finishes them (`already-running`) or says why not.
+    let resuming: Vec<Entry> = entries
+        .iter()
+        .filter(|e| {
+            e.state == EntryState::Resuming
+                && e.from_journal()
+                && home.as_deref() == Some(e.place.server.as_str())
+        })
+        .cloned()
+        .collect();
     let parked: Vec<Entry> = entries
         .into_iter()
         .filter(|e| e.state == EntryState::Parked)
         .collect();
+    // `--as-before`: only the sessions live at the crash are resumed, adopted now or by an
+    // earlier rebuild that stopped before resuming them (the entry says where it came from).
+    let resume_only: Option<Vec<String>> = o.as_before.then(|| {
+        parked
+            .iter()
+            .filter(|e| e.from_journal())
+            .map(|e| e.id.clone())
+            .collect()
+    });
     let mut skipped = vec![];
     let mut mine = vec![];
     let mut zellij = vec![];
@@ -289,15 +301,76 @@ pub fn run(ctx: &Ctx, o: &Opts) -> Result<RebuildOutput, Stop> {
                 )
             })
             .collect();
+        out.lost
+            .extend(resume_pending(ctx, &mine, &resuming, &lost, o));
+        if !o.dry_run && !out.lost.is_empty() {
+            ctx.publish_status();
+            tell_lost(ctx, o, &out);
+        }
         return Ok(out);
     }
     for p in &plans {
         out.windows
             .push(build_one(ctx, p, o, resume_only.as_deref()));
     }
+    out.lost
+        .extend(resume_pending(ctx, &mine, &resuming, &lost, o));
     ctx.publish_status();
     tell_lost(ctx, o, &out);
     Ok(out)
+}
+
+/// Sessions live at a crash that an earlier rebuild adopted and put back in their rebuilt panes
+/// but did not resume (it was stopped, or a guard refused then): still parked in those panes,
+/// from the journal; or resumed there by a rebuild stopped before it saw them run (`resuming`).
+/// They are resumed (or found running) there now, through the same unpark path (`--no-resume`:
+/// listed only).
+fn resume_pending(
+    ctx: &Ctx,
+    mine: &[Entry],
+    resuming: &[Entry],
+    lost: &std::collections::HashSet<String>,
+    o: &Opts,
+) -> Vec<LostSession> {
+    use park_protocol::reports::{LostOutcome, LostResult};
+    let pending: Vec<&Entry> = mine
+        .iter()
+        .filter(|e| e.from_journal() && !lost.contains(&e.id))
+        .chain(resuming)
+        .collect();
+    if pending.is_empty() {
+        return vec![];
+    }
+    let lost_at = |e: &Entry, outcome: LostResult, why: Option<String>| {
+        crate::ops::journal::entry_lost(e, &e.parked_at, outcome, why)
+    };
+    let waiting = "adopted by an earlier rebuild and parked in its rebuilt pane";
+    let listed = |why: String| -> Vec<LostSession> {
+        pending
+            .iter()
+            .map(|e| {
+                lost_at(
+                    e,
+                    LostResult::Journal(LostOutcome::Adopted),
+                    Some(why.clone()),
+                )
+            })
+            .collect()
+    };
+    if o.dry_run || o.no_resume {
+        return listed(waiting.into());
+    }
+    let s = match scan::scan(ctx.platform.as_ref(), ctx.mux.as_ref(), false) {
+        Ok(s) => s,
+        Err(err) => return listed(format!("{waiting}; process scan failed ({err})")),
+    };
+    pending
+        .iter()
+        .map(|e| {
+            let u = resume_in(ctx, &s, &e.place.pane, &e.id);
+            lost_at(e, LostResult::Unpark(u.outcome), u.reason)
+        })
+        .collect()
 }
 
 /// `--as-before` runs from a hook or a yes to a question, where nobody reads its output: the
@@ -516,6 +589,8 @@ fn build_one(ctx: &Ctx, p: &WindowPlan, o: &Opts, resume_only: Option<&[String]>
             return w;
         }
     };
+    // The window stands, its entries still point at their old panes.
+    crate::support::fault::point("after-window");
     w.built_index = Some(built.window_index);
     w.notes = built.notes.clone();
     let mut repointed: Vec<(usize, String)> = vec![];
@@ -547,6 +622,8 @@ fn build_one(ctx: &Ctx, p: &WindowPlan, o: &Opts, resume_only: Option<&[String]>
         }
         w.slots.push(x);
     }
+    // Every entry points at its new pane; none is resumed yet.
+    crate::support::fault::point("after-repoint");
     repointed.retain(|(_, eid)| resume_only.is_none_or(|only| only.contains(eid)));
     if o.no_resume || repointed.is_empty() {
         return w;

@@ -12,7 +12,9 @@
 //! The points, in transaction order. park: `after-claim`, `after-archive`, `before-kill`,
 //! `before-sigterm`, `after-sigterm`, `mid-kill`, `before-finalize`, `after-finalize`.
 //! unpark: `before-resume-sent`, `after-resume-sent` (the sender), `before-exec` (in the pane),
-//! `after-verify`, `before-teardown` (the verifier).
+//! `after-verify`, `before-teardown` (the verifier). rebuild: `after-adopt` (a lost session in the
+//! ledger, still lost in the journal), `after-window` (a window rebuilt, its entries not yet
+//! re-pointed), `after-repoint` (re-pointed, not yet resumed); then the unpark's.
 
 /// Every named point, for the crash tests' matrix.
 pub const POINTS: &[&str] = &[
@@ -29,6 +31,9 @@ pub const POINTS: &[&str] = &[
     "before-exec",
     "after-verify",
     "before-teardown",
+    "after-adopt",
+    "after-window",
+    "after-repoint",
 ];
 
 pub fn point(name: &str) {

@@ -184,3 +184,85 @@ fn auto_brings_the_lost_sessions_back_when_a_client_attaches() {
     );
     drop(outer);
 }
+
+/// Issue 32: a rebuild of sessions live at a crash, killed at each of its steps (its own fault
+/// points, then the unpark's: the sender's, in the pane, the verifier's), and run again: every
+/// session runs again exactly once, in its slot, and nothing is left parked or lost.
+#[test]
+fn a_rebuild_killed_at_any_step_loses_and_doubles_nothing_when_run_again() {
+    // (point, reached in the rebuild itself: else in a process it starts, the one-shot file)
+    let points = [
+        ("after-adopt", true),
+        ("after-window", true),
+        ("after-repoint", true),
+        ("before-resume-sent", true),
+        ("after-resume-sent", true),
+        ("before-exec", false),
+        ("after-verify", false),
+        ("before-teardown", false),
+    ];
+    let mut report = vec![];
+    for (point, own) in points {
+        let f = Fake::new();
+        let sb = &f.sb;
+        let proj = sb.project_dir("proj");
+        let p0 = sb.new_shell_window("w", "pair", &proj, &[] as &[(&str, &str)]);
+        let p1 = split_shell(sb, &p0, &proj, &[], &["-h"]);
+        let sids = [f.agent(&p0), f.agent(&p1)];
+        let snap = snapshot(sb);
+        assert_eq!(sids_of(&snap, "live").len(), 2, "{snap}");
+        let pids: Vec<u32> = sids
+            .iter()
+            .flat_map(|s| claude_pids_for(&sb.home, s))
+            .collect();
+        crash(sb, &pids);
+        decoy_server(sb, 1, &[]);
+
+        let first = if own {
+            park_env(sb, &["rebuild", "--json"], &[("PARK_FAULT", point)])
+        } else {
+            std::fs::write(sb.park_home.join("test-fault"), point).unwrap();
+            park(sb, &["rebuild", "--json"])
+        };
+        if own {
+            assert_eq!(code(&first), 99, "{point}: {}", text(&first));
+        }
+        // Whatever the first one left (a pane mid-resume included), the second finishes it.
+        let second = park(sb, &["rebuild", "--json"]);
+        for sid in &sids {
+            let n = poll(SECS(30), || {
+                let n = claude_pids_for(&sb.home, sid).len();
+                (n >= 1).then_some(n)
+            })
+            .unwrap_or(0);
+            // Settled: a second process would show by now.
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            let after = claude_pids_for(&sb.home, sid).len();
+            assert!(
+                n == 1 && after == 1,
+                "{point}: {sid} runs {after} times\nfirst: {}\nsecond: {}",
+                text(&first),
+                text(&second)
+            );
+        }
+        let rows = ls(sb).rows;
+        let stuck: Vec<_> = rows
+            .iter()
+            .filter(|r| matches!(r.state, RowState::Parked | RowState::Lost))
+            .map(|r| format!("{:?} {:?}: {:?}", r.state, r.session_id, r.reason))
+            .collect();
+        assert!(
+            stuck.is_empty(),
+            "{point}: left behind {stuck:?}\nsecond: {}",
+            text(&second)
+        );
+        let windows = sb
+            .tmux(&["list-windows", "-t", "=w", "-F", "#{window_name}"])
+            .unwrap();
+        report.push(format!(
+            "{point}: windows {:?}",
+            windows.lines().collect::<Vec<_>>()
+        ));
+    }
+    eprintln!("MEASURE rebuild faults: {report:?}");
+}
