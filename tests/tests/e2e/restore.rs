@@ -269,3 +269,127 @@ fn a_rebuild_killed_at_any_step_loses_and_doubles_nothing_when_run_again() {
     }
     eprintln!("MEASURE rebuild faults: {report:?}");
 }
+
+/// Issue 32's "pull the plug" drill with the real CLIs (for us, not CI: ~5 minutes and ten agents'
+/// memory; `cargo test -p park-e2e --test e2e -- --ignored restore::ten_real`): ten agents live in
+/// five windows of two panes (`PARK_DRILL_AGENTS`, comma-separated, default below), journaled by
+/// the daemon as users get it; the tmux server and every agent process are SIGKILLed (a reboot);
+/// a fresh server comes up on the same socket with the user's environment and park's plugin,
+/// and one `park rebuild` brings every conversation back in its slot, one pane each.
+#[test]
+#[ignore = "a drill for the note: ten real agents, minutes"]
+fn ten_real_agents_pull_the_plug_and_one_rebuild_brings_every_conversation_back() {
+    let names: Vec<String> = std::env::var("PARK_DRILL_AGENTS")
+        .unwrap_or_else(|_| {
+            "claude,claude,codex,codex,claude,gemini,qwen,opencode,pi,claude".to_string()
+        })
+        .split(',')
+        .map(str::to_string)
+        .collect();
+    let sb = Sandbox::new();
+    let mock = mock_server!(&sb.logs);
+    Agents::locate();
+    let agents: Vec<Box<dyn RealAgent>> = names.iter().map(|n| real_agent(n)).collect();
+    let mut seeded: Vec<&str> = vec![];
+    let mut env: Vec<(String, String)> = vec![];
+    for a in &agents {
+        if !seeded.contains(&a.spec().name) {
+            a.seed(&sb, &mock);
+            seeded.push(a.spec().name);
+            for kv in a.env(&sb, &mock) {
+                if !env.iter().any(|(k, _)| *k == kv.0) {
+                    env.push(kv);
+                }
+            }
+        }
+    }
+    install_shims(&sb, None);
+    crate::rebuild::login_profile(&sb);
+    let t0 = std::time::Instant::now();
+    let mut live: Vec<(String, usize, String)> = vec![];
+    for (i, a) in agents.iter().enumerate() {
+        let (window, slot) = (format!("w{}", i / 2), i % 2);
+        let dir = sb.project_dir(&format!("{window}-{slot}-{}", a.spec().name));
+        let aenv = a.env(&sb, &mock);
+        let pane = if slot == 0 {
+            sb.new_shell_window("w", &window, &dir, &aenv)
+        } else {
+            let first = crate::rebuild::pane_at(&sb, "w", &window, 0);
+            split_shell(&sb, &first, &dir, &aenv, &["-h"])
+        };
+        let s = a.spec();
+        sb.type_line(&pane, &format!("{} {}", s.program, s.flags));
+        sb.wait_for(&pane, s.ready, s.start)
+            .unwrap_or_else(|e| panic!("{} in {window}.{slot}: {e}", s.name));
+        a.first_turns(&sb, &pane, &format!("drill prompt {window}.{slot}"));
+        let r = wait_row(&sb, &pane, s.reply, |r| {
+            r.state == RowState::Live && r.session_id.is_some()
+        });
+        live.push((window, slot, r.session_id.unwrap()));
+    }
+    eprintln!(
+        "MEASURE drill: {} agents started in {:?}",
+        live.len(),
+        t0.elapsed()
+    );
+    // As users get it: the daemon the plugin starts keeps the journal.
+    let o = park(&sb, &["daemon", "--ensure"]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let mut want: Vec<String> = live.iter().map(|l| l.2.clone()).collect();
+    want.sort();
+    let t0 = std::time::Instant::now();
+    poll(SECS(60), || {
+        let j: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(sb.park_home.join("journal.json")).ok()?).ok()?;
+        let mut got: Vec<String> = j["sessions"]
+            .as_array()?
+            .iter()
+            .filter_map(|r| r["entry"]["session_id"].as_str().map(str::to_string))
+            .collect();
+        got.sort();
+        (got == want).then_some(())
+    })
+    .expect("the daemon journals all ten");
+    eprintln!(
+        "MEASURE drill: journaled by the daemon in {:?}",
+        t0.elapsed()
+    );
+    let pids: Vec<u32> = ls(&sb)
+        .rows
+        .iter()
+        .filter(|r| r.state == RowState::Live)
+        .filter_map(|r| r.pid)
+        .collect();
+    crash(&sb, &pids);
+    decoy_server(&sb, 1, &env);
+    load_park_plugin(&sb);
+    let t0 = std::time::Instant::now();
+    let o = park(&sb, &["rebuild"]);
+    eprintln!(
+        "MEASURE drill: park rebuild of {} sessions took {:?}, exit {}\n{}",
+        live.len(),
+        t0.elapsed(),
+        code(&o),
+        text(&o)
+    );
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    for (i, (window, slot, sid)) in live.iter().enumerate() {
+        let pane = crate::rebuild::pane_at(&sb, "w", window, *slot as u32);
+        let r = wait_row(&sb, &pane, agents[i].spec().start, |r| {
+            r.state == RowState::Live && r.session_id.is_some()
+        });
+        assert_eq!(
+            r.session_id.as_deref(),
+            Some(sid.as_str()),
+            "{window}.{slot}"
+        );
+        let panes = ls(&sb)
+            .rows
+            .iter()
+            .filter(|r| r.session_id.as_deref() == Some(sid.as_str()) && r.state == RowState::Live)
+            .count();
+        assert_eq!(panes, 1, "{sid} runs in one pane");
+    }
+    assert!(entries(&sb).is_empty(), "nothing left parked");
+    eprintln!("MEASURE drill: every conversation back in its slot");
+}
