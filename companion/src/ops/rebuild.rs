@@ -265,6 +265,7 @@ pub fn run(ctx: &Ctx, o: &Opts) -> Result<RebuildOutput, Stop> {
             );
         }
     };
+    let panes = close_unfinished(ctx, panes, o.dry_run, &mut warnings);
     let lost = lost_now(ctx, &mine, &panes);
     let (groups, gerrs) = group::load_all(&ctx.ledger.home);
     warnings.extend(gerrs.into_iter().map(|e| format!("group: {e}")));
@@ -318,6 +319,54 @@ pub fn run(ctx: &Ctx, o: &Opts) -> Result<RebuildOutput, Stop> {
     ctx.publish_status();
     tell_lost(ctx, o, &out);
     Ok(out)
+}
+
+/// Windows an earlier rebuild built and was stopped in before it re-pointed their sessions at
+/// them (the `after-window` fault): no entry points at them, so planned from their bare shells the
+/// window would be built a second time. One whose every pane still runs only a shell is closed
+/// (a dry run says it would); one where anything else runs now is left as it is, with a warning.
+fn close_unfinished(
+    ctx: &Ctx,
+    panes: Vec<crate::adapters::mux::Pane>,
+    dry_run: bool,
+    warnings: &mut Vec<String>,
+) -> Vec<crate::adapters::mux::Pane> {
+    let Ok(left) = ctx.mux.unfinished_builds() else {
+        return panes;
+    };
+    let mut closed: Vec<(String, u32)> = vec![];
+    for (window, session, index) in left {
+        let inside: Vec<&crate::adapters::mux::Pane> = panes
+            .iter()
+            .filter(|p| p.session == session && p.window_index == index)
+            .collect();
+        let bare = !inside.is_empty()
+            && inside
+                .iter()
+                .all(|p| crate::scan::SHELLS.contains(&p.current_command.as_str()));
+        let what = format!("window {session}:{index}, half-built by a rebuild that was stopped");
+        if !bare {
+            warnings.push(format!("{what}: something runs in it now, left as it is"));
+        } else if dry_run {
+            warnings.push(format!("would close {what} (bare shells)"));
+        } else {
+            match ctx.mux.kill_window(&window) {
+                Ok(()) => {
+                    warnings.push(format!("closed {what} (bare shells)"));
+                    closed.push((session, index));
+                }
+                Err(e) => warnings.push(format!("could not close {what}: {e}")),
+            }
+        }
+    }
+    panes
+        .into_iter()
+        .filter(|p| {
+            !closed
+                .iter()
+                .any(|(s, i)| *s == p.session && *i == p.window_index)
+        })
+        .collect()
 }
 
 /// Sessions live at a crash that an earlier rebuild adopted and put back in their rebuilt panes
@@ -622,6 +671,7 @@ fn build_one(ctx: &Ctx, p: &WindowPlan, o: &Opts, resume_only: Option<&[String]>
         }
         w.slots.push(x);
     }
+    ctx.mux.finish_build(&built.panes[0]);
     // Every entry points at its new pane; none is resumed yet.
     crate::support::fault::point("after-repoint");
     repointed.retain(|(_, eid)| resume_only.is_none_or(|only| only.contains(eid)));

@@ -277,6 +277,19 @@ pub trait Mux: Send + Sync {
     }
     /// Recreates a window with one pane per `spec.cwds` entry, in that order, each running the
     /// user's shell (starting the server and the session when they are gone).
+    /// The rebuild that built the window of `pane` has re-pointed its sessions there.
+    fn finish_build(&self, _pane: &str) {}
+    /// Windows a rebuild built and never finished (it was stopped first): (window, session,
+    /// index).
+    fn unfinished_builds(&self) -> Result<Vec<(String, String, u32)>, MuxError> {
+        Ok(vec![])
+    }
+    /// Closes a window park built itself (a rebuild's half-built leftover).
+    fn kill_window(&self, _window: &str) -> Result<(), MuxError> {
+        Err(MuxError::Command(
+            "closing a window: not supported here".into(),
+        ))
+    }
     fn build_window(&self, _spec: &WindowSpec) -> Result<BuiltWindow, MuxError> {
         Err(MuxError::Command(format!(
             "{} cannot recreate windows (rebuild is tmux-only)",

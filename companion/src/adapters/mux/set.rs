@@ -304,6 +304,18 @@ impl Mux for MuxSet {
         self.tmux.build_window(spec)
     }
 
+    fn kill_window(&self, window: &str) -> Result<(), MuxError> {
+        self.tmux.kill_window(window)
+    }
+
+    fn finish_build(&self, pane: &str) {
+        self.tmux.finish_build(pane)
+    }
+
+    fn unfinished_builds(&self) -> Result<Vec<(String, String, u32)>, MuxError> {
+        self.tmux.unfinished_builds()
+    }
+
     fn set_window_option(
         &self,
         window: &str,

@@ -313,6 +313,9 @@ fn hex(text: &str) -> Vec<String> {
     text.bytes().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The window option a window built by `park rebuild` carries until its sessions are re-pointed.
+const BUILDING: &str = "@park-building";
+
 /// The tmux command a `confirm-before` yes runs: `shell` in the background. tmux parses it as a
 /// command (a double-quoted word: `\`, `"` and `$` escaped) and run-shell expands formats in it
 /// (`#` doubled).
@@ -738,6 +741,9 @@ impl Mux for Tmux {
                 }
             }
         };
+        // Flagged until the rebuild has re-pointed its sessions at the new panes: a rebuild
+        // stopped before that leaves a window nothing points at, which the next one closes.
+        let _ = self.run(&["set-option", "-w", "-t", &first, BUILDING, "1"]);
         let mut panes = vec![first.clone()];
         for cwd in rest {
             // Split the last pane: tmux puts the new pane right after its target, so the panes
@@ -783,6 +789,23 @@ impl Mux for Tmux {
             panes,
             notes,
         })
+    }
+
+    fn kill_window(&self, window: &str) -> Result<(), MuxError> {
+        self.run(&["kill-window", "-t", window]).map(|_| ())
+    }
+
+    fn finish_build(&self, pane: &str) {
+        let _ = self.run(&["set-option", "-w", "-u", "-t", pane, BUILDING]);
+    }
+
+    fn unfinished_builds(&self) -> Result<Vec<(String, String, u32)>, MuxError> {
+        Ok(self
+            .window_option_all(BUILDING)?
+            .into_iter()
+            .filter(|(_, _, _, v)| !v.is_empty())
+            .map(|(w, s, i, _)| (w, s, i))
+            .collect())
     }
 
     fn new_window(
