@@ -428,12 +428,53 @@ impl Sandbox {
             }
             if start.elapsed() >= timeout {
                 return Err(format!(
-                    "timed out after {timeout:?} waiting for /{regex}/ in pane {pane} (title {:?}); last screen:\n{last}",
-                    self.pane_title(pane)
+                    "timed out after {timeout:?} waiting for /{regex}/ in pane {pane} (title {:?}); last screen:\n{last}\n{}",
+                    self.pane_title(pane),
+                    self.pane_processes(pane)
                 ));
             }
             std::thread::sleep(Duration::from_millis(100));
         }
+    }
+
+    /// What runs in `pane` (its process and every descendant: state, age, CPU, memory, argv),
+    /// and the machine's load: why a screen never came (a hung start, a dead agent, a machine
+    /// too busy) is in a timeout's message.
+    pub fn pane_processes(&self, pane: &str) -> String {
+        let Ok(pid) = self.tmux(&["display-message", "-p", "-t", pane, "#{pane_pid}"]) else {
+            return "pane processes: the pane is gone".into();
+        };
+        let root = pid.trim().to_string();
+        let out = std::process::Command::new("ps")
+            .args(["-e", "-o", "pid=,ppid=,stat=,etimes=,pcpu=,rss=,args="])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default();
+        let rows: Vec<(String, String, String)> = out
+            .lines()
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                (f.len() >= 2).then(|| (f[0].to_string(), f[1].to_string(), l.trim().to_string()))
+            })
+            .collect();
+        let mut tree = vec![root.clone()];
+        let mut i = 0;
+        while i < tree.len() {
+            let parent = tree[i].clone();
+            tree.extend(rows.iter().filter(|r| r.1 == parent).map(|r| r.0.clone()));
+            i += 1;
+        }
+        let lines: Vec<&str> = rows
+            .iter()
+            .filter(|r| tree.contains(&r.0))
+            .map(|r| r.2.as_str())
+            .collect();
+        let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+        format!(
+            "pane processes (pid ppid stat age %cpu rss argv), load {}:\n{}",
+            load.trim(),
+            lines.join("\n")
+        )
     }
 
     /// Like [`Sandbox::wait_for`], on the pane title (`#{pane_title}`, set by the agent).

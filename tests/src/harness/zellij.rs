@@ -304,12 +304,23 @@ impl Zellij {
     /// not for a prompt.
     pub fn resurrect_held(&mut self, sb: &Sandbox) {
         self.attach_again(sb);
+        let mut last = String::new();
         poll(Duration::from_secs(30), || {
-            self.cli(&["action", "list-panes", "--json", "--all"])
-                .ok()
+            let got = self.cli(&["action", "list-panes", "--json", "--all"]);
+            last = match &got {
+                Ok(s) => s.chars().take(2000).collect(),
+                Err(e) => e.clone(),
+            };
+            got.ok()
                 .filter(|s| s.contains("\"is_plugin\":false") || s.contains("\"is_plugin\": false"))
         })
-        .expect("the resurrected session lists its panes");
+        .unwrap_or_else(|| {
+            panic!(
+                "the resurrected session lists no terminal pane after 30s; last answer: {last}\nclient screen:\n{}\n{}",
+                sb.capture(&self.client),
+                sb.pane_processes(&self.client)
+            )
+        });
     }
 
     fn attach_again(&mut self, sb: &Sandbox) {

@@ -59,6 +59,15 @@ pub(crate) fn split_shell(
         a.push("-e");
         a.push(e);
     }
+    // tmux gives a pane the PATH of the client that asked for it, over `-e PATH=…`: the command
+    // sets it (as `Sandbox::new_shell_window` does).
+    let path = env
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| format!("PATH={v}"));
+    if let Some(p) = &path {
+        a.extend(["env", p.as_str()]);
+    }
     a.extend(["bash", "--norc", "--noprofile"]);
     let pane = sb.tmux(&a).unwrap().trim().to_string();
     sb.wait_for(&pane, r"park-test\$", SECS(15)).unwrap();

@@ -296,14 +296,37 @@ fn ten_real_agents_pull_the_plug_and_one_rebuild_brings_every_conversation_back(
             a.seed(&sb, &mock);
             seeded.push(a.spec().name);
             for kv in a.env(&sb, &mock) {
-                if !env.iter().any(|(k, _)| *k == kv.0) {
-                    env.push(kv);
+                match env.iter_mut().find(|(k, _)| *k == kv.0) {
+                    // A user's PATH has every agent on it (and pi's newer node before the rest).
+                    Some((k, v)) if k == "PATH" => {
+                        let mut dirs: Vec<&str> = kv.1.split(':').collect();
+                        dirs.extend(v.split(':').filter(|d| !kv.1.split(':').any(|x| x == *d)));
+                        *v = dirs.join(":");
+                    }
+                    Some(_) => {}
+                    None => env.push(kv),
                 }
             }
         }
     }
     install_shims(&sb, None);
-    crate::rebuild::login_profile(&sb);
+    for a in &agents {
+        if a.spec().integrate && seeded.contains(&a.spec().name) {
+            let o = park(&sb, &["integrate", a.spec().name]);
+            assert_eq!(code(&o), 0, "{}", text(&o));
+            seeded.retain(|n| *n != a.spec().name);
+        }
+    }
+    // The user's login profile puts every agent on PATH (rebuilt panes run login shells).
+    let path = env
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.clone());
+    std::fs::write(
+        sb.home.join(".bash_profile"),
+        format!("export PATH='{}'\n", path.expect("a PATH")),
+    )
+    .unwrap();
     let t0 = std::time::Instant::now();
     let mut live: Vec<(String, usize, String)> = vec![];
     for (i, a) in agents.iter().enumerate() {
