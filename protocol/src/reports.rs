@@ -128,16 +128,17 @@ impl RebuildOutput {
     /// Of the lost sessions this rebuild dealt with: how many run again in their slots (resumed
     /// in place, or adopted and resumed in a rebuilt window), and how many do not.
     pub fn lost_back(&self) -> (usize, usize) {
-        let resumed = SlotResult::Unpark(Outcome::Unparked);
+        // Running already (a second rebuild after one that stopped midway) counts as back.
         let back = self
             .lost
             .iter()
             .filter(|l| {
-                l.outcome == LostResult::Unpark(Outcome::Unparked)
+                matches!(l.outcome, LostResult::Unpark(o) if o.reached())
                     || (l.outcome == LostResult::Journal(LostOutcome::Adopted)
                         && self.windows.iter().any(|w| {
                             w.slots.iter().any(|s| {
-                                s.entry.as_deref() == Some(l.entry.as_str()) && s.outcome == resumed
+                                s.entry.as_deref() == Some(l.entry.as_str())
+                                    && matches!(s.outcome, SlotResult::Unpark(o) if o.reached())
                             })
                         }))
             })
@@ -428,13 +429,13 @@ impl LostResult {
             LostResult::Unpark(o) => o.as_str(),
         }
     }
-    /// Back, or about to be (`adopted`, `would-adopt`, `unparked`): not something left to do.
+    /// Back, or about to be (`adopted`, `would-adopt`, `unparked`, `already-running`): not
+    /// something left to do.
     pub fn back(self) -> bool {
-        matches!(
-            self,
-            LostResult::Journal(LostOutcome::Adopted | LostOutcome::WouldAdopt)
-                | LostResult::Unpark(Outcome::Unparked)
-        )
+        match self {
+            LostResult::Journal(o) => matches!(o, LostOutcome::Adopted | LostOutcome::WouldAdopt),
+            LostResult::Unpark(o) => o.reached(),
+        }
     }
 }
 
@@ -484,5 +485,76 @@ impl PartialEq<&str> for SlotResult {
 impl std::fmt::Display for SlotResult {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.pad(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lost(entry: &str, outcome: LostResult) -> LostSession {
+        LostSession {
+            entry: entry.into(),
+            agent: Agent::Claude,
+            session_id: "s".into(),
+            cwd: "/w".into(),
+            server: "default".into(),
+            session: "w".into(),
+            window_index: 0,
+            window_name: "w".into(),
+            pane_index: 0,
+            last_seen: "2026-12-07T00:00:00Z".into(),
+            outcome,
+            reason: None,
+        }
+    }
+
+    fn slot(entry: &str, outcome: SlotResult) -> SlotOutcome {
+        SlotOutcome {
+            pane_index: 0,
+            pane: None,
+            cwd: "/w".into(),
+            command: String::new(),
+            entry: Some(entry.into()),
+            session_id: None,
+            agent: None,
+            outcome,
+            reason: None,
+        }
+    }
+
+    /// A second rebuild after one stopped midway finds the session running already: that is
+    /// back, not something left to do (it would exit 1 otherwise).
+    #[test]
+    fn running_already_counts_as_back() {
+        assert!(LostResult::Unpark(Outcome::AlreadyRunning).back());
+        assert!(!LostResult::Unpark(Outcome::Refused).back());
+        let out = RebuildOutput {
+            schema: 1,
+            server: "default".into(),
+            dry_run: false,
+            windows: vec![WindowOutcome {
+                group: None,
+                session: "w".into(),
+                window_index: 0,
+                window_name: "w".into(),
+                built_index: Some(0),
+                layout: None,
+                notes: vec![],
+                slots: vec![
+                    slot("b", SlotResult::Unpark(Outcome::AlreadyRunning)),
+                    slot("c", SlotResult::Unpark(Outcome::Failed)),
+                ],
+            }],
+            relocated: vec![],
+            skipped: vec![],
+            warnings: vec![],
+            lost: vec![
+                lost("a", LostResult::Unpark(Outcome::AlreadyRunning)),
+                lost("b", LostResult::Journal(LostOutcome::Adopted)),
+                lost("c", LostResult::Journal(LostOutcome::Adopted)),
+            ],
+        };
+        assert_eq!(out.lost_back(), (2, 1));
     }
 }

@@ -557,12 +557,24 @@ pub fn adopt(ctx: &Ctx, server: Option<&str>, dry_run: bool) -> (Vec<LostSession
     let now = jiff::Timestamp::now().to_string();
     let (mut j, _, _) = next_journal(ctx, &s, &j0, &ledger, &now);
     let mut out = vec![];
-    // Lost with its server, but running again now (resumed by hand, by a background agent):
-    // the pass made it a live record; it is said here, never adopted.
+    // Lost with its server, but running again now (resumed by hand, by a background agent), or
+    // in the ledger now: the pass made it a live record or dropped it; it is said here, never
+    // adopted.
     for r in &j0.sessions {
         let was_lost = !alive(&s, r.process) && !alive(&s, r.server_process);
         if was_lost && !j.lost().any(|x| x.entry.id == r.entry.id) {
-            if let Some(why) = refuse(r, &j0, &s, &ledger) {
+            // Adopted by a rebuild that stopped before it dropped the record: the ledger's entry
+            // is that adoption, and this rebuild brings it back like one it adopts itself.
+            if ledger
+                .iter()
+                .any(|e| e.id == r.entry.id && e.from_journal())
+            {
+                out.push(lost_session(
+                    r,
+                    LostOutcome::Adopted,
+                    Some("adopted by an earlier rebuild that stopped midway".into()),
+                ));
+            } else if let Some(why) = refuse(r, &j0, &s, &ledger) {
                 out.push(lost_session(r, LostOutcome::Skipped, Some(why)));
             }
         }

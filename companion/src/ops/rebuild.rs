@@ -416,7 +416,16 @@ fn resume_pending(
     pending
         .iter()
         .map(|e| {
-            let u = resume_in(ctx, &s, &e.place.pane, &e.id);
+            let mut u = resume_in(ctx, &s, &e.place.pane, &e.id);
+            // Gone from the ledger since it was read: the stopped rebuild's resume took and its
+            // entry was closed as the session came up. What runs now says so.
+            if u.outcome == park_protocol::Outcome::NotParked
+                && scan::scan(ctx.platform.as_ref(), ctx.mux.as_ref(), false)
+                    .is_ok_and(|now| LiveSet::from_scan(&now).contains(&e.session_id))
+            {
+                u.outcome = park_protocol::Outcome::AlreadyRunning;
+                u.reason = Some("running again (resumed by an earlier rebuild)".into());
+            }
             lost_at(e, LostResult::Unpark(u.outcome), u.reason)
         })
         .collect()

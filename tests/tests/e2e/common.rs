@@ -95,18 +95,32 @@ pub fn action(sb: &Sandbox, args: &[&str]) -> (i32, ActionOutput) {
     (code(&o), parsed)
 }
 
-/// `action(args)`, retried for up to 40 s while the only refusal is the CPU corroboration (an
-/// agent that just replied is still settling).
+/// Refusals of an agent that just replied and is still settling: its CPU has not calmed yet, or
+/// its transcript has not caught up with its screen (Claude Code draws the reply and says idle in
+/// its status file a moment before it writes the turn).
+pub const SETTLING_REFUSALS: &[&str] = &[
+    "% CPU",
+    "transcript shows a turn in flight",
+    "last record is still being written",
+];
+
+/// Some result of `out` is refused only because its agent is settling ([`SETTLING_REFUSALS`]).
+pub fn settling(out: &ActionOutput) -> bool {
+    out.results.iter().any(|r| {
+        r.reason
+            .as_deref()
+            .is_some_and(|w| SETTLING_REFUSALS.iter().any(|s| w.contains(s)))
+    })
+}
+
+/// `action(args)`, retried for up to 40 s while a refusal is only an agent settling
+/// ([`SETTLING_REFUSALS`]).
 #[allow(dead_code)]
 pub fn action_settled(sb: &Sandbox, args: &[&str]) -> (i32, ActionOutput) {
     let deadline = std::time::Instant::now() + Duration::from_secs(40);
     loop {
         let (c, out) = action(sb, args);
-        let cpu = out
-            .results
-            .iter()
-            .any(|r| r.reason.as_deref().is_some_and(|w| w.contains("% CPU")));
-        if c == 0 || !cpu || std::time::Instant::now() > deadline {
+        if c == 0 || !settling(&out) || std::time::Instant::now() > deadline {
             return (c, out);
         }
         std::thread::sleep(Duration::from_millis(500));

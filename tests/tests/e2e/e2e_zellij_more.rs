@@ -91,16 +91,13 @@ fn fake_in(z: &Z, id: &str, proj: &str) -> (String, PathBuf) {
     (r.session_id.expect("session id"), dir)
 }
 
-/// `args --json`, retried for up to a minute while a result is refused only by the CPU check.
+/// `args --json`, retried for up to a minute while a result is refused only because its agent is
+/// settling ([`settling`]).
 fn settled(z: &Z, args: &[&str]) -> (i32, ActionOutput) {
     let deadline = Instant::now() + SECS(60);
     loop {
         let (c, out) = zaction(&z.sb, &z.zj, args);
-        let cpu = out
-            .results
-            .iter()
-            .any(|r| r.reason.as_deref().is_some_and(|w| w.contains("% CPU")));
-        if !cpu || Instant::now() > deadline {
+        if !settling(&out) || Instant::now() > deadline {
             return (c, out);
         }
         std::thread::sleep(Duration::from_millis(500));

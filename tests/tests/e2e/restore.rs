@@ -229,6 +229,9 @@ fn a_rebuild_killed_at_any_step_loses_and_doubles_nothing_when_run_again() {
         }
         // Whatever the first one left (a pane mid-resume included), the second finishes it.
         let second = park(sb, &["rebuild", "--json"]);
+        // Running already counts as back: the second rebuild succeeds whichever step stopped
+        // the first.
+        assert_eq!(code(&second), 0, "{point}: {}", text(&second));
         for sid in &sids {
             let n = poll(SECS(30), || {
                 let n = claude_pids_for(&sb.home, sid).len();
