@@ -2,7 +2,8 @@
 # build-park.sh [CLIENT]: runs in the popup that @park-key opens while park's binary is not
 # installed (park.tmux binds it so when the plugin is a clone of park's repo, as TPM makes).
 #
-#   * without cargo (on PATH or in ~/.cargo/bin): says what to install (rustup), builds nothing;
+#   * without cargo (on PATH or in ~/.cargo/bin): says what to install (rustup), or which release
+#     tarball holds a static park, and builds nothing;
 #   * else asks "Build it now with cargo? [y/N]"; anything but y/yes builds nothing;
 #   * on y: cargo install --locked --path <repo>/companion --root ~/.local [@park-build-args],
 #     cargo's output shown here and kept in ${XDG_STATE_HOME:-~/.local/state}/park/build.log;
@@ -38,14 +39,14 @@ pause() {
 if ! cargo="$(find_cargo)"; then
   cat <<EOF
 park's binary is not installed, and cargo (Rust's build tool) was not found
-(looked on PATH and in ~/.cargo/bin), so park cannot be built here.
+(looked on PATH and in ~/.cargo/bin), so park cannot be built here. Either:
 
-Install Rust with rustup (https://rustup.rs):
-
-    curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh
-
-then press $PREFIX $KEY again to build park.
-(Or install park another way and set @park-bin to it.)
+  * install Rust with rustup (https://rustup.rs):
+        curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh
+    then press $PREFIX $KEY again to build park; or
+  * put the static park of a release tarball in ~/.local/bin (the tarball is
+    park-<version>-x86_64-unknown-linux-musl.tar.gz; scripts/release builds it)
+    and press $PREFIX $KEY again (or set @park-bin to it).
 EOF
   pause
   exit 0
@@ -71,7 +72,7 @@ printf '\n$ %s %s\n\n' "$cargo" "${args[*]}"
 rc="${PIPESTATUS[0]}"
 
 bin="$ROOT/bin/park"
-if [ "$rc" = 0 ] && [ -x "$bin" ] && version="$("$bin" --version 2>/dev/null)"; then
+if [ "$rc" = 0 ] && [ -x "$bin" ] && version="$("$bin" -V 2>/dev/null)"; then
   # Load the plugin again, run by the server as TPM runs it: find_park_bin now finds
   # ~/.local/bin/park, so the key opens the picker and the status line is set up.
   tmux run-shell "$(fmt_escape "$(sh_quote "$PLUGIN_DIR/park.tmux")")"

@@ -33,14 +33,30 @@ replace_all() {
   printf '%s' "${1//"$2"/"$3"}"
 }
 
+# The plugin's dir (tmux-plugin/), wherever it was unpacked or installed.
+PARK_PLUGIN_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
 # find_park_bin: prints the park binary to use: @park-bin (a path, ~ expanded, or a command
-# name looked up on PATH), else `park` on PATH, else ~/.local/bin/park (where scripts/install
-# and the plugin's own build put it; tmux's run-shell PATH often lacks ~/.local/bin), else
-# ${CARGO_HOME:-~/.cargo}/bin/park (a plain `cargo install`). Returns 1 when there is none.
+# name looked up on PATH), else the park shipped with this plugin (the release tarball's
+# <dir>/park beside <dir>/tmux-plugin, the .deb's /usr/bin/park for
+# /usr/share/park/tmux-plugin: the same release as the plugin), else `park` on PATH, else
+# ~/.local/bin/park (where scripts/install and the plugin's own build put it; tmux's run-shell
+# PATH often lacks ~/.local/bin), else ${CARGO_HOME:-~/.cargo}/bin/park (a plain `cargo
+# install`). Returns 1 when there is none.
 find_park_bin() {
   local want c
   want="$(get_tmux_option @park-bin "")"
   if [ -z "$want" ]; then
+    for c in "$PARK_PLUGIN_DIR/../park" "$PARK_PLUGIN_DIR/../../../bin/park"; do
+      # <prefix>/bin/park only for a plugin at <prefix>/share/park/tmux-plugin.
+      case "$c" in
+        */../../../bin/park) case "$PARK_PLUGIN_DIR" in */share/park/tmux-plugin) ;; *) continue ;; esac ;;
+      esac
+      if [ -f "$c" ] && [ -x "$c" ]; then
+        (cd "$(dirname "$c")" && printf '%s/park\n' "$(pwd)")
+        return 0
+      fi
+    done
     type -P park && return 0
     for c in "$HOME/.local/bin/park" "${CARGO_HOME:-$HOME/.cargo}/bin/park"; do
       if [ -f "$c" ] && [ -x "$c" ]; then

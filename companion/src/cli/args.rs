@@ -7,6 +7,14 @@ use clap::{Parser, Subcommand};
 #[command(
     name = "park",
     version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("PARK_GIT_REV"), ")"),
+    // `--version` also says which zellij plugin `park zellij install` writes (`-V`: one line).
+    long_version = concat!(
+        env!("CARGO_PKG_VERSION"),
+        " (",
+        env!("PARK_GIT_REV"),
+        ")\nzellij plugin: ",
+        env!("PARK_PLUGIN")
+    ),
     about = "Park idle AI coding agents: free their RAM, resume the exact session later",
     disable_help_subcommand = true
 )]

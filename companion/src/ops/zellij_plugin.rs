@@ -4,8 +4,9 @@
 //!
 //! Where the wasm comes from, first found wins:
 //! 1. `--wasm PATH`;
-//! 2. the copy built into this binary: `scripts/install` builds the plugin, then park with
-//!    `PARK_EMBED_WASM=<that file>` (`companion/build.rs` embeds it; empty without the variable);
+//! 2. the copy built into this binary: the committed build (`companion/assets/park.wasm`) in
+//!    every build of park, or the file `PARK_EMBED_WASM` names (`companion/build.rs`; none with
+//!    `PARK_EMBED_WASM=none`);
 //! 3. beside the binary: `<prefix>/share/park/park.wasm` for `<prefix>/bin/park`, then
 //!    `<exe dir>/park.wasm` (a package that ships the two files), unless that file is the install
 //!    destination itself.
@@ -19,7 +20,7 @@ use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-/// The plugin built into this binary (empty unless it was built with `PARK_EMBED_WASM`).
+/// The plugin built into this binary (empty when it was built with `PARK_EMBED_WASM=none`).
 pub const EMBEDDED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/park.wasm"));
 
 /// Where a wasm to install came from.
@@ -134,10 +135,11 @@ pub fn not_found(tried: &[PathBuf]) -> String {
         ),
     };
     format!(
-        "no zellij plugin to install: this park was built without one and there is none beside \
-         it{looked}. To get one, in a checkout of park's repo: run scripts/install (builds the \
-         plugin and a park with it built in, and installs both), or run scripts/build-plugin \
-         (needs rustup) and then `park zellij install --wasm plugin-zellij/target/park.wasm`"
+        "no zellij plugin to install: this park was built without one (PARK_EMBED_WASM=none) and \
+         there is none beside it{looked}. To get one, in a checkout of park's repo: build park \
+         again without PARK_EMBED_WASM=none (every build carries the committed plugin), run \
+         scripts/install, or run scripts/build-plugin (needs rustup) and then `park zellij \
+         install --wasm plugin-zellij/target/park.wasm`"
     )
 }
 

@@ -1486,6 +1486,19 @@ impl RealAgent for ClineAgent {
             .filter(|&p| !argv(p).iter().any(|a| a == "--cline-hub-daemon"))
             .collect()
     }
+    /// The TUI and its hub: the `git -C <cwd> rev-parse …` Cline runs every few seconds ends by
+    /// itself (a full contract run once caught four such helpers in the tree, gone a moment
+    /// later, and read them as killed by a refused park).
+    fn core_tree(&self, pid: u32) -> Vec<u32> {
+        tree(pid)
+            .into_iter()
+            .filter(|&p| {
+                argv(p)
+                    .first()
+                    .is_some_and(|a0| Path::new(a0).file_name().is_some_and(|n| n == "cline"))
+            })
+            .collect()
+    }
     fn record_has(&self, sb: &Sandbox, _: &Path, sid: &str, _: &str, text: &str) -> Option<bool> {
         Some(read(&cline_messages_path(&sb.home, sid)).contains(text))
     }

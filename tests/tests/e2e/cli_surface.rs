@@ -48,9 +48,34 @@ fn out(args: &[&str]) -> String {
     String::from_utf8(o.stdout).unwrap()
 }
 
+/// `-V`: one line, `park <version> (<git revision>)`; `--version` adds which zellij plugin is
+/// built in (issue 33: every build carries the committed one).
 #[test]
-fn version_names_the_git_revision() {
-    let v = out(&["--version"]);
+fn version_names_the_git_revision_and_the_built_in_plugin() {
+    let long = out(&["--version"]);
+    let v = out(&["-V"]);
+    assert_eq!(v.lines().count(), 1, "{v:?}");
+    assert!(long.starts_with(&v), "{long:?} vs {v:?}");
+    let plugin = long.lines().nth(1).unwrap_or_default();
+    assert!(
+        plugin.starts_with("zellij plugin: embedded, sha256 ")
+            && plugin.contains("the committed build of sources "),
+        "{long:?}"
+    );
+    // The wasm built in is the committed one its record names.
+    let record = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../companion/assets/park.wasm.inputs"),
+    )
+    .unwrap();
+    let wasm = record
+        .lines()
+        .find_map(|l| l.strip_prefix("wasm sha256:"))
+        .expect("the record names the wasm");
+    assert!(
+        plugin.contains(&format!("sha256 {} ", &wasm[..12])),
+        "{plugin:?} vs {record}"
+    );
     let rev = v
         .trim()
         .split_once('(')

@@ -376,6 +376,9 @@ fn guards(name: &'static str) {
     let live = w.wait_live(&pane, Status::Idle, s.live_source);
     let keep = a_.core_tree(live.pid.expect("row pid"));
     assert!(keep.len() >= s.min_tree, "{name}'s processes: {keep:?}");
+    // What each was, for a failure's message: a dead pid has no argv left to read.
+    let was: Vec<(u32, Vec<String>)> = keep.iter().map(|&p| (p, argv_of(p))).collect();
+    eprintln!("{name}'s processes: {was:?}");
     let refused = |what: &str, status: Status, because: &str| {
         let r = wait_row(sb, &pane, SECS(60), |r| {
             r.status == status
@@ -394,7 +397,7 @@ fn guards(name: &'static str) {
             why.as_deref().is_some_and(|w| w.contains(because)),
             "{what}: refused for {because:?}: {why:?}"
         );
-        let dead: Vec<_> = keep.iter().filter(|&&p| !pid_alive(p)).collect();
+        let dead: Vec<_> = was.iter().filter(|(p, _)| !pid_alive(*p)).collect();
         assert!(dead.is_empty(), "{what}: killed {dead:?}");
         assert!(w.entries_in(&dir).is_empty(), "{what}: recorded");
         w.log(&format!("{what}: refused ({why:?})"));

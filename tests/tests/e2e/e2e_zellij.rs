@@ -349,13 +349,29 @@ fn plugin_world_with(
     binds: impl FnOnce(&str, &str) -> String,
     extra: &str,
 ) -> Z {
+    plugin_world_from(name, layout, binds, extra, &plugin_wasm(), None)
+}
+
+/// [`plugin_world_with`] with the plugin `wasm` run against `park` (default: the sandbox's park
+/// under test): an installed copy, as a user's zellij loads it.
+fn plugin_world_from(
+    name: &str,
+    layout: &str,
+    binds: impl FnOnce(&str, &str) -> String,
+    extra: &str,
+    wasm: &std::path::Path,
+    park: Option<&std::path::Path>,
+) -> Z {
     let sb = Sandbox::new();
     let mock = mock_server!(&sb.logs);
     seed_claude_home(&sb.home, &sb.work, CLAUDE_API_KEY).unwrap();
     install_shims(&sb, None);
-    let wasm = plugin_wasm();
     let w = wasm.display().to_string();
-    let park_bin = sb.bin.join("park").display().to_string();
+    let park_bin = park
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_else(|| sb.bin.join("park"))
+        .display()
+        .to_string();
     std::fs::create_dir_all(sb.home.join(".cache/zellij")).unwrap();
     // The permission cache is zellij's non-interactive grant (keyed by the wasm's absolute path).
     std::fs::write(
@@ -382,6 +398,29 @@ keybinds {{
         _mock: mock,
         zj,
     }
+}
+
+/// The zellij plugin at `wasm` (as `park zellij install` put it) loads in real zellij as the
+/// strip, run against `park`, and draws the count `park` reports; the picker opens on its key.
+pub(crate) fn installed_plugin_loads(name: &str, wasm: &std::path::Path, park: &std::path::Path) {
+    let z = plugin_world_from(
+        name,
+        "pane size=1 borderless=true { plugin location=\"park\"; }\npane",
+        |w, park_bin| {
+            format!(
+                r#"bind "Alt p" {{ LaunchOrFocusPlugin "file:{w}" {{ floating true; move_to_focused_tab true; mode "picker"; park_bin "{park_bin}"; }}; }}"#
+            )
+        },
+        "",
+        wasm,
+        Some(park),
+    );
+    let (sb, zj) = (&z.sb, &z.zj);
+    sb.wait_for(&zj.client, "❄ 0", SECS(30))
+        .unwrap_or_else(|e| panic!("the strip from {} did not draw: {e}", wasm.display()));
+    sb.send_keys(&zj.client, &["M-p"]);
+    sb.wait_for(&zj.client, PICKER_HELP, SECS(15))
+        .unwrap_or_else(|e| panic!("the picker from {} did not open: {e}", wasm.display()));
 }
 
 /// The picker's footer: on screen exactly while the picker is open.

@@ -1,7 +1,7 @@
 //! `scripts/install` in a throwaway HOME: puts park, the tmux plugin, the zellij wasm, completions
 //! and the man page in place; a second run changes nothing; `--uninstall` removes exactly what it
-//! wrote and nothing else. `park zellij install|kdl`: the wasm written from --wasm, beside the
-//! binary or built in (`PARK_EMBED_WASM`), checked, atomic and idempotent.
+//! wrote and nothing else. `park zellij install|kdl`: the wasm written from --wasm, built in (the
+//! committed one, in every build) or beside the binary, checked, atomic and idempotent.
 
 use crate::common::*;
 use std::collections::BTreeSet;
@@ -189,13 +189,10 @@ fn park_zellij_install_writes_the_wasm_idempotently_and_refuses_non_wasm() {
     assert_eq!(String::from_utf8_lossy(&o.stdout), kdl);
 }
 
-/// Without --wasm: the wasm beside the binary (`<exe>/../share/park/park.wasm`) is installed; with
-/// none there (and none built in), the refusal says how to get one and writes nothing. A park with
-/// a plugin built in (`PARK_EMBED_WASM`, as scripts/install builds it, e.g. under `PARK_BIN`)
-/// installs that one even with another beside it, and `--wasm` before both (issue 35 item 7a:
-/// that case returned asserting nothing).
+/// The park under test carries the committed plugin (issue 33: every build does): without
+/// --wasm it installs that one even with another beside it, and `--wasm` comes before both.
 #[test]
-fn park_zellij_install_takes_the_wasm_beside_the_binary_else_says_how_to_get_one() {
+fn park_zellij_install_takes_the_built_in_plugin_before_one_beside_it_and_the_flag_first() {
     let park = park_bin();
     let root = tempfile::tempdir().unwrap();
     let r = root.path();
@@ -205,34 +202,108 @@ fn park_zellij_install_takes_the_wasm_beside_the_binary_else_says_how_to_get_one
     let h = r.join("home");
     std::fs::create_dir_all(&h).unwrap();
     let installed = h.join("data/park/park.wasm");
-    let shipped = b"\0asm\x01\0\0\0shipped";
+    let committed = std::fs::read(repo().join("companion/assets/park.wasm")).unwrap();
+    std::fs::create_dir_all(r.join("pfx/share/park")).unwrap();
+    std::fs::write(
+        r.join("pfx/share/park/park.wasm"),
+        b"\0asm\x01\0\0\0shipped",
+    )
+    .unwrap();
     let o = zellij(&exe, &h, &["install"]);
-    if o.status.success() {
-        assert!(
-            String::from_utf8_lossy(&o.stderr).contains("built into park"),
-            "{}",
-            said(&o)
-        );
-        let embedded = std::fs::read(&installed).unwrap();
-        assert!(embedded.starts_with(b"\0asm") && embedded.len() > 8);
-        std::fs::remove_file(&installed).unwrap();
-        std::fs::create_dir_all(r.join("pfx/share/park")).unwrap();
-        std::fs::write(r.join("pfx/share/park/park.wasm"), shipped).unwrap();
-        let o = zellij(&exe, &h, &["install"]);
-        assert!(
-            o.status.success() && String::from_utf8_lossy(&o.stderr).contains("built into park"),
-            "the built-in plugin comes before one beside park: {}",
-            said(&o)
-        );
-        assert_eq!(std::fs::read(&installed).unwrap(), embedded);
-        let flag = r.join("flag.wasm");
-        let given = b"\0asm\x01\0\0\0given";
-        std::fs::write(&flag, given).unwrap();
-        let o = zellij(&exe, &h, &["install", "--wasm", flag.to_str().unwrap()]);
-        assert!(o.status.success(), "{}", said(&o));
-        assert_eq!(std::fs::read(&installed).unwrap(), given, "--wasm first");
-        return;
+    assert!(
+        o.status.success() && String::from_utf8_lossy(&o.stderr).contains("built into park"),
+        "the built-in plugin comes before one beside park: {}",
+        said(&o)
+    );
+    assert!(
+        std::fs::read(&installed).unwrap() == committed,
+        "the committed companion/assets/park.wasm"
+    );
+    let flag = r.join("flag.wasm");
+    let given = b"\0asm\x01\0\0\0given";
+    std::fs::write(&flag, given).unwrap();
+    let o = zellij(&exe, &h, &["install", "--wasm", flag.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", said(&o));
+    assert_eq!(std::fs::read(&installed).unwrap(), given, "--wasm first");
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// `cargo install --path companion --debug --locked --root <root>` from the repo, with
+/// `PARK_EMBED_WASM` set to `embed` (unset: the default build), in its own target dir so it does
+/// not wait on the lock of the `cargo test` running this. The installed binary.
+fn cargo_install(root: &Path, embed: Option<&str>) -> PathBuf {
+    let mut c = Command::new("cargo");
+    c.args([
+        "install",
+        "--path",
+        "companion",
+        "--debug",
+        "--locked",
+        "--root",
+    ])
+    .arg(root)
+    .env("CARGO_TARGET_DIR", repo().join("target/install-check"))
+    .env_remove("PARK_EMBED_WASM")
+    .current_dir(repo());
+    if let Some(e) = embed {
+        c.env("PARK_EMBED_WASM", e);
     }
+    let o = c.output().unwrap();
+    assert!(
+        o.status.success(),
+        "cargo install ({embed:?}) failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    root.join("bin/park")
+}
+
+/// Issue 33: `cargo install --path companion` as any user or distribution recipe runs it (no
+/// wasm target, no PARK_EMBED_WASM) gives a park that carries the committed zellij plugin: `park
+/// zellij install` in a HOME with nothing else writes exactly that wasm, and real zellij loads it
+/// (the strip draws, the picker opens) run against the installed park. Built with
+/// `PARK_EMBED_WASM=none`, the wasm beside the binary is taken; with none there, the refusal says
+/// how to get one and writes nothing.
+#[test]
+fn cargo_install_path_companion_carries_the_zellij_plugin_real_zellij_loads() {
+    let root = tempfile::tempdir().unwrap();
+    let park = cargo_install(root.path(), None);
+    let v = Command::new(&park).arg("--version").output().unwrap();
+    let v = String::from_utf8_lossy(&v.stdout).into_owned();
+    assert!(
+        v.starts_with("park ") && v.contains("zellij plugin: embedded"),
+        "{v}"
+    );
+    let h = Command::new(&park).arg("--help").output().unwrap();
+    assert!(String::from_utf8_lossy(&h.stdout).contains("unpark"));
+    let home = tempfile::tempdir().unwrap();
+    let o = zellij(&park, home.path(), &["install"]);
+    assert!(o.status.success(), "{}", said(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("built into park"));
+    let wasm = home.path().join("data/park/park.wasm");
+    assert!(
+        std::fs::read(&wasm).unwrap()
+            == std::fs::read(repo().join("companion/assets/park.wasm")).unwrap(),
+        "the committed plugin"
+    );
+    crate::e2e_zellij::installed_plugin_loads("ci", &wasm, &park);
+
+    // Without a plugin built in: beside the binary, else a refusal that says how.
+    let bare = tempfile::tempdir().unwrap();
+    let r = bare.path();
+    let built = cargo_install(&r.join("pfx"), Some("none"));
+    let v = Command::new(&built).arg("--version").output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&v.stdout).contains("zellij plugin: none"),
+        "{}",
+        String::from_utf8_lossy(&v.stdout)
+    );
+    let h = r.join("home");
+    std::fs::create_dir_all(&h).unwrap();
+    let installed = h.join("data/park/park.wasm");
+    let o = zellij(&built, &h, &["install"]);
     assert_eq!(o.status.code(), Some(1), "{}", said(&o));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -247,63 +318,17 @@ fn park_zellij_install_takes_the_wasm_beside_the_binary_else_says_how_to_get_one
     let looked = format!(
         "(looked in {} and {}: not found)",
         r.join("pfx/share/park/park.wasm").display(),
-        exe.with_file_name("park.wasm").display()
+        built.with_file_name("park.wasm").display()
     );
     assert!(err.contains(&looked) && !err.contains("/../"), "{err}");
     assert!(!installed.exists());
+    let shipped = b"\0asm\x01\0\0\0shipped";
     std::fs::create_dir_all(r.join("pfx/share/park")).unwrap();
     std::fs::write(r.join("pfx/share/park/park.wasm"), shipped).unwrap();
-    let o = zellij(&exe, &h, &["install"]);
+    let o = zellij(&built, &h, &["install"]);
     assert!(o.status.success(), "{}", said(&o));
     assert!(String::from_utf8_lossy(&o.stderr).contains("beside park"));
     assert_eq!(std::fs::read(&installed).unwrap(), shipped);
-}
-
-/// `cargo install --path companion` works from the repo (debug profile, its own target dir so it
-/// does not wait on the lock of the `cargo test` running this), and the installed binary runs.
-/// Built as scripts/install builds it (`PARK_EMBED_WASM`), it carries the zellij plugin: `park
-/// zellij install` in a HOME with nothing else writes exactly that wasm.
-#[test]
-fn cargo_install_path_companion_installs_a_working_park() {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let root = tempfile::tempdir().unwrap();
-    let wasm = root.path().join("embed.wasm");
-    let embedded = b"\0asm\x01\0\0\0embedded by build.rs";
-    std::fs::write(&wasm, embedded).unwrap();
-    let o = Command::new("cargo")
-        .env("PARK_EMBED_WASM", &wasm)
-        .args([
-            "install",
-            "--path",
-            "companion",
-            "--debug",
-            "--locked",
-            "--root",
-        ])
-        .arg(root.path())
-        .env("CARGO_TARGET_DIR", repo.join("target/install-check"))
-        .current_dir(&repo)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "cargo install failed: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let park = root.path().join("bin/park");
-    let v = Command::new(&park).arg("--version").output().unwrap();
-    let v = String::from_utf8_lossy(&v.stdout).into_owned();
-    assert!(v.starts_with("park "), "{v}");
-    let h = Command::new(&park).arg("--help").output().unwrap();
-    assert!(String::from_utf8_lossy(&h.stdout).contains("unpark"));
-    let home = tempfile::tempdir().unwrap();
-    let o = zellij(&park, home.path(), &["install"]);
-    assert!(o.status.success(), "{}", said(&o));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("built into park"));
-    assert_eq!(
-        std::fs::read(home.path().join("data/park/park.wasm")).unwrap(),
-        embedded
-    );
 }
 
 /// `zellij setup --check` (zellij 0.45.1, `park_e2e::zellij_bin`) in `home`, whose
@@ -438,4 +463,102 @@ fn the_printed_kdl_binds_keys_real_zellijs_default_config_leaves_free() {
             "park's KDL binds {k}, which zellij 0.45.1 binds by default"
         );
     }
+}
+
+/// Issue 33: the committed plugin is never stale. `scripts/build-plugin --check` (CI runs it)
+/// passes on the repo as committed, and fails naming the cause when a source of the plugin or of
+/// the protocol changed without a rebuild, when the committed wasm is not the one its record
+/// names, and when a build of the same sources with the same toolchain differs from it.
+#[test]
+fn build_plugin_check_fails_when_the_sources_changed_and_the_wasm_was_not_rebuilt() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let copy = |rel: &str| {
+        let (from, to) = (repo().join(rel), t.join(rel));
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        let o = Command::new("cp")
+            .arg("-R")
+            .arg(&from)
+            .arg(&to)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "cp {rel}");
+    };
+    for rel in [
+        "Cargo.toml",
+        "scripts/build-plugin",
+        "plugin-zellij/Cargo.toml",
+        "plugin-zellij/Cargo.lock",
+        "plugin-zellij/src",
+        "protocol/Cargo.toml",
+        "protocol/src",
+        "companion/assets",
+    ] {
+        copy(rel);
+    }
+    let check = || {
+        let o = Command::new("bash")
+            .arg(t.join("scripts/build-plugin"))
+            .arg("--check")
+            .output()
+            .unwrap();
+        (o.status.code(), said(&o))
+    };
+    let (c, out) = check();
+    assert_eq!(c, Some(0), "as committed: {out}");
+    assert!(out.contains("sources match"), "{out}");
+
+    let edit = |rel: &str, f: &dyn Fn(&mut Vec<u8>)| {
+        let p = t.join(rel);
+        let mut b = std::fs::read(&p).unwrap();
+        f(&mut b);
+        std::fs::write(&p, b).unwrap();
+    };
+    for rel in ["plugin-zellij/src/main.rs", "protocol/src/lib.rs"] {
+        let before = std::fs::read(t.join(rel)).unwrap();
+        edit(rel, &|b| b.extend_from_slice(b"\n// changed\n"));
+        let (c, out) = check();
+        assert_eq!(c, Some(1), "{rel} changed: {out}");
+        assert!(
+            out.contains("sources changed") && out.contains("--commit"),
+            "{out}"
+        );
+        std::fs::write(t.join(rel), before).unwrap();
+        assert_eq!(check().0, Some(0), "{rel} restored");
+    }
+
+    // A fresh build of these sources (its .sources names them) that differs: not reproducible.
+    let built = t.join("plugin-zellij/target/park.wasm");
+    std::fs::create_dir_all(built.parent().unwrap()).unwrap();
+    let record = std::fs::read_to_string(t.join("companion/assets/park.wasm.inputs")).unwrap();
+    let sources = record
+        .lines()
+        .find_map(|l| l.strip_prefix("sources "))
+        .unwrap();
+    std::fs::write(built.with_extension("wasm.sources"), format!("{sources}\n")).unwrap();
+    std::fs::write(&built, b"\0asm\x01\0\0\0other").unwrap();
+    let (c, out) = check();
+    if record.contains(&format!("toolchain {}", rustc_version())) {
+        assert_eq!(c, Some(1), "{out}");
+        assert!(out.contains("not reproducible"), "{out}");
+    } else {
+        assert_eq!(c, Some(0), "another toolchain: not compared: {out}");
+        assert!(out.contains("not compared byte for byte"), "{out}");
+    }
+    std::fs::copy(t.join("companion/assets/park.wasm"), &built).unwrap();
+    assert_eq!(check().0, Some(0), "the same bytes");
+
+    edit("companion/assets/park.wasm", &|b| b.push(0));
+    let (c, out) = check();
+    assert_eq!(c, Some(1), "{out}");
+    assert!(out.contains("not the build its record names"), "{out}");
+}
+
+fn rustc_version() -> String {
+    let o = Command::new("rustc")
+        .arg("-V")
+        .current_dir(repo().join("plugin-zellij"))
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
 }

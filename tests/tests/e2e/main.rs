@@ -37,6 +37,7 @@ mod park_fake;
 mod picker_tmux;
 mod races;
 mod rebuild;
+mod release;
 mod restore;
 mod resurrect;
 mod servers;

@@ -313,8 +313,8 @@ fn tpm_install_then_the_park_key_builds_park_and_opens_the_picker() {
     eprintln!("whole test: {:?}", t_all.elapsed());
 }
 
-/// No cargo on PATH nor in ~/.cargo/bin: the popup names rustup and the key to press again, and
-/// nothing is built.
+/// No cargo on PATH nor in ~/.cargo/bin: the popup names rustup, the release tarball, and the key
+/// to press again, and nothing is built.
 #[test]
 fn without_cargo_the_popup_says_to_install_rustup_and_builds_nothing() {
     let sb = Sandbox::new();
@@ -338,6 +338,8 @@ fn without_cargo_the_popup_says_to_install_rustup_and_builds_nothing() {
         "cargo (Rust's build tool) was not found",
         "curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh",
         "then press C-b P again",
+        // Without Rust, the static binary of a release tarball (issue 33).
+        "park-<version>-x86_64-unknown-linux-musl.tar.gz",
     ] {
         assert!(screen.contains(want), "{want:?} missing:\n{screen}");
     }
