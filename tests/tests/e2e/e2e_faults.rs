@@ -299,6 +299,17 @@ impl World {
             self.capture()
         );
         assert!(self.pane_alive(), "{ctx}: the pane is gone");
+        // Never a pill without an entry: a pane says "parked" only while the ledger can bring
+        // it back (the verifier once removed the entry first, then cleared the pill).
+        if let Ok(pill) = self
+            .sb
+            .tmux(&["show", "-p", "-q", "-t", &self.pane, "-v", "@park_pill"])
+        {
+            assert!(
+                pill.trim().is_empty() || !es.is_empty(),
+                "{ctx}: the pane shows the pill {pill:?} with no entry"
+            );
+        }
         let state = es
             .first()
             .and_then(|e| e.get("state").and_then(|s| s.as_str()).map(String::from))

@@ -285,9 +285,13 @@ pub fn verify(ctx: &Ctx, eid: &str, pid: u32, start: u64) -> Result<(), String> 
     point("after-verify");
     match outcome {
         Ok(()) => {
-            let _ = ctx.ledger.remove(&e.id);
+            // The pane loses its pill and mark before the entry goes: whoever finds no entry
+            // (`park ls`, a script, the contract test that caught the other order) finds a clean
+            // pane too. A stop in between leaves a `resuming` entry whose session runs, which the
+            // next unpark or prune closes.
             point("before-teardown");
             teardown(ctx, &e);
+            let _ = ctx.ledger.remove(&e.id);
             if e.pane_owned {
                 let _ = ctx
                     .mux
