@@ -46,6 +46,8 @@ pub struct Zellij {
     env: Env,
     /// What the client (and so a server it starts) was given on top of the sandbox's env.
     client_env: Env,
+    /// The server `zellij attach` started for a resurrection (diagnostics).
+    resurrected: Option<u32>,
 }
 
 impl Zellij {
@@ -121,6 +123,7 @@ impl Zellij {
             client,
             env: sb.base_env().into_iter().chain(all.clone()).collect(),
             client_env: all,
+            resurrected: None,
         };
         if let Err(e) = sb.wait_for(&z.client, r"park-test\$", Duration::from_secs(30)) {
             panic!("zellij client never showed a shell prompt: {e}");
@@ -315,8 +318,23 @@ impl Zellij {
                 .filter(|s| s.contains("\"is_plugin\":false") || s.contains("\"is_plugin\": false"))
         })
         .unwrap_or_else(|| {
+            // For the cause (seen twice, not understood yet): is the server attach started still
+            // there, what do the socket dir and zellij itself say.
+            let server = self.server_pid();
+            let socks: Vec<String> = std::fs::read_dir(self.sock.join("contract_version_1"))
+                .map(|d| {
+                    d.flatten()
+                        .map(|e| e.file_name().to_string_lossy().into_owned())
+                        .collect()
+                })
+                .unwrap_or_default();
+            let sessions = self.cli_once(&["list-sessions", "--no-formatting"]);
             panic!(
-                "the resurrected session lists no terminal pane after 30s; last answer: {last}\nclient screen:\n{}\n{}",
+                "the resurrected session lists no terminal pane after 30s; last answer: {last}\nserver now: {server:?} (pid {}: {})\nsockets: {socks:?}\nlist-sessions: {sessions:?}\nclient screen:\n{}\n{}",
+                self.resurrected.unwrap_or(0),
+                self.resurrected
+                    .map(|p| std::path::Path::new(&format!("/proc/{p}")).exists())
+                    .map_or("?", |alive| if alive { "alive" } else { "gone" }),
                 sb.capture(&self.client),
                 sb.pane_processes(&self.client)
             )
@@ -332,8 +350,10 @@ impl Zellij {
             &self.client_env,
             &[&b, "attach", &self.session],
         );
-        poll(Duration::from_secs(30), || self.server_pid())
-            .expect("zellij attach resurrected the session");
+        self.resurrected = Some(
+            poll(Duration::from_secs(30), || self.server_pid())
+                .expect("zellij attach resurrected the session"),
+        );
     }
 
     /// Root pid of a pane: the server's child that inherited `ZELLIJ_PANE_ID=<n>`.
