@@ -157,8 +157,19 @@ fn parked_targets(
     let found = park::ops::forget::live_for(ctx, &all);
     let mut out = vec![];
     for (t, p) in parsed {
-        let hits = park::guards::target::resolve_parked(&p, &found, &entries, here.as_deref())
-            .map_err(|why| (ExitStatus::Refused, format!("{t}: {why}")))?;
+        let hits = match park::guards::target::resolve_parked(&p, &found, &entries, here.as_deref())
+        {
+            Ok(h) => h,
+            // A session lost with its multiplexer has no entry until `park rebuild` adopts it.
+            Err(park::guards::target::Miss::Nothing(why)) => {
+                let lost = ctx
+                    .scan(false)
+                    .ok()
+                    .and_then(|s| park::ops::journal::lost_named(ctx, &s, &p));
+                return Err((ExitStatus::Refused, format!("{t}: {}", lost.unwrap_or(why))));
+            }
+            Err(why) => return Err((ExitStatus::Refused, format!("{t}: {why}"))),
+        };
         for e in hits {
             if !out
                 .iter()

@@ -324,6 +324,40 @@ pub fn lost_as_of(ctx: &Ctx, s: &Scan) -> Result<Vec<LostSession>, String> {
         .collect())
 }
 
+/// What a verb on parked sessions (unpark, wake, a wake note) says when its target names, by
+/// session id or entry id, a session lost with its multiplexer as of the scan `s`: such a session
+/// has no ledger entry yet, and its way back is its slot, which `park rebuild` recreates (resuming
+/// it from the archive elsewhere would leave the slot to a later rebuild's guess). A pane handle or
+/// a title never names a lost session: the handle may be another pane's on the new server. `None`
+/// when the target names no lost session, or the journal does not read (the caller's own answer
+/// stands).
+pub fn lost_named(ctx: &Ctx, s: &Scan, t: &crate::guards::target::Target) -> Option<String> {
+    use crate::guards::target::Target;
+    let lost = lost_as_of(ctx, s).ok()?;
+    let hits: Vec<&LostSession> = lost
+        .iter()
+        .filter(|l| match t {
+            Target::SessionId(id) => l.session_id == *id,
+            Target::Word(w) => l.entry == *w,
+            _ => false,
+        })
+        .collect();
+    if hits.is_empty() {
+        return None;
+    }
+    Some(
+        hits.iter()
+            .map(|l| {
+                format!(
+                    "{} was lost when its multiplexer died (last seen live {} in {}:{}.{}): `park rebuild` brings it back in its slot (`--dry-run` shows the plan)",
+                    l.entry, l.last_seen, l.session, l.window_index, l.pane_index
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; "),
+    )
+}
+
 /// Why a lost record must not be adopted now, if it must not (see the module's contract): the
 /// facts are gathered by [`refuse`], the decision is pure. `running` names the process (and pane)
 /// that runs the session now; `written` is when its transcript was last written.

@@ -168,6 +168,11 @@ fn unpark_named(ctx: &Ctx, targets: &[String], req: &Request, ui: &dyn Ui) -> Re
                     results.push(Some(ActionResult::new(t, Outcome::Refused, Some(moved))));
                     continue;
                 }
+                // Lost with its multiplexer: its slot is the way back, not a new window.
+                if let Some(lost) = crate::ops::journal::lost_named(ctx, &s, &parsed) {
+                    results.push(Some(ActionResult::new(t, Outcome::Refused, Some(lost))));
+                    continue;
+                }
                 results.extend(
                     resurrect(ctx, &s, &live, &entries, &parsed, t, req.dry_run, why)
                         .into_iter()

@@ -271,15 +271,18 @@ impl Zellij {
 
     /// The server's pid (its argv names this session's socket).
     pub fn server_pid(&self) -> Option<u32> {
-        let want_sock = self.sock.join("contract_version_1").join(&self.session);
-        let s = want_sock.to_string_lossy().into_owned();
-        std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
-            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
-            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
-            cmd.split(|b| *b == 0)
-                .any(|a| a == s.as_bytes())
-                .then_some(pid)
-        })
+        server_pid_of(&self.sock.join("contract_version_1").join(&self.session))
+    }
+
+    /// The terminal pane lowest and rightmost in the listing's geometry (of a tab of two stacked
+    /// panes: the second), as `terminal_N`.
+    pub fn last_tiled_terminal(&self) -> Option<String> {
+        self.panes()
+            .into_iter()
+            .filter(|p| p["is_plugin"] == false && p["is_floating"] != true)
+            .max_by_key(|p| (p["pane_y"].as_u64(), p["pane_x"].as_u64()))
+            .and_then(|p| p["id"].as_u64())
+            .map(|n| format!("terminal_{n}"))
     }
 
     /// Kills the server with SIGKILL (a crash: nothing is saved on the way out) and waits until
@@ -307,6 +310,15 @@ impl Zellij {
     /// not for a prompt.
     pub fn resurrect_held(&mut self, sb: &Sandbox) {
         self.attach_again(sb);
+        // The module's rule holds here too: no CLI call before the client has drawn the session
+        // (a held pane shows no prompt, but the client draws the tab and the pane's frame).
+        // zellij 0.45.1's server panics when a client (the CLI's socket probe) disconnects before
+        // the first client has initialised the session; polling list-panes from the moment the
+        // new server existed killed it now and then: the server gone, the attach client blank,
+        // "There is no active session!" for 30 s (GUARDS.md, zellij-starting).
+        if let Err(e) = sb.wait_for(&self.client, r"\S", Duration::from_secs(30)) {
+            panic!("the resurrected session never drew: {e}");
+        }
         let mut last = String::new();
         poll(Duration::from_secs(30), || {
             let got = self.cli(&["action", "list-panes", "--json", "--all"]);
@@ -369,6 +381,18 @@ impl Zellij {
         })?;
         children_with_env(server, "ZELLIJ_PANE_ID", n)
     }
+}
+
+/// The pid of the zellij server whose argv names `socket`.
+pub fn server_pid_of(socket: &std::path::Path) -> Option<u32> {
+    let s = socket.to_string_lossy().into_owned();
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+        let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+        cmd.split(|b| *b == 0)
+            .any(|a| a == s.as_bytes())
+            .then_some(pid)
+    })
 }
 
 fn children_with_env(ppid: u32, key: &str, val: &str) -> Option<u32> {

@@ -1428,14 +1428,7 @@ fn the_journal_tells_an_exit_from_a_zellij_crash_and_rebuild_resumes_it_in_its_p
     assert_eq!(sids(&v, "left"), vec![exits.clone()], "{v}");
     assert_eq!(sids(&v, "live"), vec![crashes.clone()], "{v}");
 
-    let pids = claude_pids_for(&sb.home, &crashes);
-    zj.kill_server();
-    for p in pids {
-        let _ = std::process::Command::new("kill")
-            .args(["-9", &p.to_string()])
-            .status();
-        assert!(wait_gone(p, SECS(10)));
-    }
+    crash_with(sb, &zj, &crashes);
     let v = snap(sb, &zj);
     assert_eq!(sids(&v, "lost"), vec![crashes.clone()], "{v}");
     let o = zpark(sb, &zj, &["rebuild", "--dry-run", "--json"]);
@@ -1463,12 +1456,7 @@ fn the_journal_tells_an_exit_from_a_zellij_crash_and_rebuild_resumes_it_in_its_p
     assert_eq!(lost.len(), 1, "{out:#}");
     assert_eq!(lost[0]["outcome"], "unparked", "{out:#}");
     let second = zj
-        .panes()
-        .into_iter()
-        .filter(|p| p["is_plugin"] == false && p["is_floating"] != true)
-        .max_by_key(|p| (p["pane_y"].as_u64(), p["pane_x"].as_u64()))
-        .and_then(|p| p["id"].as_u64())
-        .map(|n| format!("terminal_{n}"))
+        .last_tiled_terminal()
         .expect("the second pane of the tab");
     let h = zj.handle(&second);
     let r = zwait_row(sb, &zj, &h, |r| {
@@ -1486,4 +1474,158 @@ fn the_journal_tells_an_exit_from_a_zellij_crash_and_rebuild_resumes_it_in_its_p
     );
     let v = snap(sb, &zj);
     assert_eq!(sids(&v, "live"), vec![crashes.clone()], "{v}");
+}
+
+/// `[journal] restore = "auto"` in zellij (issue 32 §1, §4): after a crash, attaching is all it
+/// takes. The strip of the resurrected session runs `park rebuild --on-attach` once it loads,
+/// which resumes the lost session in the pane at its place in its tab (the held pane revived
+/// with ESC, never Enter): nobody runs park.
+#[test]
+fn with_restore_auto_attaching_to_a_crashed_zellij_session_brings_its_agent_back() {
+    let strip = r#"pane size=1 borderless=true { plugin location="park"; }"#;
+    let z = plugin_world_with(
+        "zj-auto",
+        &format!("{strip}\npane\npane"),
+        |_, _| String::new(),
+        "session_serialization true\nserialization_interval 1",
+    );
+    std::fs::write(
+        z.sb.park_home.join("config.toml"),
+        "[journal]\nrestore = \"auto\"\n",
+    )
+    .unwrap();
+    let terms = z.zj.terminals();
+    assert_eq!(terms.len(), 2, "{terms:?}");
+    let sid = run_claude_in(&z, &terms[1], "auto");
+    let (sb, mut zj) = (&z.sb, z.zj);
+    let o = zpark(sb, &zj, &["snapshot", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(
+        v["live"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l["session_id"] == serde_json::json!(sid)),
+        "journaled: {v}"
+    );
+    // zellij has saved the pane running the agent (it comes back held).
+    poll(SECS(20), || {
+        zj.saved_layout(sb).contains("claude").then_some(())
+    })
+    .unwrap_or_else(|| {
+        panic!(
+            "zellij never saved the agent's pane:\n{}",
+            zj.saved_layout(sb)
+        )
+    });
+    crash_with(sb, &zj, &sid);
+
+    // No park command from here on until the session runs again.
+    zj.resurrect_held(sb);
+    poll(SECS(60), || {
+        (claude_pids_for(&sb.home, &sid).len() == 1).then_some(())
+    })
+    .unwrap_or_else(|| {
+        panic!(
+            "the strip did not bring the session back; client:\n{}",
+            sb.capture(&zj.client)
+        )
+    });
+    let second = zj
+        .last_tiled_terminal()
+        .expect("the second terminal pane of the tab");
+    let r = zwait_row(sb, &zj, &zj.handle(&second), |r| {
+        r.state == RowState::Live && r.session_id.is_some()
+    });
+    assert_eq!(
+        r.session_id.as_deref(),
+        Some(sid.as_str()),
+        "back in its place"
+    );
+    std::thread::sleep(SECS(2));
+    assert_eq!(
+        claude_pids_for(&sb.home, &sid).len(),
+        1,
+        "one process on the transcript (the strips of a session act once)"
+    );
+    let left = poll(SECS(10), || entries(sb).is_empty().then_some(()));
+    assert!(left.is_some(), "nothing is left parked: {:?}", entries(sb));
+}
+
+/// zellij 0.45.1 kills a server whose first client has not connected yet when any client
+/// disconnects from it, and every zellij CLI call probes every socket of the socket dir
+/// (GUARDS.md, zellij-starting). A server started alone (`zellij --server <socket>`, no client)
+/// stays in that state; park, asked to list everything, must leave it alone until it is 2 s old.
+/// Without the wait, park's first call killed it within a few hundred milliseconds.
+#[test]
+fn park_leaves_a_starting_zellij_server_alone_for_its_first_two_seconds() {
+    let sb = Sandbox::new();
+    let sock = sb.root.join("zsock");
+    let contract = sock.join("contract_version_1");
+    std::fs::create_dir_all(&contract).unwrap();
+    let socket = contract.join("starting");
+    let bin = zellij_bin();
+    let mut server = std::process::Command::new(&bin)
+        .arg("--server")
+        .arg(&socket)
+        .env_clear()
+        .envs(sb.base_env())
+        .env("ZELLIJ_SOCKET_DIR", &sock)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("zellij --server");
+    let born = poll(SECS(10), || {
+        std::fs::metadata(&socket).ok()?.modified().ok()
+    })
+    .expect("the server binds its socket");
+    let pid = poll(SECS(10), || server_pid_of(&socket)).expect("the server's pid");
+    let env: Vec<(String, String)> = vec![
+        (
+            "ZELLIJ_SOCKET_DIR".into(),
+            sock.to_string_lossy().into_owned(),
+        ),
+        ("PARK_ZELLIJ_BIN".into(), bin.to_string_lossy().into_owned()),
+    ];
+    let mut cmd = park_cmd(&sb, &[]);
+    cmd.args(["ls", "--json"]).envs(env);
+    let lister = std::thread::spawn(move || cmd.output().expect("park ls"));
+    let died = poll(SECS(20), || {
+        (!std::path::Path::new(&format!("/proc/{pid}")).exists()
+            || std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+                s.rsplit(')')
+                    .next()
+                    .is_some_and(|r| r.trim_start().starts_with('Z'))
+            }))
+        .then(std::time::SystemTime::now)
+    });
+    let out = lister.join().unwrap();
+    let _ = server.kill();
+    let _ = server.wait();
+    // zellij's bug itself (when a release fixes it, the server lives and this wait can go).
+    let died = died.unwrap_or_else(|| {
+        panic!(
+            "the clientless server outlived park's calls: has zellij stopped dying on a probe? {}",
+            text(&out)
+        )
+    });
+    let lived = died.duration_since(born).unwrap_or_default();
+    assert!(
+        lived >= Duration::from_millis(1_900),
+        "park called zellij {lived:?} after the server started (it must wait 2 s): {}",
+        text(&out)
+    );
+}
+
+/// A crash: the zellij server and the agent of session `sid` SIGKILLed, both waited out.
+fn crash_with(sb: &Sandbox, zj: &Zellij, sid: &str) {
+    let pids = claude_pids_for(&sb.home, sid);
+    zj.kill_server();
+    for p in pids {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", &p.to_string()])
+            .status();
+        assert!(wait_gone(p, SECS(10)));
+    }
 }

@@ -720,6 +720,30 @@ fn sessions_live_at_a_crash_come_back_in_their_slots_and_only_those() {
         "{d}"
     );
 
+    // The verbs on parked sessions name a lost session's way back (its slot, by `rebuild`) and
+    // start nothing: resurrecting it from the archive would put it in a new window.
+    let b_entry = format!("claude-{b}");
+    for args in [
+        vec!["unpark", b.as_str()],
+        vec!["unpark", b_entry.as_str()],
+        vec!["wake", "now", c.as_str()],
+        vec!["note", "--wake", c.as_str(), "a note"],
+    ] {
+        let o = park(sb, &args);
+        assert_eq!(code(&o), 1, "{args:?}: {}", text(&o));
+        assert!(
+            text(&o).contains("was lost when its multiplexer died")
+                && text(&o).contains("`park rebuild` brings it back in its slot"),
+            "{args:?}: {}",
+            text(&o)
+        );
+    }
+    assert!(
+        claude_pids_for(&sb.home, &b).is_empty() && claude_pids_for(&sb.home, &c).is_empty(),
+        "nothing was started"
+    );
+    assert!(entries(sb).is_empty(), "nothing was adopted");
+
     let (_, plan) = rebuild_json(sb, &["--dry-run"], &[]);
     let mut lost = vec![a.clone(), b.clone(), c.clone()];
     lost.sort();

@@ -29,6 +29,16 @@ const TRIES: u32 = 6;
 const GAP: Duration = Duration::from_millis(50);
 /// Retries of a call the CLI refused at session discovery (see [`Zellij::call`]).
 const DISCOVERY_TRIES: u32 = 8;
+/// How long after a zellij server creates its socket park makes no CLI call under that socket
+/// root. zellij 0.45.1's server panics when a client disconnects before the first client has
+/// initialised the session (`RemoveClient` unwraps the session data: zellij-server
+/// `lib.rs:1462`), and every CLI call, whatever its session, probes every socket of the socket
+/// dir (`ConnStatus`) and disconnects. So one call in a new server's first milliseconds killed
+/// the session being started or resurrected ("Bye from Zellij!", a blank client). Seen in CI: the
+/// server `zellij attach` had started died 32 ms later, with that panic in zellij's log.
+const STARTING: Duration = Duration::from_secs(2);
+/// The longest a call waits for young servers (a socket whose clock is off never blocks park).
+const STARTING_WAIT_MAX: Duration = Duration::from_secs(3);
 
 /// The CLI's own refusals when its probe of the session socket got no reply: printed, and the
 /// process exits, before any action reaches the server.
@@ -92,6 +102,56 @@ pub(crate) fn socket_root() -> PathBuf {
         return PathBuf::from(d).join("zellij");
     }
     std::env::temp_dir().join(format!("zellij-{}", nix::unistd::getuid()))
+}
+
+/// How long to wait before a CLI call may probe the sockets under `root`: until the youngest
+/// server's socket is [`STARTING`] old, sessions named `own` excepted (the caller runs inside
+/// it, so its first client has connected). `now` and the sockets' creation times come from the
+/// caller; pure, for tests.
+pub(crate) fn starting_wait(
+    sockets: &[(String, std::time::SystemTime)],
+    own: Option<&str>,
+    now: std::time::SystemTime,
+) -> Duration {
+    if crate::support::fault::disabled("zellij-starting") {
+        return Duration::ZERO;
+    }
+    sockets
+        .iter()
+        .filter(|(name, _)| Some(name.as_str()) != own)
+        .filter_map(|(_, born)| {
+            // A socket "from the future" (the clock was set back) is no evidence of a start.
+            let age = now.duration_since(*born).ok()?;
+            STARTING.checked_sub(age).filter(|d| !d.is_zero())
+        })
+        .max()
+        .map_or(Duration::ZERO, |d| d.min(STARTING_WAIT_MAX))
+}
+
+/// The sockets under `root` (every `contract_version_N`) with their creation times: the modified
+/// time, which a socket gets when its server binds it and never changes.
+fn sockets_under(root: &Path) -> Vec<(String, std::time::SystemTime)> {
+    let mut v = vec![];
+    for c in std::fs::read_dir(root).into_iter().flatten().flatten() {
+        if !c
+            .file_name()
+            .to_string_lossy()
+            .starts_with("contract_version_")
+        {
+            continue;
+        }
+        for e in std::fs::read_dir(c.path()).into_iter().flatten().flatten() {
+            use std::os::unix::fs::FileTypeExt;
+            let Ok(m) = e.metadata() else { continue };
+            if !m.file_type().is_socket() {
+                continue;
+            }
+            if let Ok(t) = m.modified() {
+                v.push((e.file_name().to_string_lossy().into_owned(), t));
+            }
+        }
+    }
+    v
 }
 
 /// The server id park records for panes under `root` (compared with ledger entries).
@@ -326,9 +386,11 @@ pub(crate) fn key_bytes(key: &str) -> Option<u8> {
     })
 }
 
-/// `sh -c` body for [`Zellij::pipe_detached`]: `"$@"` is the zellij command line. Retries only the
-/// two refusals [`refused_before_sending`] names (8 tries, growing pauses).
-const PIPE_RETRY_SH: &str = r#"i=0
+/// `sh -c` body for [`Zellij::pipe_detached`]: `$1` is how long to wait first (young servers,
+/// [`STARTING`]), the rest the zellij command line. Retries only the two refusals
+/// [`refused_before_sending`] names (8 tries, growing pauses).
+const PIPE_RETRY_SH: &str = r#"sleep "$1"; shift
+i=0
 while [ $i -lt 8 ]; do
   e=$(timeout 3 "$@" 2>&1 >/dev/null) && exit 0
   case $e in
@@ -502,6 +564,10 @@ impl Zellij {
         args: &[&str],
         near: Option<u32>,
     ) -> Result<String, MuxError> {
+        let wait = self.starting_wait_now();
+        if !wait.is_zero() {
+            std::thread::sleep(wait);
+        }
         let mut cmd = Command::new(self.bin_for(session));
         if let Some(id) = near {
             cmd.env("ZELLIJ_PANE_ID", id.to_string());
@@ -646,20 +712,33 @@ impl Zellij {
     /// Broadcasts the status summary to every session's park plugins, without waiting (a session
     /// with no plugin must not slow park down).
     fn broadcast(&self, name: &str, payload: &str) {
+        // A pipe probes every socket like any call: it waits out young servers too (detached).
+        let wait = self.starting_wait_now();
         for s in self.servers() {
-            self.pipe_detached(&s.session, name, payload);
+            self.pipe_detached(&s.session, name, payload, wait);
         }
+    }
+
+    /// [`starting_wait`] for the sockets under park's root, now.
+    fn starting_wait_now(&self) -> Duration {
+        let own = std::env::var("ZELLIJ_SESSION_NAME").ok();
+        starting_wait(
+            &sockets_under(&self.root),
+            own.as_deref(),
+            std::time::SystemTime::now(),
+        )
     }
 
     /// One `zellij pipe` to `session`, left running: a small `sh` loop retries the CLI's refusals
     /// at session discovery (nothing was sent, see [`Zellij::call`]), so a busy server does not
     /// lose a status push — zjstatus has no poll to heal a lost one. Any other failure, or a pipe
     /// nobody reads within 3 s, ends it.
-    fn pipe_detached(&self, session: &str, name: &str, payload: &str) {
+    fn pipe_detached(&self, session: &str, name: &str, payload: &str, wait: Duration) {
         let _ = Command::new("sh")
             .arg("-c")
             .arg(PIPE_RETRY_SH)
             .arg("park-pipe")
+            .arg(format!("{:.3}", wait.as_secs_f64()))
             .arg(self.bin_for(session))
             .args(pipe_args(session, name, payload))
             .env("ZELLIJ_SOCKET_DIR", &self.root)
@@ -1117,6 +1196,7 @@ mod tests {
             "s",
             "park:status",
             "{}",
+            std::time::Duration::ZERO,
         );
         assert!(
             runs_within(d.path(), 3),
@@ -1124,7 +1204,12 @@ mod tests {
         );
         // Another failure may have been delivered: not sent again.
         let d = tempfile::tempdir().unwrap();
-        stub_cli(d.path(), 1, "Error: something else").pipe_detached("s", "park:status", "{}");
+        stub_cli(d.path(), 1, "Error: something else").pipe_detached(
+            "s",
+            "park:status",
+            "{}",
+            std::time::Duration::from_millis(100),
+        );
         assert!(runs_within(d.path(), 1));
         std::thread::sleep(std::time::Duration::from_millis(600));
         assert_eq!(runs(d.path()), 1);
@@ -1198,6 +1283,41 @@ mod tests {
         }
         // A session name may hold '@': the id ends at the first one.
         assert_eq!(parse_handle("terminal_1@a@b"), Some((1, "a@b")));
+    }
+
+    /// A CLI call waits until every other server under the root is 2 s old: zellij 0.45.1 kills a
+    /// server whose first client has not connected when any client (a CLI's socket probe)
+    /// disconnects from it.
+    #[test]
+    fn a_cli_call_waits_for_servers_younger_than_two_seconds_but_its_own() {
+        use std::time::{Duration as D, SystemTime};
+        let now = SystemTime::UNIX_EPOCH + D::from_secs(1_000_000);
+        let s = |n: &str, age_ms: u64| (n.to_string(), now - D::from_millis(age_ms));
+        assert_eq!(starting_wait(&[], None, now), D::ZERO);
+        assert_eq!(
+            starting_wait(&[s("old", 60_000), s("older", 5_000)], None, now),
+            D::ZERO
+        );
+        assert_eq!(
+            starting_wait(&[s("old", 60_000), s("new", 300)], None, now),
+            D::from_millis(1_700),
+            "until the young one is 2 s old"
+        );
+        assert_eq!(
+            starting_wait(&[s("a", 1_500), s("b", 100)], None, now),
+            D::from_millis(1_900),
+            "the youngest counts"
+        );
+        assert_eq!(
+            starting_wait(&[s("mine", 100)], Some("mine"), now),
+            D::ZERO,
+            "the caller's own session has its client"
+        );
+        assert_eq!(
+            starting_wait(&[("skewed".into(), now + D::from_secs(3600))], None, now),
+            D::ZERO,
+            "a socket from the future (the clock set back) never blocks"
+        );
     }
 
     #[test]
