@@ -312,6 +312,7 @@ pub fn run(ctx: &Ctx) -> ExitStatus {
         }
         if let Some(trigger) = auto.due(ctx, stash.as_ref()) {
             auto.run(ctx, trigger);
+            crate::support::mem::shed();
             if matches!(stash, Some(Msg::Pressure)) {
                 stash = None;
             }
@@ -459,7 +460,10 @@ impl JournalState {
             return;
         }
         self.next = Instant::now() + crate::ops::journal::INTERVAL;
-        match crate::ops::journal::pass_seeing(ctx) {
+        let pass = crate::ops::journal::pass_seeing(ctx);
+        // The pass's code and heap are not needed for the next 10 s (support::mem).
+        crate::support::mem::shed();
+        match pass {
             Ok((out, panes)) => {
                 self.saw_panes = panes;
                 self.said = None;

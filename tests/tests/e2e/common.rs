@@ -523,3 +523,12 @@ pub fn load_park_plugin(sb: &Sandbox) {
     sb.tmux(&["run-shell", &park_plugin().to_string_lossy()])
         .unwrap_or_else(|e| panic!("loading the plugin: {e}"));
 }
+
+/// The repository's root (the tests package's parent), absolute.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("repo root")
+        .canonicalize()
+        .expect("repo root resolves")
+}

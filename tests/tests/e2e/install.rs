@@ -202,7 +202,7 @@ fn park_zellij_install_takes_the_built_in_plugin_before_one_beside_it_and_the_fl
     let h = r.join("home");
     std::fs::create_dir_all(&h).unwrap();
     let installed = h.join("data/park/park.wasm");
-    let committed = std::fs::read(repo().join("companion/assets/park.wasm")).unwrap();
+    let committed = std::fs::read(repo_root().join("companion/assets/park.wasm")).unwrap();
     std::fs::create_dir_all(r.join("pfx/share/park")).unwrap();
     std::fs::write(
         r.join("pfx/share/park/park.wasm"),
@@ -227,10 +227,6 @@ fn park_zellij_install_takes_the_built_in_plugin_before_one_beside_it_and_the_fl
     assert_eq!(std::fs::read(&installed).unwrap(), given, "--wasm first");
 }
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
 /// `cargo install --path companion --debug --locked --root <root>` from the repo, with
 /// `PARK_EMBED_WASM` set to `embed` (unset: the default build), in its own target dir so it does
 /// not wait on the lock of the `cargo test` running this. The installed binary.
@@ -245,9 +241,9 @@ fn cargo_install(root: &Path, embed: Option<&str>) -> PathBuf {
         "--root",
     ])
     .arg(root)
-    .env("CARGO_TARGET_DIR", repo().join("target/install-check"))
+    .env("CARGO_TARGET_DIR", repo_root().join("target/install-check"))
     .env_remove("PARK_EMBED_WASM")
-    .current_dir(repo());
+    .current_dir(repo_root());
     if let Some(e) = embed {
         c.env("PARK_EMBED_WASM", e);
     }
@@ -285,7 +281,7 @@ fn cargo_install_path_companion_carries_the_zellij_plugin_real_zellij_loads() {
     let wasm = home.path().join("data/park/park.wasm");
     assert!(
         std::fs::read(&wasm).unwrap()
-            == std::fs::read(repo().join("companion/assets/park.wasm")).unwrap(),
+            == std::fs::read(repo_root().join("companion/assets/park.wasm")).unwrap(),
         "the committed plugin"
     );
     crate::e2e_zellij::installed_plugin_loads("ci", &wasm, &park);
@@ -474,7 +470,7 @@ fn build_plugin_check_fails_when_the_sources_changed_and_the_wasm_was_not_rebuil
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
     let copy = |rel: &str| {
-        let (from, to) = (repo().join(rel), t.join(rel));
+        let (from, to) = (repo_root().join(rel), t.join(rel));
         std::fs::create_dir_all(to.parent().unwrap()).unwrap();
         let o = Command::new("cp")
             .arg("-R")
@@ -557,7 +553,7 @@ fn build_plugin_check_fails_when_the_sources_changed_and_the_wasm_was_not_rebuil
 fn rustc_version() -> String {
     let o = Command::new("rustc")
         .arg("-V")
-        .current_dir(repo().join("plugin-zellij"))
+        .current_dir(repo_root().join("plugin-zellij"))
         .output()
         .unwrap();
     String::from_utf8_lossy(&o.stdout).trim().to_string()

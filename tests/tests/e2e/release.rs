@@ -15,13 +15,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .canonicalize()
-        .unwrap()
-}
-
 /// (tarball, .deb), built once per test process.
 fn artifacts() -> &'static (PathBuf, PathBuf) {
     static A: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
@@ -31,9 +24,9 @@ fn artifacts() -> &'static (PathBuf, PathBuf) {
                 .unwrap_or_else(|e| panic!("PARK_RELEASE_ARTIFACTS={f:?}: {e}")),
             None => {
                 let o = Command::new("bash")
-                    .arg(repo().join("scripts/release"))
+                    .arg(repo_root().join("scripts/release"))
                     .args(["--out", "target/dist-test"])
-                    .current_dir(repo())
+                    .current_dir(repo_root())
                     .stdin(Stdio::null())
                     .output()
                     .unwrap();
@@ -191,7 +184,7 @@ fn the_tarball_holds_a_static_park_that_runs_against_real_tmux_and_carries_the_z
     let wasm = home.path().join(".local/share/park/park.wasm");
     assert!(
         std::fs::read(&wasm).unwrap()
-            == std::fs::read(repo().join("companion/assets/park.wasm")).unwrap(),
+            == std::fs::read(repo_root().join("companion/assets/park.wasm")).unwrap(),
         "the committed plugin"
     );
     crate::e2e_zellij::installed_plugin_loads("rt", &wasm, &park);
@@ -235,7 +228,7 @@ fn the_deb_holds_everything_and_its_tmux_plugin_finds_its_park_and_opens_the_pic
     assert_static(&park);
     assert!(
         std::fs::read(root.join("usr/share/park/park.wasm")).unwrap()
-            == std::fs::read(repo().join("companion/assets/park.wasm")).unwrap(),
+            == std::fs::read(repo_root().join("companion/assets/park.wasm")).unwrap(),
         "the committed plugin"
     );
 

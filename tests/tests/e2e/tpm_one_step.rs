@@ -22,13 +22,6 @@ use std::time::Instant;
 
 const FAKE: &str = env!("CARGO_BIN_EXE_fake-agent");
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("repo root")
-        .to_path_buf()
-}
-
 /// TPM's entry point: `$PARK_TPM`, else Debian's package.
 fn tpm() -> PathBuf {
     let p = std::env::var_os("PARK_TPM")

@@ -8,6 +8,7 @@
 //! unpark overhead beyond the agent's own start (unpark of one pane until the verifier confirmed it,
 //! minus the time the same agent takes to start in a fresh pane). Prints a Markdown table.
 //! Everything it starts is stopped at the end. Timings are printed, never asserted.
+//! `--daemon-memory N`: the daemon's memory while it journals N panes (BENCHMARKS.md).
 
 use park_e2e::*;
 use std::path::{Path, PathBuf};
@@ -151,6 +152,77 @@ impl Bench {
         println!("```");
     }
 
+    /// `--daemon-memory N`: the daemon journaling N panes. It is started in the foreground (as
+    /// `park daemon --ensure` starts it), left to run three passes, then its memory is sampled
+    /// every 100 ms for 30 s (three more passes): resident set (median, max), of which anonymous
+    /// and file-backed, from `/proc/<pid>/status`, PSS from `smaps_rollup` at the end, and the
+    /// daemon's own CPU time per pass over those 30 s (10 ms ticks).
+    fn daemon_memory(&self, n: usize) {
+        let mut d = Command::new(&self.park);
+        d.env_clear()
+            .envs(self.sb.base_env())
+            .env("PARK_TMUX_SOCKET", self.sb.label())
+            .arg("daemon")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        let mut child = d.spawn().expect("park daemon");
+        let pid = child.id();
+        std::thread::sleep(Duration::from_secs(25));
+        let field = |text: &str, key: &str| -> u64 {
+            text.lines()
+                .find_map(|l| l.strip_prefix(key))
+                .and_then(|v| v.split_whitespace().next()?.parse().ok())
+                .unwrap_or(0)
+        };
+        let ticks = || -> u64 {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let after = stat.rsplit_once(')').map(|x| x.1).unwrap_or_default();
+            let f: Vec<&str> = after.split_whitespace().collect();
+            // utime and stime: fields 14 and 15, at 11 and 12 after the name.
+            f.get(11).and_then(|x| x.parse::<u64>().ok()).unwrap_or(0)
+                + f.get(12).and_then(|x| x.parse::<u64>().ok()).unwrap_or(0)
+        };
+        let mut rss = vec![];
+        let mut anon = vec![];
+        let mut file = vec![];
+        let cpu0 = ticks();
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_secs(30) {
+            let st = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+            rss.push(field(&st, "VmRSS:"));
+            anon.push(field(&st, "RssAnon:"));
+            file.push(field(&st, "RssFile:"));
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        // USER_HZ is 100: ticks of 10 ms, over three passes.
+        let cpu_per_pass = (ticks() - cpu0) as f64 * 10.0 / 3.0;
+        let roll = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).unwrap_or_default();
+        let pss = field(&roll, "Pss:");
+        let journaled = std::fs::read_to_string(self.sb.park_home.join("journal.json"))
+            .ok()
+            .and_then(|j| serde_json::from_str::<serde_json::Value>(&j).ok())
+            .and_then(|j| j["sessions"].as_array().map(Vec::len))
+            .unwrap_or(0);
+        let _ = child.kill();
+        let _ = child.wait();
+        let med = |mut v: Vec<u64>| {
+            v.sort_unstable();
+            v[v.len() / 2]
+        };
+        let mb = |kb: u64| format!("{:.1} MB", kb as f64 / 1024.0);
+        let max = rss.iter().copied().max().unwrap_or(0);
+        println!("| panes (journaled) | RSS median | RSS max sampled | anonymous (median) | file-backed (median) | PSS | daemon CPU per 10 s pass |");
+        println!("|---:|---:|---:|---:|---:|---:|---:|");
+        println!(
+            "| {n} ({journaled}) | {} | {} | {} | {} | {} | {cpu_per_pass:.0} ms |",
+            mb(med(rss)),
+            mb(max),
+            mb(med(anon)),
+            mb(med(file)),
+            mb(pss)
+        );
+    }
+
     fn times(&self, args: &[&str], n: usize) -> Duration {
         median((0..n).map(|_| self.run(args).0).collect())
     }
@@ -248,6 +320,19 @@ fn main() {
         let mut panes = vec![];
         b.grow_to(&mut panes, n);
         b.profile(n);
+        let left = b.sb.cleanup();
+        eprintln!("cleanup: {} processes left", left.len());
+        return;
+    }
+    if let Some(n) = std::env::args()
+        .skip_while(|a| a != "--daemon-memory")
+        .nth(1)
+        .and_then(|n| n.parse::<usize>().ok())
+    {
+        let mut b = Bench::new();
+        let mut panes = vec![];
+        b.grow_to(&mut panes, n);
+        b.daemon_memory(n);
         let left = b.sb.cleanup();
         eprintln!("cleanup: {} processes left", left.len());
         return;
