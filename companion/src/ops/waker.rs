@@ -438,6 +438,10 @@ struct JournalState {
     said: Option<String>,
     /// Lost sessions at the last pass: the status line is pushed when the count changes.
     lost: usize,
+    /// The processes of the sessions the last pass recorded live. One that ends brings the next
+    /// pass forward: an `/exit` leaves the journal within a tick, not a pass, so a crash in the
+    /// seconds after it does not bring the exited session back.
+    watched: Vec<u32>,
 }
 
 impl JournalState {
@@ -448,6 +452,7 @@ impl JournalState {
             saw_panes: true,
             said: None,
             lost: 0,
+            watched: vec![],
         }
     }
 
@@ -456,7 +461,15 @@ impl JournalState {
     }
 
     fn run_if_due(&mut self, ctx: &Ctx) {
-        if !self.on || Instant::now() < self.next {
+        if !self.on {
+            return;
+        }
+        if Instant::now() < self.next
+            && self
+                .watched
+                .iter()
+                .all(|p| crate::adapters::platform::pid_exists(*p))
+        {
             return;
         }
         self.next = Instant::now() + crate::ops::journal::INTERVAL;
@@ -465,6 +478,7 @@ impl JournalState {
         crate::support::mem::shed();
         match pass {
             Ok((out, panes)) => {
+                self.watched = out.live.iter().map(|l| l.pid).filter(|p| *p != 0).collect();
                 self.saw_panes = panes;
                 self.said = None;
                 if out.lost.len() != self.lost {

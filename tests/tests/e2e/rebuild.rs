@@ -988,6 +988,30 @@ fn the_daemon_keeps_the_journal_without_anyone_asking() {
     });
     eprintln!("MEASURE journal latency of a /clear: {:?}", t0.elapsed());
 
+    // An /exit brings the next pass forward: the exited session leaves the journal before the
+    // regular pass 10 s after the last one (a crash in those seconds would bring it back).
+    let q = sb.new_shell_window("w", "q", &sb.project_dir("exits"), &[] as &[(&str, &str)]);
+    let quits = f.agent(&q);
+    poll(SECS(60), || sessions(false).contains(&quits).then_some(()))
+        .unwrap_or_else(|| panic!("the daemon never journaled {quits}"));
+    let written = || std::fs::metadata(&journal).and_then(|m| m.modified()).ok();
+    let before = written();
+    let last_pass =
+        poll(SECS(30), || written().filter(|w| Some(*w) != before)).expect("a regular pass");
+    sb.type_line(&q, "/exit");
+    let left_at = poll(SECS(30), || {
+        (!sessions(false).contains(&quits) && !sessions(true).contains(&quits))
+            .then(written)
+            .flatten()
+    })
+    .unwrap_or_else(|| panic!("the /exit never left the journal: {:?}", sessions(false)));
+    let after = left_at.duration_since(last_pass).unwrap_or_default();
+    eprintln!("MEASURE an /exit left the journal {after:?} after the last regular pass");
+    assert!(
+        after < SECS(8),
+        "the exit waited for the regular pass ({after:?} after the last one)"
+    );
+
     let daemon: u32 = std::fs::read_to_string(sb.park_home.join("waker.pid"))
         .unwrap()
         .split_whitespace()

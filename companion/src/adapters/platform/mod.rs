@@ -177,6 +177,20 @@ pub fn native() -> Box<dyn Platform> {
 }
 
 /// Looks up one variable in an environ list.
+/// Whether a process `pid` exists (a zombie included): one `kill(pid, 0)`, the cheapest check
+/// there is, for a loop that polls many pids often. A pid reused by another process reads as
+/// alive; callers that need identity compare start times ([`Platform::process`]).
+pub fn pid_exists(pid: u32) -> bool {
+    let Ok(p) = i32::try_from(pid) else {
+        return false;
+    };
+    p > 0
+        && !matches!(
+            nix::sys::signal::kill(nix::unistd::Pid::from_raw(p), None),
+            Err(nix::errno::Errno::ESRCH)
+        )
+}
+
 pub fn env_get<'a>(env: &'a [(String, String)], key: &str) -> Option<&'a str> {
     env.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
 }
