@@ -478,7 +478,14 @@ impl JournalState {
         crate::support::mem::shed();
         match pass {
             Ok((out, panes)) => {
-                self.watched = out.live.iter().map(|l| l.pid).filter(|p| *p != 0).collect();
+                // Only processes that run now: a record kept live from an earlier pass (the pane
+                // map was unavailable) whose process is gone must not bring every tick's pass.
+                self.watched = out
+                    .live
+                    .iter()
+                    .map(|l| l.pid)
+                    .filter(|p| *p != 0 && crate::adapters::platform::pid_exists(*p))
+                    .collect();
                 self.saw_panes = panes;
                 self.said = None;
                 if out.lost.len() != self.lost {
@@ -490,6 +497,8 @@ impl JournalState {
                 }
             }
             Err(e) => {
+                // A failing pass is not retried every tick: the next one is a pass away.
+                self.watched.clear();
                 let msg = e.to_string();
                 if self.said.as_deref() != Some(msg.as_str()) {
                     eprintln!("park daemon: journal: {msg}");
