@@ -429,6 +429,17 @@ pub fn run(ctx: &Ctx) -> ExitStatus {
 /// The journal's side of the daemon loop: a pass every [`crate::ops::journal::INTERVAL`] while the
 /// journal is on; the daemon stays for it while the last pass saw a multiplexer with panes (a
 /// server that died leaves nothing to watch: its sessions are in the journal as lost).
+/// Whether the journal pass is due: its time has come, or a process it watches has ended.
+fn journal_due(now: Instant, next: Instant, watched: &[u32], exists: &dyn Fn(u32) -> bool) -> bool {
+    now >= next || watched.iter().any(|p| !exists(*p))
+}
+
+/// The pids a pass's live records bring to watch: only those that run now (a record kept live
+/// from an earlier pass whose process is gone would make every tick a pass).
+fn watch_list(pids: impl Iterator<Item = u32>, exists: &dyn Fn(u32) -> bool) -> Vec<u32> {
+    pids.filter(|p| *p != 0 && exists(*p)).collect()
+}
+
 struct JournalState {
     on: bool,
     next: Instant,
@@ -464,12 +475,9 @@ impl JournalState {
         if !self.on {
             return;
         }
-        if Instant::now() < self.next
-            && self
-                .watched
-                .iter()
-                .all(|p| crate::adapters::platform::pid_exists(*p))
-        {
+        if !journal_due(Instant::now(), self.next, &self.watched, &|p| {
+            crate::adapters::platform::pid_exists(p)
+        }) {
             return;
         }
         self.next = Instant::now() + crate::ops::journal::INTERVAL;
@@ -480,12 +488,9 @@ impl JournalState {
             Ok((out, panes)) => {
                 // Only processes that run now: a record kept live from an earlier pass (the pane
                 // map was unavailable) whose process is gone must not bring every tick's pass.
-                self.watched = out
-                    .live
-                    .iter()
-                    .map(|l| l.pid)
-                    .filter(|p| *p != 0 && crate::adapters::platform::pid_exists(*p))
-                    .collect();
+                self.watched = watch_list(out.live.iter().map(|l| l.pid), &|p| {
+                    crate::adapters::platform::pid_exists(p)
+                });
                 self.saw_panes = panes;
                 self.said = None;
                 if out.lost.len() != self.lost {
@@ -660,4 +665,27 @@ fn psi_watch(tx: &mpsc::Sender<Msg>) {
     }
     #[cfg(not(target_os = "linux"))]
     let _ = tx;
+}
+
+#[cfg(test)]
+mod journal_due_tests {
+    use super::*;
+
+    /// An exit brings the pass forward once: the dead pid is not watched again, so a pass does
+    /// not run every tick.
+    #[test]
+    fn an_ended_process_brings_one_pass_forward_and_is_not_watched_again() {
+        let now = Instant::now();
+        let later = now + Duration::from_secs(10);
+        let alive = |p: u32| p != 7;
+        assert!(
+            !journal_due(now, later, &[5, 6], &alive),
+            "all running: wait"
+        );
+        assert!(journal_due(now, later, &[5, 7], &alive), "7 ended: now");
+        assert!(journal_due(later, later, &[], &alive), "the regular pass");
+        let watched = watch_list([5, 7, 0, 6].into_iter(), &alive);
+        assert_eq!(watched, vec![5, 6], "dead and unknown pids are not watched");
+        assert!(!journal_due(now, later, &watched, &alive));
+    }
 }
