@@ -371,15 +371,7 @@ impl Zellij {
     /// Root pid of a pane: the server's child that inherited `ZELLIJ_PANE_ID=<n>`.
     pub fn pane_pid(&self, id: &str) -> Option<u32> {
         let n = id.trim_start_matches("terminal_");
-        let want_sock = self.sock.join("contract_version_1").join(&self.session);
-        let server = std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
-            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
-            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
-            let args: Vec<&[u8]> = cmd.split(|b| *b == 0).collect();
-            let s = want_sock.to_string_lossy();
-            args.iter().any(|a| *a == s.as_bytes()).then_some(pid)
-        })?;
-        children_with_env(server, "ZELLIJ_PANE_ID", n)
+        children_with_env(self.server_pid()?, "ZELLIJ_PANE_ID", n)
     }
 }
 
