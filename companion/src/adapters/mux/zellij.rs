@@ -944,6 +944,11 @@ impl Mux for Zellij {
     }
 
     fn checkpoint(&self, pane: &str) {
+        // The save is on disk when the call returns, with one window zellij 0.45.1 leaves open:
+        // its metadata thread rewrites the file every second with the last layout reported to
+        // it, and a tick between the save's write and its report puts the previous layout back
+        // until the next tick (≤ 1 s). A crash inside that second brings the pane back unmarked
+        // (`pane-unmatched`: resumed in a new pane of its tab, never lost).
         if let Ok((_, session)) = self.session_of(pane) {
             if saves_itself(&self.root, &cache_root(), session) {
                 let _ = self.call(session, &["action", "save-session"]);
