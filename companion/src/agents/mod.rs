@@ -42,8 +42,8 @@
 //! `parked_tree` (a daemon the TUI started), `change_session` (an agent with no session switch),
 //! `Spec::argv_hidden`.
 //!
-//! The shared modules (`spec`, `screen`, `transcript`, `render`, `limit`, `release`) hold only the
-//! kit every agent's readers build with; each agent's own parsers live in its folder and are
+//! The shared modules (`spec`, `screen`, `transcript`, `render`, `limit`, `release`, and for
+//! integrations `hooks` and `records`) hold only the kit every agent's code builds with; each agent's own parsers live in its folder and are
 //! reached through its spec and kind.
 
 pub mod aider;
@@ -53,6 +53,7 @@ pub mod codex;
 pub mod copilot;
 pub mod droid;
 pub mod gemini;
+pub mod hooks;
 pub mod kilo;
 pub mod kimi;
 pub mod limit;

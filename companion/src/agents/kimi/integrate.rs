@@ -23,12 +23,14 @@
 use super::super::{Integration, IntegrationState};
 use crate::adapters::platform::proctree::program_of;
 use crate::adapters::platform::Platform;
+use crate::agents::hooks;
 use crate::agents::transcript::valid_session_id;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 const EVENTS: &[&str] = &["SessionStart", "SessionEnd"];
-const SUFFIX: &str = " hook kimi";
+/// The agent word of park's hook command (`<park> hook kimi`).
+const AGENT: &str = "kimi";
 const BEGIN: &str =
     "# park: session hooks (`park integrate kimi`; `park integrate --remove kimi` removes them)";
 const END: &str = "# park: end of session hooks";
@@ -60,23 +62,6 @@ pub fn read_record(home: &Path, pid: u32) -> Option<Record> {
 /// Kimi's config file for `env`.
 pub fn config_file(env: &[(String, String)]) -> Option<PathBuf> {
     super::SPEC.config.dir(env).map(|d| d.join("config.toml"))
-}
-
-/// The park binary a hook command runs (`'<path>' hook kimi`).
-fn command_exe(cmd: &str) -> Option<PathBuf> {
-    let head = cmd.strip_suffix(SUFFIX)?;
-    match shlex::split(head)?.as_slice() {
-        [exe] => Some(PathBuf::from(exe)),
-        _ => None,
-    }
-}
-
-fn command_for(park_exe: &Path) -> String {
-    let exe = park_exe.to_string_lossy();
-    format!(
-        "{}{SUFFIX}",
-        shlex::try_quote(&exe).map_or_else(|_| exe.to_string(), |q| q.into_owned())
-    )
 }
 
 /// A TOML basic string holding `s`.
@@ -143,7 +128,11 @@ fn hooks_of(text: &str, path: &Path) -> Result<Vec<(String, String)>, String> {
 }
 
 fn is_ours(cmd: &str) -> bool {
-    cmd.ends_with(SUFFIX)
+    hooks::is_ours(cmd, AGENT)
+}
+
+fn command_for(park_exe: &Path) -> String {
+    hooks::command_for(park_exe, AGENT)
 }
 
 /// Installs into `text` (pure): the new text, or `None` when it is already there.
@@ -243,38 +232,8 @@ pub fn state_of(text: &str, path: &Path, exists: impl Fn(&Path) -> bool) -> Inte
         Ok(h) => h,
         Err(e) => return IntegrationState::Unreadable(e),
     };
-    let ours: Vec<&(String, String)> = hooks.iter().filter(|(_, c)| is_ours(c)).collect();
-    if ours.is_empty() {
-        return IntegrationState::Missing;
-    }
-    let missing: Vec<&str> = EVENTS
-        .iter()
-        .copied()
-        .filter(|ev| !ours.iter().any(|(e, _)| e == ev))
-        .collect();
-    if !missing.is_empty() {
-        return IntegrationState::Broken(format!(
-            "the {} hook is gone: run `park integrate kimi` again",
-            missing.join(" and ")
-        ));
-    }
-    for (ev, c) in ours {
-        match command_exe(c) {
-            Some(exe) if exists(&exe) => {}
-            Some(exe) => {
-                return IntegrationState::Broken(format!(
-                    "the {ev} hook runs {}, which is not there any more: run `park integrate kimi` again",
-                    exe.display()
-                ))
-            }
-            None => {
-                return IntegrationState::Broken(format!(
-                    "the {ev} hook's command is not park's: {c}"
-                ))
-            }
-        }
-    }
-    IntegrationState::Installed
+    let ours: Vec<(String, String)> = hooks.into_iter().filter(|(_, c)| is_ours(c)).collect();
+    hooks::state_of_commands(AGENT, EVENTS, &ours, exists)
 }
 
 fn load(path: &Path) -> Result<Option<String>, String> {
@@ -528,7 +487,7 @@ mod tests {
         let odd = Path::new("/opt/a\"b\\c/park");
         let out = merge("", odd, p()).unwrap().unwrap();
         let hooks = hooks_of(&out, p()).unwrap();
-        assert_eq!(command_exe(&hooks[0].1).as_deref(), Some(odd));
+        assert_eq!(hooks::command_exe(&hooks[0].1, AGENT).as_deref(), Some(odd));
     }
 
     /// `/new` (2.1.0): the new session's `SessionStart`, then the old one's `SessionEnd`. The late
