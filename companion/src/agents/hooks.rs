@@ -189,6 +189,49 @@ impl JsonHooks {
         changed
     }
 
+    /// The state of park's hooks in the file at `path`.
+    pub fn state_in(&self, path: &Path) -> IntegrationState {
+        match load(path) {
+            Ok(None) => IntegrationState::Missing,
+            Ok(Some(m)) => self.state_of(&m, |p| p.is_file()),
+            Err(e) => IntegrationState::Unreadable(e),
+        }
+    }
+
+    /// Installs park's hooks into the file at `path`, whose content is `loaded` (from [`load`]);
+    /// `restart` names what must restart to read them (`running Gemini CLIs`).
+    pub fn install_in(
+        &self,
+        path: &Path,
+        loaded: Option<Map<String, Value>>,
+        park_exe: &Path,
+        restart: &str,
+    ) -> Result<String, String> {
+        let mut m = loaded.unwrap_or_default();
+        if !self.merge(&mut m, park_exe)? {
+            return Ok(format!("already in {}", path.display()));
+        }
+        save(path, &m)?;
+        Ok(format!(
+            "added {} hooks running `{}` to {}; restart {restart} to pick them up",
+            self.events.join(" and "),
+            command_for(park_exe, self.agent),
+            path.display()
+        ))
+    }
+
+    /// Takes park's hooks out of the file at `path`.
+    pub fn remove_from(&self, path: &Path) -> Result<String, String> {
+        let Some(mut m) = load(path)? else {
+            return Ok(format!("nothing to remove: no {}", path.display()));
+        };
+        if !self.unmerge(&mut m) {
+            return Ok(format!("nothing to remove in {}", path.display()));
+        }
+        save(path, &m)?;
+        Ok(format!("removed park's hooks from {}", path.display()))
+    }
+
     /// The state of park's hooks in `m` (pure; `exists` tells whether a park binary is there).
     pub fn state_of(
         &self,

@@ -93,35 +93,15 @@ impl Integration for Hook {
         let Some(path) = settings_file(env) else {
             return IntegrationState::Unreadable("neither GEMINI_CLI_HOME nor HOME is set".into());
         };
-        match hooks::load(&path) {
-            Ok(None) => IntegrationState::Missing,
-            Ok(Some(m)) => HOOKS.state_of(&m, |p| p.is_file()),
-            Err(e) => IntegrationState::Unreadable(e),
-        }
+        HOOKS.state_in(&path)
     }
     fn install(&self, env: &[(String, String)], park_exe: &Path) -> Result<String, String> {
         let path = settings_file(env).ok_or("neither GEMINI_CLI_HOME nor HOME is set")?;
-        let mut m = hooks::load(&path)?.unwrap_or_default();
-        if !HOOKS.merge(&mut m, park_exe)? {
-            return Ok(format!("already in {}", path.display()));
-        }
-        hooks::save(&path, &m)?;
-        Ok(format!(
-            "added SessionStart and SessionEnd hooks running `{}` to {}; restart running Gemini CLIs to pick them up",
-            hooks::command_for(park_exe, HOOKS.agent),
-            path.display()
-        ))
+        HOOKS.install_in(&path, hooks::load(&path)?, park_exe, "running Gemini CLIs")
     }
     fn remove(&self, env: &[(String, String)]) -> Result<String, String> {
         let path = settings_file(env).ok_or("neither GEMINI_CLI_HOME nor HOME is set")?;
-        let Some(mut m) = hooks::load(&path)? else {
-            return Ok(format!("nothing to remove: no {}", path.display()));
-        };
-        if !HOOKS.unmerge(&mut m) {
-            return Ok(format!("nothing to remove in {}", path.display()));
-        }
-        hooks::save(&path, &m)?;
-        Ok(format!("removed park's hooks from {}", path.display()))
+        HOOKS.remove_from(&path)
     }
     fn record(&self, input: &[u8], home: &Path, platform: &dyn Platform) -> Result<(), String> {
         let inp: Input = serde_json::from_slice(input).map_err(|e| format!("hook input: {e}"))?;
