@@ -326,6 +326,25 @@ pub(crate) mod test_kit {
     }
     pub(crate) use fixture;
 
+    /// One test per fixture: `reads!(test_name, "file", expected reading)`, each asserting the
+    /// agent's `read` (in scope where the macro is used) on the capture.
+    macro_rules! reads {
+        ($($test:ident, $file:literal, $want:expr;)*) => {
+            $(
+                #[test]
+                fn $test() {
+                    assert_eq!(
+                        read($crate::agents::screen::test_kit::fixture!($file)),
+                        $want,
+                        "{}",
+                        $file
+                    );
+                }
+            )*
+        };
+    }
+    pub(crate) use reads;
+
     /// An empty composer, nothing else: at rest.
     pub(crate) fn idle() -> ScreenReading {
         ScreenReading {

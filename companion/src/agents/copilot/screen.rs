@@ -322,46 +322,11 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    use crate::agents::screen::test_kit::{fixture, idle};
-
-    fn busy() -> ScreenReading {
-        ScreenReading {
-            busy: true,
-            ..idle()
-        }
-    }
-
-    fn with_draft(d: &str) -> ScreenReading {
-        ScreenReading {
-            draft: Some(d.into()),
-            ..idle()
-        }
-    }
-
-    fn waiting(w: &str) -> ScreenReading {
-        ScreenReading {
-            waiting: Some(w.into()),
-            ..Default::default()
-        }
-    }
-
-    fn unknown() -> ScreenReading {
-        ScreenReading::default()
-    }
+    use crate::agents::screen::test_kit::{
+        busy, fixture, idle, reads, unknown, waiting, with_draft,
+    };
 
     const PERMISSION: &str = "permission prompt: Do you want to run this command?";
-
-    /// One test per fixture: `reads!(test_name, "file", expected reading)`.
-    macro_rules! reads {
-        ($($test:ident, $file:literal, $want:expr;)*) => {
-            $(
-                #[test]
-                fn $test() {
-                    assert_eq!(read(fixture!($file)), $want, "{}", $file);
-                }
-            )*
-        };
-    }
 
     reads! {
         // Captures from the park session that set Copilot up (160x45).

@@ -538,46 +538,9 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    use crate::agents::screen::test_kit::{fixture, idle};
-
-    fn busy() -> ScreenReading {
-        ScreenReading {
-            busy: true,
-            ..idle()
-        }
-    }
-
-    fn with_draft(d: &str) -> ScreenReading {
-        ScreenReading {
-            draft: Some(d.into()),
-            ..idle()
-        }
-    }
-
-    fn waiting(w: &str) -> ScreenReading {
-        ScreenReading {
-            waiting: Some(w.into()),
-            ..Default::default()
-        }
-    }
-
-    fn unknown() -> ScreenReading {
-        ScreenReading::default()
-    }
+    use crate::agents::screen::test_kit::{busy, idle, reads, unknown, waiting, with_draft};
 
     const SHELL_PERMISSION: &str = "permission prompt: Allow execution of [Shell]?";
-
-    /// One test per fixture: `reads!(test_name, "file", expected reading)`.
-    macro_rules! reads {
-        ($($test:ident, $file:literal, $want:expr;)*) => {
-            $(
-                #[test]
-                fn $test() {
-                    assert_eq!(read(fixture!($file)), $want, "{}", $file);
-                }
-            )*
-        };
-    }
 
     reads! {
         // Captures from the session that set Gemini up (160x45, no true colour).

@@ -103,22 +103,7 @@ pub fn read(capture: &str) -> ScreenReading {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agents::screen::test_kit::{fixture, idle};
-
-    fn busy() -> ScreenReading {
-        ScreenReading {
-            busy: true,
-            composer_seen: true,
-            ..Default::default()
-        }
-    }
-    fn draft(t: &str) -> ScreenReading {
-        ScreenReading {
-            draft: Some(t.into()),
-            composer_seen: true,
-            ..Default::default()
-        }
-    }
+    use crate::agents::screen::test_kit::{busy, fixture, idle, with_draft as draft};
 
     #[test]
     fn idle_screens_on_home_and_in_a_session() {
