@@ -349,6 +349,38 @@ pub(crate) fn read_file_capped(
 // Ids
 // ---------------------------------------------------------------------------------------------
 
+/// Every session file `<root>/<project>/<sub>/<id>.jsonl` (`sub` empty: directly in the
+/// project folder) whose stem is a valid session id as it stands, sorted by path. No symlinks are
+/// followed: a linked project folder or file is not the agent's own.
+pub fn sessions_by_project(root: &Path, sub: &str) -> Vec<(String, std::path::PathBuf)> {
+    let mut out = vec![];
+    let Ok(projects) = std::fs::read_dir(root) else {
+        return out;
+    };
+    for p in projects.flatten() {
+        if !p.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let Ok(files) = std::fs::read_dir(p.path().join(sub)) else {
+            continue;
+        };
+        for f in files.flatten() {
+            let name = f.file_name().to_string_lossy().into_owned();
+            let Some(stem) = name.strip_suffix(".jsonl") else {
+                continue;
+            };
+            let Some(sid) = valid_session_id(stem).filter(|s| s == stem) else {
+                continue;
+            };
+            if f.file_type().is_ok_and(|t| t.is_file()) {
+                out.push((sid, f.path()));
+            }
+        }
+    }
+    out.sort_by(|a, b| a.1.cmp(&b.1));
+    out
+}
+
 /// A canonical UUID (8-4-4-4-12 ASCII hex digits, any case), returned lowercased; `session_` and
 /// such a UUID (Kimi Code's ids), the UUID lowercased; a prefixed id `ses_` + 20 to 40 ASCII
 /// letters or digits, returned as it is (its case matters); or a timestamped id (Cline's
@@ -458,6 +490,37 @@ pub(crate) mod test_kit {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Only `<project>/<sub>/<id>.jsonl` files with a valid id, never through a symlink.
+    #[test]
+    fn sessions_by_project_takes_real_session_files_only() {
+        let d = tempfile::tempdir().unwrap();
+        let id = "0b6c3a4e-7d2f-4c1a-9e8b-5f6a7b8c9d0e";
+        let chats = d.path().join("proj-a/chats");
+        std::fs::create_dir_all(&chats).unwrap();
+        std::fs::write(chats.join(format!("{id}.jsonl")), "{}").unwrap();
+        std::fs::write(chats.join("notes.jsonl"), "{}").unwrap();
+        std::fs::write(chats.join("../top.jsonl"), "{}").unwrap();
+        std::fs::create_dir(chats.join("a0b1c2d3-e4f5-4a6b-8c7d-9e0f1a2b3c4d.jsonl")).unwrap();
+        let other = "1c7d4b5f-8e3a-4d2b-af9c-6a7b8c9d0e1f";
+        std::os::unix::fs::symlink(
+            chats.join(format!("{id}.jsonl")),
+            chats.join(format!("{other}.jsonl")),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(d.path().join("proj-a"), d.path().join("proj-link")).unwrap();
+        let got = sessions_by_project(d.path(), "chats");
+        assert_eq!(
+            got,
+            vec![(id.to_string(), chats.join(format!("{id}.jsonl")))]
+        );
+        assert!(
+            sessions_by_project(d.path(), "").is_empty(),
+            "{:?}",
+            sessions_by_project(d.path(), "")
+        );
+        assert!(sessions_by_project(&d.path().join("none"), "").is_empty());
+    }
     use proptest::prelude::*;
 
     const SID: &str = "158f2a09-8e02-4cf8-bbf8-0710d4e8624e";

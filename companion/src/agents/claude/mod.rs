@@ -262,34 +262,7 @@ pub(crate) fn cleanup_setting(dir: &Path) -> Option<i64> {
 
 /// Every Claude transcript under `cfg/projects/<dir>/<id>.jsonl` (no symlinks followed).
 pub(crate) fn all_transcripts(cfg: &Path) -> Vec<(String, PathBuf)> {
-    let mut out = vec![];
-    let Ok(projects) = std::fs::read_dir(cfg.join("projects")) else {
-        return out;
-    };
-    for p in projects.flatten() {
-        if !p.file_type().is_ok_and(|t| t.is_dir()) {
-            continue;
-        }
-        let Ok(files) = std::fs::read_dir(p.path()) else {
-            continue;
-        };
-        for f in files.flatten() {
-            let name = f.file_name().to_string_lossy().into_owned();
-            let Some(stem) = name.strip_suffix(".jsonl") else {
-                continue;
-            };
-            let Some(sid) = crate::agents::transcript::valid_session_id(stem).filter(|s| s == stem)
-            else {
-                continue;
-            };
-            if !f.file_type().is_ok_and(|t| t.is_file()) {
-                continue;
-            }
-            out.push((sid, f.path()));
-        }
-    }
-    out.sort_by(|a, b| a.1.cmp(&b.1));
-    out
+    crate::agents::transcript::sessions_by_project(&cfg.join("projects"), "")
 }
 
 /// Claude Code behind the [`super::AgentKind`] dispatch.

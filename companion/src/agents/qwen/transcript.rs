@@ -53,32 +53,7 @@ pub fn path(runtime: &Path, cwd: &str, id: &str) -> PathBuf {
 
 /// Every chat under `runtime/projects/*/chats/<id>.jsonl` (no symlinks followed).
 pub fn all(runtime: &Path) -> Vec<(String, PathBuf)> {
-    let mut out = vec![];
-    let Ok(projects) = std::fs::read_dir(runtime.join("projects")) else {
-        return out;
-    };
-    for p in projects.flatten() {
-        if !p.file_type().is_ok_and(|t| t.is_dir()) {
-            continue;
-        }
-        let Ok(files) = std::fs::read_dir(p.path().join("chats")) else {
-            continue;
-        };
-        for f in files.flatten() {
-            let name = f.file_name().to_string_lossy().into_owned();
-            let Some(stem) = name.strip_suffix(".jsonl") else {
-                continue;
-            };
-            let Some(sid) = valid_session_id(stem).filter(|s| s == stem) else {
-                continue;
-            };
-            if f.file_type().is_ok_and(|t| t.is_file()) {
-                out.push((sid, f.path()));
-            }
-        }
-    }
-    out.sort_by(|a, b| a.1.cmp(&b.1));
-    out
+    crate::agents::transcript::sessions_by_project(&runtime.join("projects"), "chats")
 }
 
 fn parts(v: &Value) -> &[Value] {
