@@ -457,3 +457,33 @@ impl ConfigDir {
         }
     }
 }
+
+/// The common shape of [`Spec::interactive`]: an argv tail starts the TUI unless it holds a
+/// one-shot flag of `non_interactive` (as `--flag` or `--flag=value`) or starts with one of
+/// `subcommands`.
+pub fn tui_argv(args: &[String], non_interactive: &[&str], subcommands: &[&str]) -> bool {
+    !args.iter().any(|a| {
+        let name = a.split_once('=').map_or(a.as_str(), |(n, _)| n);
+        non_interactive.contains(&name)
+    }) && !matches!(args.first(), Some(a) if subcommands.contains(&a.as_str()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tui_argv;
+
+    #[test]
+    fn a_one_shot_flag_in_either_form_or_a_leading_subcommand_is_not_the_tui() {
+        let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let (flags, subs) = (&["-p", "--prompt"][..], &["mcp", "login"][..]);
+        assert!(tui_argv(&v(&[]), flags, subs));
+        assert!(
+            tui_argv(&v(&["--model", "x", "mcp"]), flags, subs),
+            "a value, not a subcommand"
+        );
+        assert!(!tui_argv(&v(&["--prompt=hi"]), flags, subs));
+        assert!(!tui_argv(&v(&["--model", "x", "-p", "hi"]), flags, subs));
+        assert!(!tui_argv(&v(&["login"]), flags, subs));
+        assert!(tui_argv(&v(&["--prompter"]), flags, subs), "another flag");
+    }
+}

@@ -135,12 +135,8 @@ fn prepare(args: &[String]) -> Vec<String> {
         .collect()
 }
 
-fn flag_name(a: &str) -> &str {
-    a.split_once('=').map_or(a, |(n, _)| n)
-}
-
 pub fn interactive(args: &[String]) -> bool {
-    !args.iter().any(|a| NON_INTERACTIVE.contains(&flag_name(a)))
+    super::spec::tui_argv(args, NON_INTERACTIVE, &[])
 }
 
 /// The session id park records for the history file at `path` (absolute): a UUID-shaped digest

@@ -129,13 +129,8 @@ const SKIP_VALUED: &[&str] = &[
 /// Flags whose values may repeat without the flag (`--allow-tool a b`).
 const MULTI_FLAGS: &[&str] = &["--allow-tool", "--deny-tool", "--allow-url", "--deny-url"];
 
-fn flag_name(a: &str) -> &str {
-    a.split_once('=').map_or(a, |(n, _)| n)
-}
-
 pub fn interactive(args: &[String]) -> bool {
-    !args.iter().any(|a| NON_INTERACTIVE.contains(&flag_name(a)))
-        && !matches!(args.first(), Some(a) if SUBCOMMANDS.contains(&a.as_str()))
+    super::spec::tui_argv(args, NON_INTERACTIVE, SUBCOMMANDS)
 }
 
 /// What the open files of process `pid` say about its session.

@@ -99,13 +99,8 @@ const SESSION_FLAGS: &[&str] = &[
     "--worktree",
 ];
 
-fn flag_name(a: &str) -> &str {
-    a.split_once('=').map_or(a, |(n, _)| n)
-}
-
 pub fn interactive(args: &[String]) -> bool {
-    !args.iter().any(|a| NON_INTERACTIVE.contains(&flag_name(a)))
-        && !matches!(args.first(), Some(a) if SUBCOMMANDS.contains(&a.as_str()))
+    super::spec::tui_argv(args, NON_INTERACTIVE, SUBCOMMANDS)
 }
 
 /// The session id argv names (`--resume <uuid>`, `--resume=<uuid>`, `--session-id <uuid>`);

@@ -71,14 +71,9 @@ const SESSION_FLAGS: &[&str] = &["-S", "--session", "--agent", "--agent-file"];
 /// What `park show` says of the flags: Kimi hides its argv.
 pub const LOST_FLAGS: &str = "Kimi Code replaces its argv with its process title (`kimi-code`): its launch flags (-m, -y/--yolo, --auto, --plan, --add-dir, --skills-dir) cannot be read, and none is replayed on resume";
 
-fn flag_name(a: &str) -> &str {
-    a.split_once('=').map_or(a, |(n, _)| n)
-}
-
 /// Whether an argv tail starts the TUI. The titled process has no tail at all (`kimi-code`).
 pub fn interactive(args: &[String]) -> bool {
-    !args.iter().any(|a| NON_INTERACTIVE.contains(&flag_name(a)))
-        && !matches!(args.first(), Some(a) if SUBCOMMANDS.contains(&a.as_str()))
+    super::spec::tui_argv(args, NON_INTERACTIVE, SUBCOMMANDS)
 }
 
 pub(crate) const SETUP_HINT: &str =

@@ -104,15 +104,10 @@ const SESSION_FLAGS: &[&str] = &[
     "--api-key",
 ];
 
-fn flag_name(a: &str) -> &str {
-    a.split_once('=').map_or(a, |(n, _)| n)
-}
-
 /// Whether `args` start the interactive TUI (pi's argv as read before it sets its title, or as
 /// its extension recorded it).
 pub fn interactive(args: &[String]) -> bool {
-    !args.iter().any(|a| NON_INTERACTIVE.contains(&flag_name(a)))
-        && !matches!(args.first(), Some(a) if SUBCOMMANDS.contains(&a.as_str()))
+    super::spec::tui_argv(args, NON_INTERACTIVE, SUBCOMMANDS)
 }
 
 pub(crate) const SETUP_HINT: &str =
