@@ -269,6 +269,33 @@ impl Zellij {
         std::fs::read_to_string(f).unwrap_or_default()
     }
 
+    /// The saved layout once `ok` holds of it and has held for 1.5 s, or `None` when that does
+    /// not happen within `timeout`. Held, not seen once: right after a `save-session`, zellij
+    /// 0.45.1's metadata thread (a tick every second) can put the previous save back until its
+    /// next tick (`scripts/zellij-save-race`), and a crash then resurrects the older layout.
+    pub fn saved_layout_when(
+        &self,
+        sb: &Sandbox,
+        timeout: Duration,
+        ok: impl Fn(&str) -> bool,
+    ) -> Option<String> {
+        let t0 = std::time::Instant::now();
+        let mut since: Option<std::time::Instant> = None;
+        while t0.elapsed() < timeout {
+            let l = self.saved_layout(sb);
+            if ok(&l) {
+                let s = *since.get_or_insert_with(std::time::Instant::now);
+                if s.elapsed() >= Duration::from_millis(1500) {
+                    return Some(l);
+                }
+            } else {
+                since = None;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        None
+    }
+
     /// The server's pid (its argv names this session's socket).
     pub fn server_pid(&self) -> Option<u32> {
         server_pid_of(&self.sock.join("contract_version_1").join(&self.session))

@@ -676,12 +676,10 @@ tab name="other" { pane; }"#
     // Close the first pane, then let zellij save the layout, then crash its server.
     zj.cli(&["action", "close-pane", "--pane-id", &terms[0]])
         .unwrap();
-    poll(SECS(20), || {
-        let l = zj.saved_layout(sb);
-        (l.contains(&mark) && l.matches("pane").count() >= 3).then_some(())
+    zj.saved_layout_when(sb, SECS(20), |l| {
+        l.contains(&mark) && l.matches("pane").count() >= 3
     })
     .unwrap_or_else(|| panic!("zellij never saved the layout:\n{}", zj.saved_layout(sb)));
-    std::thread::sleep(SECS(2));
     zj.kill_server();
     zj.resurrect(sb);
 
@@ -886,9 +884,8 @@ tab name="other" { pane; }"#
     zj.wait_for(&b, "Press Enter to resume it here", SECS(15))
         .unwrap();
     let mark = poll(SECS(5), || zj.title(&b).filter(|t| t.starts_with('❄'))).expect("the ❄ mark");
-    poll(SECS(20), || {
-        let l = zj.saved_layout(sb);
-        (l.contains(&mark) && l.contains("\"hold\"")).then_some(())
+    zj.saved_layout_when(sb, SECS(20), |l| {
+        l.contains(&mark) && l.contains("\"hold\"")
     })
     .unwrap_or_else(|| {
         panic!(
@@ -896,7 +893,6 @@ tab name="other" { pane; }"#
             zj.saved_layout(sb)
         )
     });
-    std::thread::sleep(SECS(2));
     zj.kill_server();
     zj.resurrect(sb);
     let panes = zj.panes();
@@ -1013,9 +1009,8 @@ fn strip_revives_a_held_parked_pane(name: &str, layout: &str, renumbered: bool) 
     zj.wait_for(&b, "Press Enter to resume it here", SECS(15))
         .unwrap();
     let mark = poll(SECS(5), || zj.title(&b).filter(|t| t.starts_with('❄'))).expect("the ❄ mark");
-    poll(SECS(20), || {
-        let l = zj.saved_layout(sb);
-        (l.contains(&mark) && l.contains("\"hold\"")).then_some(())
+    zj.saved_layout_when(sb, SECS(20), |l| {
+        l.contains(&mark) && l.contains("\"hold\"")
     })
     .unwrap_or_else(|| {
         panic!(
@@ -1023,7 +1018,6 @@ fn strip_revives_a_held_parked_pane(name: &str, layout: &str, renumbered: bool) 
             zj.saved_layout(sb)
         )
     });
-    std::thread::sleep(SECS(2));
     zj.kill_server();
     zj.resurrect(sb);
     let slot = poll(SECS(10), || {

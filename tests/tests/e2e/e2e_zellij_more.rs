@@ -537,13 +537,11 @@ fn zellij_a_pane_parked_just_before_a_crash_comes_back_marked_and_resumes_there(
     let mark = z.zj.title(&ids[1]).filter(|t| t.starts_with('❄'));
     let mark = mark.expect("the ❄ mark");
     // Saved at once, an hour before zellij would have. Not always on disk the instant park
-    // returns: zellij 0.45.1's save writes the file and then reports the layout to its metadata
-    // thread, which rewrites the file every second with the last layout reported to it; a tick
-    // between the two puts the previous save back for up to a second (seen in CI). The next tick
-    // writes the new one.
-    let saved = poll(SECS(5), || {
-        Some(z.zj.saved_layout(&z.sb)).filter(|l| l.contains(&mark))
-    });
+    // returns, nor for good: zellij 0.45.1's save writes the file and then reports the layout to
+    // its metadata thread, which rewrites the file every second with the last layout reported to
+    // it; a tick between the two puts the previous save back until the next tick (seen in CI).
+    let saved =
+        z.zj.saved_layout_when(&z.sb, SECS(5), |l| l.contains(&mark));
     assert!(
         saved.is_some(),
         "the saved layout lacks {mark:?}:\n{}",
