@@ -146,24 +146,7 @@ fn resolve_as<'a>(
             .map(|(i, _)| i)
             .collect()
     };
-    // `terminal_3` (zellij's own spelling) is a pane of the session park runs in.
-    let qualified;
-    let t = match t {
-        Target::Pane(p) if crate::adapters::mux::zellij::is_bare_handle(p) => {
-            match crate::adapters::mux::zellij::qualify(p, here) {
-                Some(full) => {
-                    qualified = Target::Pane(full);
-                    &qualified
-                }
-                None => {
-                    return Err(Miss::Nothing(format!(
-                        "`{p}` means a pane of the zellij session park runs in: run it inside zellij, or name the session ({p}@<session>)"
-                    )))
-                }
-            }
-        }
-        _ => t,
-    };
+    let t = &*qualified(t, here)?;
     let named = match t {
         Target::Here => {
             let Some(h) = here else {
@@ -327,6 +310,21 @@ pub struct Member {
     pub now: bool,
 }
 
+/// `terminal_3` (zellij's own spelling) is a pane of the session park runs in: the target with
+/// that session named, or why it cannot be.
+fn qualified<'t>(t: &'t Target, here: Option<&str>) -> Result<std::borrow::Cow<'t, Target>, Miss> {
+    use crate::adapters::mux::zellij;
+    match t {
+        Target::Pane(p) if zellij::is_bare_handle(p) => match zellij::qualify(p, here) {
+            Some(full) => Ok(std::borrow::Cow::Owned(Target::Pane(full))),
+            None => Err(Miss::Nothing(format!(
+                "`{p}` means a pane of the zellij session park runs in: run it inside zellij, or name the session ({p}@<session>)"
+            ))),
+        },
+        _ => Ok(std::borrow::Cow::Borrowed(t)),
+    }
+}
+
 /// Checks one `park set add` member against the pane map, the live agents and the parked
 /// entries. A pane (`%7`, `terminal_3@s`, or a bare `terminal_3` of the session park runs in)
 /// must exist now: a pane id that does not exist is a typo or a pane that will never come back
@@ -340,23 +338,7 @@ pub fn set_member(
     entries: &[Entry],
     here: Option<&str>,
 ) -> Result<Member, Miss> {
-    let qualified;
-    let t = match t {
-        Target::Pane(p) if crate::adapters::mux::zellij::is_bare_handle(p) => {
-            match crate::adapters::mux::zellij::qualify(p, here) {
-                Some(full) => {
-                    qualified = Target::Pane(full);
-                    &qualified
-                }
-                None => {
-                    return Err(Miss::Nothing(format!(
-                        "`{p}` means a pane of the zellij session park runs in: run it inside zellij, or name the session ({p}@<session>)"
-                    )))
-                }
-            }
-        }
-        _ => t,
-    };
+    let t = &*qualified(t, here)?;
     let kept = match t {
         Target::Pane(p) if p != raw => p.clone(),
         _ => raw.to_string(),
