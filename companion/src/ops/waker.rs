@@ -426,9 +426,6 @@ pub fn run(ctx: &Ctx) -> ExitStatus {
     ExitStatus::Success
 }
 
-/// The journal's side of the daemon loop: a pass every [`crate::ops::journal::INTERVAL`] while the
-/// journal is on; the daemon stays for it while the last pass saw a multiplexer with panes (a
-/// server that died leaves nothing to watch: its sessions are in the journal as lost).
 /// Whether the journal pass is due: its time has come, or a process it watches has ended.
 fn journal_due(now: Instant, next: Instant, watched: &[u32], exists: &dyn Fn(u32) -> bool) -> bool {
     now >= next || watched.iter().any(|p| !exists(*p))
@@ -440,6 +437,9 @@ fn watch_list(pids: impl Iterator<Item = u32>, exists: &dyn Fn(u32) -> bool) -> 
     pids.filter(|p| *p != 0 && exists(*p)).collect()
 }
 
+/// The journal's side of the daemon loop: a pass every [`crate::ops::journal::INTERVAL`] while the
+/// journal is on; the daemon stays for it while the last pass saw a multiplexer with panes (a
+/// server that died leaves nothing to watch: its sessions are in the journal as lost).
 struct JournalState {
     on: bool,
     next: Instant,
@@ -668,7 +668,7 @@ fn psi_watch(tx: &mpsc::Sender<Msg>) {
 }
 
 #[cfg(test)]
-mod journal_due_tests {
+mod tests {
     use super::*;
 
     /// An exit brings the pass forward once: the dead pid is not watched again, so a pass does

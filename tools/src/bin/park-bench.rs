@@ -174,14 +174,8 @@ impl Bench {
                 .and_then(|v| v.split_whitespace().next()?.parse().ok())
                 .unwrap_or(0)
         };
-        let ticks = || -> u64 {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            let after = stat.rsplit_once(')').map(|x| x.1).unwrap_or_default();
-            let f: Vec<&str> = after.split_whitespace().collect();
-            // utime and stime: fields 14 and 15, at 11 and 12 after the name.
-            f.get(11).and_then(|x| x.parse::<u64>().ok()).unwrap_or(0)
-                + f.get(12).and_then(|x| x.parse::<u64>().ok()).unwrap_or(0)
-        };
+        // utime and stime: fields 14 and 15 of its stat.
+        let ticks = || stat_pair(&format!("/proc/{pid}/stat"), 14);
         let mut rss = vec![];
         let mut anon = vec![];
         let mut file = vec![];
@@ -231,14 +225,8 @@ impl Bench {
     /// run took, from this process's children's times in `/proc/self/stat` (clock ticks; the
     /// mean over `n` runs is finer than one tick). The tmux server's own work is not in it.
     fn cpu_times(&self, args: &[&str], n: usize) -> (Duration, Duration) {
-        fn children_ticks() -> u64 {
-            let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-            let after = stat.rsplit_once(')').map(|x| x.1).unwrap_or_default();
-            let f: Vec<&str> = after.split_whitespace().collect();
-            // Fields 16 and 17 (cutime, cstime) are at 13 and 14 after the name.
-            f.get(13).and_then(|x| x.parse::<u64>().ok()).unwrap_or(0)
-                + f.get(14).and_then(|x| x.parse::<u64>().ok()).unwrap_or(0)
-        }
+        // cutime and cstime: fields 16 and 17 of this process's stat.
+        let children_ticks = || stat_pair("/proc/self/stat", 16);
         let t0 = children_ticks();
         let walls: Vec<Duration> = (0..n).map(|_| self.run(args).0).collect();
         let ticks = children_ticks() - t0;
@@ -310,32 +298,46 @@ impl Bench {
     }
 }
 
+/// The sum of fields `n` and `n + 1` (1-based, as proc(5) numbers them) of a `/proc/*/stat`
+/// file, in clock ticks; 0 when unreadable. The name (field 2) may hold spaces and parentheses:
+/// fields are counted from its closing `)`, where field 3 starts.
+fn stat_pair(path: &str, n: usize) -> u64 {
+    let stat = std::fs::read_to_string(path).unwrap_or_default();
+    let after = stat.rsplit_once(')').map(|x| x.1).unwrap_or_default();
+    let f: Vec<&str> = after.split_whitespace().collect();
+    let at = |i: usize| {
+        f.get(i - 3)
+            .and_then(|x| x.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    at(n) + at(n + 1)
+}
+
+/// The number after `flag` in this process's arguments (`--profile 50`).
+fn flag_value(flag: &str) -> Option<usize> {
+    std::env::args()
+        .skip_while(|a| a != flag)
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+}
+
 fn main() {
-    if let Some(n) = std::env::args()
-        .skip_while(|a| a != "--profile")
-        .nth(1)
-        .and_then(|n| n.parse::<usize>().ok())
-    {
-        let mut b = Bench::new();
-        let mut panes = vec![];
-        b.grow_to(&mut panes, n);
-        b.profile(n);
-        let left = b.sb.cleanup();
-        eprintln!("cleanup: {} processes left", left.len());
-        return;
-    }
-    if let Some(n) = std::env::args()
-        .skip_while(|a| a != "--daemon-memory")
-        .nth(1)
-        .and_then(|n| n.parse::<usize>().ok())
-    {
-        let mut b = Bench::new();
-        let mut panes = vec![];
-        b.grow_to(&mut panes, n);
-        b.daemon_memory(n);
-        let left = b.sb.cleanup();
-        eprintln!("cleanup: {} processes left", left.len());
-        return;
+    // One-off measures over `n` panes, then cleanup.
+    type Measure = fn(&Bench, usize);
+    let solo: [(&str, Measure); 2] = [
+        ("--profile", |b, n| b.profile(n)),
+        ("--daemon-memory", |b, n| b.daemon_memory(n)),
+    ];
+    for (flag, measure) in solo {
+        if let Some(n) = flag_value(flag) {
+            let mut b = Bench::new();
+            let mut panes = vec![];
+            b.grow_to(&mut panes, n);
+            measure(&b, n);
+            let left = b.sb.cleanup();
+            eprintln!("cleanup: {} processes left", left.len());
+            return;
+        }
     }
     let ns: Vec<usize> = {
         let a: Vec<usize> = std::env::args()

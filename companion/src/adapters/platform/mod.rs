@@ -176,7 +176,6 @@ pub fn native() -> Box<dyn Platform> {
     }
 }
 
-/// Looks up one variable in an environ list.
 /// Whether a process `pid` exists (a zombie included): one `kill(pid, 0)`, the cheapest check
 /// there is, for a loop that polls many pids often. A pid reused by another process reads as
 /// alive; callers that need identity compare start times ([`Platform::process`]).
@@ -191,6 +190,7 @@ pub fn pid_exists(pid: u32) -> bool {
         )
 }
 
+/// Looks up one variable in an environ list.
 pub fn env_get<'a>(env: &'a [(String, String)], key: &str) -> Option<&'a str> {
     env.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
 }
