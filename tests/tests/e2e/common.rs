@@ -197,6 +197,19 @@ pub fn claude_pids_for(home: &Path, session_id: &str) -> Vec<u32> {
         .collect()
 }
 
+/// Runs `exit` (an `/exit` typed into the Claude of session `session_id`) and waits up to
+/// `timeout` for that Claude's processes to end; true if they did. It waits for the processes,
+/// not for `sessions/<pid>.json`: Claude removes that file some 25 ms (quiet machine) before its
+/// process ends, and in between park still sees the process run (the journal keeps its record).
+pub fn claude_exits(home: &Path, session_id: &str, timeout: Duration, exit: impl FnOnce()) -> bool {
+    let pids = claude_pids_for(home, session_id);
+    assert!(!pids.is_empty(), "no Claude runs session {session_id}");
+    exit();
+    let until = Instant::now() + timeout;
+    pids.iter()
+        .all(|p| wait_gone(*p, until.saturating_duration_since(Instant::now())))
+}
+
 pub const SECS: fn(u64) -> Duration = Duration::from_secs;
 
 /// Types a prompt into an agent's composer and submits it, retyping when a TUI that just drew its

@@ -1413,11 +1413,11 @@ fn the_journal_tells_an_exit_from_a_zellij_crash_and_rebuild_resumes_it_in_its_p
         );
     }
 
-    zj.type_line(&terms[0], "/exit");
-    poll(SECS(30), || {
-        claude_pids_for(&sb.home, &exits).is_empty().then_some(())
-    })
-    .expect("claude exits");
+    assert!(
+        claude_exits(&sb.home, &exits, SECS(30), || zj
+            .type_line(&terms[0], "/exit")),
+        "claude exits"
+    );
     let v = snap(sb, &zj);
     assert_eq!(sids(&v, "left"), vec![exits.clone()], "{v}");
     assert_eq!(sids(&v, "live"), vec![crashes.clone()], "{v}");

@@ -646,11 +646,10 @@ fn sessions_live_at_a_crash_come_back_in_their_slots_and_only_those() {
     }
 
     // `e` exits normally; `c` is /clear-ed and talks on in a new conversation.
-    sb.type_line(&p3, "/exit");
-    poll(SECS(10), || {
-        claude_pids_for(&sb.home, &e).is_empty().then_some(())
-    })
-    .expect("the agent exits");
+    assert!(
+        claude_exits(&sb.home, &e, SECS(10), || sb.type_line(&p3, "/exit")),
+        "the agent exits"
+    );
     sb.type_line(&p2, "/clear");
     let c = wait_row(sb, &p2, SECS(10), |r| {
         r.session_id.as_deref().is_some_and(|s| s != c_old)
