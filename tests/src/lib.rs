@@ -95,7 +95,7 @@ pub use harness::qwen::{
 pub use harness::real_agent::{real_agent, RealAgent, Spec, Term};
 pub use harness::sandbox::{current_uid, Sandbox, SHELL_PROMPT};
 pub use harness::util::{poll, sh_quote, uuid_v4, Env, Rng};
-pub use harness::zellij::{env_of, server_pid_of, zellij_bin, Zellij};
+pub use harness::zellij::{env_of, layout_tab_panes, server_pid_of, zellij_bin, Zellij};
 
 /// Starts the package's `mock-llm` binary, writing its logs under `$log_dir`.
 ///

@@ -440,3 +440,58 @@ pub fn env_of(pid: u32, key: &str) -> Option<String> {
         s.strip_prefix(&prefix).map(str::to_string)
     })
 }
+
+/// The panes (leaves, not split containers; a plugin pane counts too) of tab `tab` in a saved layout
+/// (`session-layout.kdl`), so a test can wait for a save that shows a pane closed: before a close
+/// and after it, the text differs by one `pane` line and a size.
+pub fn layout_tab_panes(layout: &str, tab: &str) -> usize {
+    let head = format!("tab name=\"{tab}\"");
+    let mut lines = layout
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with(&head));
+    let Some(first) = lines.next() else {
+        return 0;
+    };
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let base = indent(first);
+    lines
+        .take_while(|l| l.trim().is_empty() || indent(l) > base)
+        .map(str::trim_start)
+        .filter(|l| (*l == "pane" || l.starts_with("pane ")) && !l.contains("split_direction"))
+        .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::layout_tab_panes;
+
+    /// Saved by zellij 0.45.1 for a tab of three panes split vertically, before and after
+    /// `close-pane` of the first.
+    const BEFORE: &str = r#"layout {
+    cwd "/tmp/park-sbx-3CoFQ4/work"
+    tab name="work" focus=true hide_floating_panes=true {
+        pane split_direction="vertical" {
+            pane focus=true size="33%"
+            pane size="33%"
+            pane name="❄ api-d5 · fz0h2" cwd="api" size="33%"
+        }
+    }
+    tab name="other" hide_floating_panes=true {
+        pane
+    }
+    new_tab_template {
+    }
+}
+"#;
+
+    #[test]
+    fn counts_the_leaf_panes_of_one_tab() {
+        let after = BEFORE
+            .replace("            pane focus=true size=\"33%\"\n", "")
+            .replace("pane size=\"33%\"", "pane size=\"66%\"");
+        assert_eq!(layout_tab_panes(BEFORE, "work"), 3);
+        assert_eq!(layout_tab_panes(&after, "work"), 2);
+        assert_eq!(layout_tab_panes(BEFORE, "other"), 1);
+        assert_eq!(layout_tab_panes(BEFORE, "none"), 0);
+    }
+}
