@@ -197,6 +197,10 @@ pub struct SnapshotOutput {
     pub live: Vec<JournalLive>,
     /// Sessions kept because their multiplexer died with them (`park rebuild` brings them back).
     pub lost: Vec<LostSession>,
+    /// Live sessions kept as they were, and why: their process runs, but this pass did not bind
+    /// it to a pane with its session id (an agent that is ending, or the pane map unavailable).
+    #[serde(default)]
+    pub kept: Vec<JournalLeft>,
     /// Sessions that left the journal at this pass, and why (exited, parked, running again).
     pub left: Vec<JournalLeft>,
     pub warnings: Vec<String>,
@@ -236,6 +240,7 @@ pub struct ResurrectOutput {
     pub warnings: Vec<String>,
 }
 
+/// A session named by a journal pass with why it was not recorded live (`left`, `kept`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct JournalLeft {

@@ -43,6 +43,9 @@ pub fn snapshot_cmd(ctx: &Ctx, json: bool) -> ExitStatus {
     for l in &out.lost {
         print_lost(l);
     }
+    for l in &out.kept {
+        println!("  kept {} {}: {}", l.agent.as_str(), l.session_id, l.reason);
+    }
     for l in &out.left {
         println!("  left {} {}: {}", l.agent.as_str(), l.session_id, l.reason);
     }

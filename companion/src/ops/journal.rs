@@ -93,7 +93,12 @@ fn next_journal(
     prev: &Journal,
     ledger: &[Entry],
     now: &str,
-) -> (Journal, Vec<JournalLive>, Vec<JournalLeft>) {
+) -> (
+    Journal,
+    Vec<JournalLive>,
+    Vec<JournalLeft>,
+    Vec<JournalLeft>,
+) {
     let in_ledger: HashSet<&str> = ledger.iter().map(|e| e.id.as_str()).collect();
     let mut next = Journal {
         schema: journal::SCHEMA,
@@ -103,7 +108,6 @@ fn next_journal(
         windows: vec![],
     };
     let mut live = vec![];
-    let mut left = vec![];
     // Windows by (server, session, index): the id a window had in the journal is kept.
     let mut window_ids: HashMap<(String, String, u32), String> = HashMap::new();
     // Every window's layout in one multiplexer call, fetched once a window needs it.
@@ -193,6 +197,42 @@ fn next_journal(
             position: Some(pane.position),
         });
     }
+    let settled = settle(&prev.sessions, &next.sessions, s, &in_ledger, now);
+    next.sessions.extend(settled.keep);
+    // Windows of the records kept as they were.
+    for r in &next.sessions {
+        if let Some(w) = r.window.as_deref() {
+            if !next.windows.iter().any(|g| g.id == w) {
+                if let Some(g) = prev.window(w) {
+                    next.windows.push(g.clone());
+                }
+            }
+        }
+    }
+    (next, live, settled.kept, settled.left)
+}
+
+/// What becomes of the records of `prev` that this pass did not record afresh (`fresh`).
+struct Settled {
+    /// Records that stay in the journal: kept live or lost.
+    keep: Vec<Record>,
+    /// The live ones kept as they were, and why (the output's `kept`).
+    kept: Vec<JournalLeft>,
+    /// Records that leave, and why.
+    left: Vec<JournalLeft>,
+}
+
+/// Each record of `prev` that `fresh` lacks meets its [`journal::fate`] with the facts of the scan
+/// `s` (pure). A record kept live is said, with why: its process runs, but the scan did not bind
+/// it to a pane with its session id (an agent ending removes its status file before its process
+/// ends; a pane map that failed binds nothing), so it is neither in the pass's `live` nor gone.
+fn settle(
+    prev: &[Record],
+    fresh: &[Record],
+    s: &Scan,
+    in_ledger: &HashSet<&str>,
+    now: &str,
+) -> Settled {
     // Every session the scan sees running, bound or not, and which session each process runs.
     let running: HashMap<String, u32> = s
         .found
@@ -210,8 +250,13 @@ fn next_journal(
             Some(((f.proc.main, f.main_start), entry_id(f.proc.agent, sid)))
         })
         .collect();
-    for r in &prev.sessions {
-        if next.sessions.iter().any(|n| n.entry.id == r.entry.id) {
+    let mut out = Settled {
+        keep: vec![],
+        kept: vec![],
+        left: vec![],
+    };
+    for r in prev {
+        if fresh.iter().any(|n| n.entry.id == r.entry.id) {
             continue;
         }
         let process_alive = alive(s, r.process);
@@ -237,31 +282,28 @@ fn next_journal(
                 "ended while its multiplexer ran (an exit, a park or a closed pane)".into()
             }
         };
+        let note = |reason: String| JournalLeft {
+            agent: r.entry.agent,
+            session_id: r.entry.session_id.clone(),
+            reason,
+        };
         match journal::fate(facts) {
-            Fate::Live => next.sessions.push(r.clone()),
-            Fate::Leaves => left.push(JournalLeft {
-                agent: r.entry.agent,
-                session_id: r.entry.session_id.clone(),
-                reason: why(),
-            }),
+            Fate::Live => {
+                out.kept.push(note(format!(
+                    "kept as it was: its process (pid {}) runs, but this pass did not see it in a pane with its session id (ending, or the pane map unavailable)",
+                    r.process.0
+                )));
+                out.keep.push(r.clone());
+            }
+            Fate::Leaves => out.left.push(note(why())),
             Fate::Lost => {
                 let mut r = r.clone();
                 r.lost_at.get_or_insert_with(|| now.to_string());
-                next.sessions.push(r);
+                out.keep.push(r);
             }
         }
     }
-    // Windows of the records kept as they were.
-    for r in &next.sessions {
-        if let Some(w) = r.window.as_deref() {
-            if !next.windows.iter().any(|g| g.id == w) {
-                if let Some(g) = prev.window(w) {
-                    next.windows.push(g.clone());
-                }
-            }
-        }
-    }
-    (next, live, left)
+    out
 }
 
 /// One journal pass: scan, update `journal.json`, say what it holds.
@@ -293,7 +335,7 @@ pub fn pass_seeing(ctx: &Ctx) -> Result<(SnapshotOutput, bool), Stop> {
     }
     let (ledger, _) = ctx.ledger.all();
     let now = jiff::Timestamp::now().to_string();
-    let (next, live, left) = next_journal(ctx, &s, &prev, &ledger, &now);
+    let (next, live, kept, left) = next_journal(ctx, &s, &prev, &ledger, &now);
     journal::save(home, &next).map_err(|e| Stop::refused(e.to_string()).of("snapshot"))?;
     let out = SnapshotOutput {
         schema: park_protocol::SCHEMA_VERSION,
@@ -303,6 +345,7 @@ pub fn pass_seeing(ctx: &Ctx) -> Result<(SnapshotOutput, bool), Stop> {
             .lost()
             .map(|r| lost_session(r, LostOutcome::Lost, None))
             .collect(),
+        kept,
         left,
         warnings,
     };
@@ -589,7 +632,7 @@ pub fn adopt(ctx: &Ctx, server: Option<&str>, dry_run: bool) -> (Vec<LostSession
     let (ledger, _) = ctx.ledger.all();
     // The fates as of now: the daemon may not have run a pass between the crash and this rebuild.
     let now = jiff::Timestamp::now().to_string();
-    let (mut j, _, _) = next_journal(ctx, &s, &j0, &ledger, &now);
+    let (mut j, ..) = next_journal(ctx, &s, &j0, &ledger, &now);
     let mut out = vec![];
     // Lost with its server, but running again now (resumed by hand, by a background agent), or
     // in the ledger now: the pass made it a live record or dropped it; it is said here, never
@@ -745,6 +788,79 @@ mod tests {
             "{why}"
         );
         assert!(refusal(&b, &j, false, None, None).is_some());
+    }
+
+    fn proc(pid: u32, start_ticks: u64, state: char) -> crate::adapters::platform::ProcInfo {
+        crate::adapters::platform::ProcInfo {
+            pid,
+            start_ticks,
+            state,
+            ..Default::default()
+        }
+    }
+
+    fn scan_of(procs: Vec<crate::adapters::platform::ProcInfo>) -> Scan {
+        Scan {
+            table: crate::adapters::platform::proctree::ProcTable::new(procs),
+            panes: vec![],
+            pane_error: None,
+            tmux_absent: false,
+            server: None,
+            found: vec![],
+            caller: Default::default(),
+            warnings: vec![],
+        }
+    }
+
+    /// Each record the pass did not refresh is kept, left or lost, and a kept live one is said
+    /// (an `/exit` seen between Claude removing its status file and its process ending was in
+    /// neither `live` nor `left`: the output lost sight of a session the journal still held).
+    #[test]
+    fn records_the_pass_did_not_refresh_are_kept_said_left_or_lost() {
+        const C: &str = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d";
+        const D: &str = "1f2e3d4c-5b6a-4978-8695-a4b3c2d1e0f9";
+        let with = |sid: &str, process: (u32, u64), server: (u32, u64)| {
+            let mut r = record(sid, 0);
+            r.process = process;
+            r.server_process = server;
+            r.lost_at = None;
+            r
+        };
+        let ending = with(A, (10, 20), (1, 2));
+        let exited = with(B, (11, 21), (1, 2));
+        let zombie = with(C, (12, 22), (1, 2));
+        let crashed = with(D, (13, 23), (3, 4));
+        let s = scan_of(vec![proc(1, 2, 'S'), proc(10, 20, 'S'), proc(12, 22, 'Z')]);
+        let prev = [ending.clone(), exited, zombie, crashed];
+        let out = settle(&prev, &[], &s, &HashSet::new(), "2026-12-07T10:00:00Z");
+
+        let ids = |v: &[JournalLeft]| v.iter().map(|l| l.session_id.clone()).collect::<Vec<_>>();
+        assert_eq!(
+            ids(&out.kept),
+            vec![A.to_string()],
+            "the ending one is said"
+        );
+        assert!(out.kept[0].reason.contains("pid 10"), "{:?}", out.kept);
+        assert_eq!(ids(&out.left), vec![B.to_string(), C.to_string()]);
+        let keep: Vec<&str> = out
+            .keep
+            .iter()
+            .map(|r| r.entry.session_id.as_str())
+            .collect();
+        assert_eq!(keep, vec![A, D], "kept live, and lost");
+        assert_eq!(out.keep[0], ending, "kept as it was");
+        assert_eq!(out.keep[1].lost_at.as_deref(), Some("2026-12-07T10:00:00Z"));
+
+        // A record the pass recorded afresh is not settled again.
+        let out = settle(
+            &prev,
+            &[ending],
+            &s,
+            &HashSet::new(),
+            "2026-12-07T10:00:00Z",
+        );
+        assert!(out.kept.is_empty(), "{:?}", out.kept);
+        assert!(!out.keep.iter().any(|r| r.entry.session_id == A));
     }
 
     #[test]

@@ -1422,6 +1422,7 @@ fn the_journal_tells_an_exit_from_a_zellij_crash_and_rebuild_resumes_it_in_its_p
     );
     let v = snap(sb, &zj);
     assert_eq!(sids(&v, "left"), vec![exits.clone()], "{v}");
+    assert_eq!(sids(&v, "kept"), Vec::<String>::new(), "{v}");
     assert_eq!(sids(&v, "live"), vec![crashes.clone()], "{v}");
 
     crash_with(sb, &zj, &crashes);
