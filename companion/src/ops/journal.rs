@@ -308,11 +308,21 @@ fn settle(
 
 /// One journal pass: scan, update `journal.json`, say what it holds.
 pub fn pass(ctx: &Ctx) -> Result<SnapshotOutput, Stop> {
-    pass_seeing(ctx).map(|(out, _)| out)
+    pass_seeing(ctx).map(|p| p.out)
 }
 
-/// [`pass`], and whether the scan saw any pane (the daemon stays while there is one to watch).
-pub fn pass_seeing(ctx: &Ctx) -> Result<(SnapshotOutput, bool), Stop> {
+/// A pass as the daemon sees it.
+pub struct Pass {
+    pub out: SnapshotOutput,
+    /// The scan saw a pane (the daemon stays while there is one to watch).
+    pub saw_panes: bool,
+    /// The processes of every record the journal now holds as live, bound this pass or kept as
+    /// it was: one that ends brings the next pass forward.
+    pub watch: Vec<u32>,
+}
+
+/// [`pass`], with what the daemon watches until the next one.
+pub fn pass_seeing(ctx: &Ctx) -> Result<Pass, Stop> {
     let home = &ctx.ledger.home;
     let file = journal::path(home).to_string_lossy().into_owned();
     if !enabled(home) {
@@ -349,7 +359,21 @@ pub fn pass_seeing(ctx: &Ctx) -> Result<(SnapshotOutput, bool), Stop> {
         left,
         warnings,
     };
-    Ok((out, !s.panes.is_empty()))
+    Ok(Pass {
+        out,
+        saw_panes: !s.panes.is_empty(),
+        watch: watch_of(&next),
+    })
+}
+
+/// The processes of the records `j` holds as live (bound by the pass or kept as they were): a
+/// lost record's process is gone already.
+fn watch_of(j: &Journal) -> Vec<u32> {
+    j.sessions
+        .iter()
+        .filter(|r| r.lost_at.is_none())
+        .map(|r| r.process.0)
+        .collect()
 }
 
 /// The journal's sessions lost as of the scan `s` (no pass, no write): `park doctor`.
@@ -850,6 +874,10 @@ mod tests {
         assert_eq!(keep, vec![A, D], "kept live, and lost");
         assert_eq!(out.keep[0], ending, "kept as it was");
         assert_eq!(out.keep[1].lost_at.as_deref(), Some("2026-12-07T10:00:00Z"));
+
+        // The daemon watches the kept one's process, never the lost one's.
+        let j = journal(&out.keep);
+        assert_eq!(watch_of(&j), vec![10]);
 
         // A record the pass recorded afresh is not settled again.
         let out = settle(

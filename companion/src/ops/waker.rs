@@ -485,13 +485,18 @@ impl JournalState {
         // The pass's code and heap are not needed for the next 10 s (support::mem).
         crate::support::mem::shed();
         match pass {
-            Ok((out, panes)) => {
-                // Only processes that run now: a record kept live from an earlier pass (the pane
-                // map was unavailable) whose process is gone must not bring every tick's pass.
-                self.watched = watch_list(out.live.iter().map(|l| l.pid), &|p| {
+            Ok(crate::ops::journal::Pass {
+                out,
+                saw_panes,
+                watch,
+            }) => {
+                // Every record held live, kept ones too (an agent the pass caught ending, after
+                // it removed its status file, leaves within a tick, not a pass). Only processes
+                // that run now: one gone since must not bring every tick's pass.
+                self.watched = watch_list(watch.into_iter(), &|p| {
                     crate::adapters::platform::pid_exists(p)
                 });
-                self.saw_panes = panes;
+                self.saw_panes = saw_panes;
                 self.said = None;
                 if out.lost.len() != self.lost {
                     self.lost = out.lost.len();
