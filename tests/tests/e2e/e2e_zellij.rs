@@ -786,10 +786,13 @@ tab name="other" { pane; }"#
     assert!(entries(sb).is_empty(), "the entry is gone once resumed");
     // Issue 35 item 2: the mark goes with the unpark, in a resurrected session too (its name
     // came from the saved layout, which undoing a rename does not touch).
-    let title = zj.title("terminal_1").unwrap_or_default();
+    let unmarked = poll(SECS(5), || {
+        zj.title("terminal_1").filter(|t| !t.starts_with('❄'))
+    });
     assert!(
-        !title.starts_with('❄'),
-        "the ❄ mark outlived the unpark: {title:?}"
+        unmarked.is_some(),
+        "the ❄ mark outlived the unpark: {:?}",
+        zj.title("terminal_1")
     );
 }
 
@@ -1177,12 +1180,23 @@ fn parking_a_zellij_tab_stops_its_dev_server_and_with_servers_brings_it_back() {
     );
     assert!(has("restarted", "vite"), "{out:?}");
     assert_eq!(c, 0, "{out:?}");
-    zj.wait_for(server, &format!("VITE ready on {port}"), SECS(20))
-        .unwrap();
+    // The pane still shows the first vite's `VITE ready` line (a park does not clear it), so the
+    // sign of the restart is the port: nothing listened on it since the park killed that vite.
+    poll(SECS(20), || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).ok()
+    })
+    .unwrap_or_else(|| panic!("vite never listened again:\n{}", zj.dump(server)));
     let h = zj.handle(&terms[0]);
     let back = zwait_row(sb, zj, &h, |r| r.state == RowState::Live);
     assert_eq!(back.session_id.as_deref(), Some(sid.as_str()));
-    assert_eq!(pids_running(sb, "node_modules/.bin/vite").len(), 1);
+    let vites = poll(SECS(10), || {
+        Some(pids_running(sb, "node_modules/.bin/vite")).filter(|v| v.len() == 1)
+    });
+    assert!(
+        vites.is_some(),
+        "one dev server: {:?}",
+        pids_running(sb, "node_modules/.bin/vite")
+    );
     assert_eq!(claude_pids_for(&sb.home, &sid).len(), 1);
 }
 
@@ -1206,11 +1220,24 @@ fn alt_shift_p_parks_only_the_pane_the_client_is_on_not_every_tabs_focused_one()
     let (sb, zj) = (&z.sb, &z.zj);
     let (h1, h2) = (zj.handle(&one), zj.handle(&two));
     let pid2 = zrow(sb, zj, &h2).unwrap().pid.unwrap();
-    // Visit tab two (its strip learns its focused pane), then come back to tab one.
+    // Visit tab two (its strip learns its focused pane), then come back to tab one. Each switch
+    // is done when the client is on that tab (park's view of what the client sees: both strips
+    // read `❄ 0` whichever tab is shown).
+    let shown = |h: &str| {
+        poll(SECS(15), || {
+            let o = zpark(sb, zj, &["auto", "status", "--json"]);
+            let rep: park_protocol::auto::AutoReport = serde_json::from_slice(&o.stdout).ok()?;
+            rep.agents
+                .iter()
+                .any(|a| a.pane == h && a.reason == "visible in an attached client")
+                .then_some(())
+        })
+        .unwrap_or_else(|| panic!("the client never showed {h}"))
+    };
     zj.cli(&["action", "go-to-tab-name", "two"]).unwrap();
-    sb.wait_for(&zj.client, "❄ 0", SECS(15)).unwrap();
+    shown(&h2);
     zj.cli(&["action", "go-to-tab-name", "one"]).unwrap();
-    sb.wait_for(&zj.client, "❄ 0", SECS(15)).unwrap();
+    shown(&h1);
     let pid1 = zrow(sb, zj, &h1).unwrap().pid.unwrap();
     // A refusal (Claude's CPU still settling) leaves the pane running: press again.
     let parked = poll(SECS(40), || {
@@ -1365,7 +1392,7 @@ fn a_fresh_agent_in_a_parked_slot_is_named_and_the_way_forward_works() {
     );
     assert!(entries(sb).is_empty(), "nothing parked");
     assert!(
-        !zj.title(&id).unwrap_or_default().starts_with('❄'),
+        poll(SECS(5), || zj.title(&id).filter(|t| !t.starts_with('❄'))).is_some(),
         "the slot's mark is gone: {:?}",
         zj.title(&id)
     );

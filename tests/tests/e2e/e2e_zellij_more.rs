@@ -534,7 +534,9 @@ fn zellij_a_pane_parked_just_before_a_crash_comes_back_marked_and_resumes_there(
     let h = z.zj.handle(&ids[1]);
     let (_, out) = settled(&z, &["park", &h]);
     assert_eq!(out.results[0].outcome.as_str(), "parked", "{out:?}");
-    let mark = z.zj.title(&ids[1]).filter(|t| t.starts_with('❄'));
+    let mark = poll(SECS(5), || {
+        z.zj.title(&ids[1]).filter(|t| t.starts_with('❄'))
+    });
     let mark = mark.expect("the ❄ mark");
     // Saved at once, an hour before zellij would have. Not always on disk the instant park
     // returns, nor for good: zellij 0.45.1's save writes the file and then reports the layout to

@@ -84,9 +84,14 @@ fn assert_as_before(sb: &Sandbox, before: &Before) {
         out.lines().nth(slot).map(str::to_string)
     };
     for (slot, sid) in before.live.iter().enumerate() {
+        // The rebuild runs in the background: a row is live from the resumed argv, a moment
+        // before the agent writes its sessions/<pid>.json, so both are waited for.
         let r = poll(SECS(60), || {
-            row(sb, &pane_in("pair", slot)?)
-                .filter(|r| r.state == RowState::Live && r.session_id.is_some())
+            row(sb, &pane_in("pair", slot)?).filter(|r| {
+                r.state == RowState::Live
+                    && r.session_id.is_some()
+                    && !claude_pids_for(&sb.home, sid).is_empty()
+            })
         })
         .unwrap_or_else(|| panic!("pair.{slot} never ran {sid} again"));
         assert_eq!(r.session_id.as_deref(), Some(sid.as_str()), "pair.{slot}");
@@ -142,6 +147,12 @@ fn ask_puts_a_yes_no_prompt_on_the_attached_client_and_a_yes_brings_them_back() 
     let question = "Bring them back? (y/n)";
     let outer = Outer::attach_until(sb, "decoy", question);
     outer.tmux(&["send-keys", "-t", "outer", "n"]).unwrap();
+    // The no is taken once the prompt is gone (else the question asked again below could be
+    // this one, still showing).
+    poll_fast(SECS(10), || {
+        (!outer.screen().contains(question)).then_some(())
+    })
+    .unwrap_or_else(|| panic!("the n never answered:\n{}", outer.screen()));
     let client = sb
         .tmux(&["list-clients", "-F", "#{client_name}"])
         .unwrap()

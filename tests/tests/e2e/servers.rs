@@ -309,8 +309,12 @@ fn parking_a_window_stops_claude_its_dev_server_and_browser_and_with_servers_bri
         c, 1,
         "a server that could not be restarted makes the exit 1"
     );
-    sb.wait_for(&server, &format!("VITE ready on {port}"), SECS(20))
-        .unwrap();
+    // The pane still shows the first vite's `VITE ready` line (a park does not clear it), so the
+    // sign of the restart is the port: nothing listened on it since the park killed that vite.
+    poll(SECS(20), || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).ok()
+    })
+    .unwrap_or_else(|| panic!("vite never listened again:\n{}", sb.capture(&server)));
     let body = std::process::Command::new("curl")
         .args(["-s", &format!("http://127.0.0.1:{port}/")])
         .output()
